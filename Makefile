@@ -1,0 +1,33 @@
+# Two commands do everything on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e '.[test,lint,bench]'
+	$(PY) -m ipykernel install --prefix $(VENV) --name python3 >/dev/null
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/rxreact demo
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check rxreact tests benchmarks
+	$(VENV)/bin/ruff format --check rxreact tests benchmarks
+	$(VENV)/bin/mypy
+
+bench: $(STAMP)
+	$(PY) -m benchmarks
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,193 @@
+"""The one exception tree of rxreact.
+
+Every failure that reaches a subscriber's ``on_error`` (or is raised by a blocking
+call such as ``agent.call``) is an instance of :class:`RxReactError`::
+
+    RxReactError
+    ├── ConfigurationError            bad or missing settings (no API key, no model name)
+    ├── ToolDefinitionError           a function that cannot become a tool
+    ├── ModelError                    anything that went wrong talking to the model
+    │   ├── ModelHTTPError            the endpoint answered with an HTTP error status
+    │   │   ├── BadRequestError           400 / 422
+    │   │   ├── AuthenticationError       401 / 403
+    │   │   ├── NotFoundError             404
+    │   │   ├── RateLimitError            429 (carries ``retry_after``)
+    │   │   └── ServerError               5xx
+    │   ├── ProviderStreamError       the provider sent an error inside the SSE stream
+    │   ├── StreamProtocolError       bytes that are not a chat-completions stream
+    │   ├── StreamInterruptedError    the stream ended without [DONE] and without finish_reason
+    │   ├── ModelConnectionError      could not connect / the connection broke
+    │   └── ModelTimeoutError         connect, first-chunk or between-chunk timeout
+    ├── AgentError                    the agent loop itself could not go on
+    │   └── ToolErrorBudgetExceededError  too many failed tool calls in one run
+    └── ChatMemoryError               a memory backend failed
+
+Foreign exceptions (httpx, json, pydantic) are mapped to this tree in exactly one place
+per layer (``rxreact.model.openai._map_transport_error`` for HTTP), and never carry the
+API key: messages are built from our own fields, not from request reprs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "AgentError",
+    "AuthenticationError",
+    "BadRequestError",
+    "ChatMemoryError",
+    "ConfigurationError",
+    "ModelConnectionError",
+    "ModelError",
+    "ModelHTTPError",
+    "ModelTimeoutError",
+    "NotFoundError",
+    "ProviderStreamError",
+    "RateLimitError",
+    "RxReactError",
+    "ServerError",
+    "StreamInterruptedError",
+    "StreamProtocolError",
+    "ToolDefinitionError",
+    "ToolErrorBudgetExceededError",
+]
+
+
+class RxReactError(Exception):
+    """Base class of every error rxreact raises or sends through ``on_error``."""
+
+
+class ConfigurationError(RxReactError):
+    """A required setting is missing or invalid (e.g. no API key, no model name)."""
+
+
+class ToolDefinitionError(RxReactError):
+    """A callable cannot be turned into a tool (unsupported signature, duplicate name...)."""
+
+
+class ModelError(RxReactError):
+    """Talking to the model failed."""
+
+    #: True when the failure may go away on a retry of the same request.
+    retryable: bool = False
+
+
+class ModelHTTPError(ModelError):
+    """The endpoint answered with an HTTP error status.
+
+    Attributes:
+        status_code: the HTTP status.
+        provider_message: the provider's own error message, taken from the body.
+        body: the response body as text (truncated), for diagnostics.
+    """
+
+    def __init__(self, status_code: int, provider_message: str, body: str = "") -> None:
+        self.status_code = status_code
+        self.provider_message = provider_message
+        self.body = body
+        super().__init__(f"HTTP {status_code}: {provider_message}")
+
+
+class BadRequestError(ModelHTTPError):
+    """HTTP 400 / 422: the provider rejected the request."""
+
+
+class AuthenticationError(ModelHTTPError):
+    """HTTP 401 / 403: missing, wrong or unauthorised API key."""
+
+
+class NotFoundError(ModelHTTPError):
+    """HTTP 404: wrong base URL or unknown model."""
+
+
+class RateLimitError(ModelHTTPError):
+    """HTTP 429: rate limited.
+
+    Attributes:
+        retry_after: seconds the provider asked us to wait, when it said.
+    """
+
+    retryable = True
+
+    def __init__(
+        self,
+        status_code: int,
+        provider_message: str,
+        body: str = "",
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(status_code, provider_message, body)
+        self.retry_after = retry_after
+
+
+class ServerError(ModelHTTPError):
+    """HTTP 5xx: the provider failed."""
+
+    retryable = True
+
+
+class ProviderStreamError(ModelError):
+    """The provider reported an error inside the event stream.
+
+    Attributes:
+        provider_message: the provider's message.
+        code: the provider's error code, if any (str or int as sent).
+        error_type: the provider's error type, if any.
+        payload: the whole error object as sent.
+    """
+
+    def __init__(
+        self,
+        provider_message: str,
+        code: Any = None,
+        error_type: str | None = None,
+        payload: dict[str, Any] | None = None,
+    ) -> None:
+        self.provider_message = provider_message
+        self.code = code
+        self.error_type = error_type
+        self.payload = payload or {}
+        detail = f" ({code})" if code is not None else ""
+        super().__init__(f"provider error in stream{detail}: {provider_message}")
+
+
+class StreamProtocolError(ModelError):
+    """The response is not a valid chat-completions event stream (bad JSON, wrong shape)."""
+
+
+class StreamInterruptedError(ModelError):
+    """The stream ended without ``[DONE]`` and without any ``finish_reason``: a cut connection."""
+
+    retryable = True
+
+
+class ModelConnectionError(ModelError):
+    """Could not connect to the endpoint, or the connection broke."""
+
+    retryable = True
+
+
+class ModelTimeoutError(ModelError):
+    """A configured timeout elapsed.
+
+    Attributes:
+        phase: ``"connect"``, ``"first_chunk"`` or ``"between_chunks"``.
+        seconds: the limit that elapsed.
+    """
+
+    def __init__(self, phase: str, seconds: float) -> None:
+        self.phase = phase
+        self.seconds = seconds
+        super().__init__(f"{phase.replace('_', ' ')} timeout after {seconds:g} s")
+
+
+class AgentError(RxReactError):
+    """The agent loop could not go on."""
+
+
+class ToolErrorBudgetExceededError(AgentError):
+    """More failed tool calls in one run than ``ReactAgent(max_tool_errors=...)`` allows."""
+
+
+class ChatMemoryError(RxReactError):
+    """A chat-memory backend failed to load or store a conversation."""

@@ -1,0 +1,136 @@
+"""Chat messages, tool calls, usage and the model request: rxreact's own, provider-neutral models.
+
+The history of a conversation is a tuple of :data:`Message`. The wire encoding for an
+OpenAI-compatible endpoint lives in :mod:`rxreact.model.openai`; these models do not know it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "AssistantMessage",
+    "ChatRequest",
+    "Message",
+    "SystemMessage",
+    "ToolCall",
+    "ToolChoice",
+    "ToolMessage",
+    "ToolSpec",
+    "Usage",
+    "UserMessage",
+]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Usage(BaseModel):
+    """Token counts of one model response, or summed over a run.
+
+    ``None`` where the provider sent nothing. Provider-specific extras (``prompt_tokens_details``,
+    ``cost``...) are kept as extra fields because they are the provider's data, not ours.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    prompt_tokens: int | None = None
+    """Tokens in the request."""
+    completion_tokens: int | None = None
+    """Tokens the model generated."""
+    total_tokens: int | None = None
+    """Their sum, as the provider reports it."""
+
+    def __add__(self, other: Usage | None) -> Usage:
+        """Sum the three counts; a count stays ``None`` only when both sides are ``None``."""
+        if other is None:
+            return self
+
+        def add(a: int | None, b: int | None) -> int | None:
+            return None if a is None and b is None else (a or 0) + (b or 0)
+
+        return Usage(
+            prompt_tokens=add(self.prompt_tokens, other.prompt_tokens),
+            completion_tokens=add(self.completion_tokens, other.completion_tokens),
+            total_tokens=add(self.total_tokens, other.total_tokens),
+        )
+
+
+class ToolCall(_Model):
+    """One complete tool call requested by the model."""
+
+    id: str
+    """The provider's call id (or a stable synthesized one when the provider sent none)."""
+    name: str
+    """The tool's name as the model wrote it (it may name no known tool)."""
+    arguments: str
+    """The raw JSON arguments string, exactly as assembled from the stream."""
+
+
+class SystemMessage(_Model):
+    """Instructions for the model."""
+
+    role: Literal["system"] = "system"
+    content: str
+
+
+class UserMessage(_Model):
+    """What the user said."""
+
+    role: Literal["user"] = "user"
+    content: str
+
+
+class AssistantMessage(_Model):
+    """What the model said in one round: text, tool calls, or both."""
+
+    role: Literal["assistant"] = "assistant"
+    content: str | None = None
+    """The answer text, or the text written before the tool calls; ``None`` when there was none."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """The tool calls of the round, in call order."""
+    reasoning: str | None = None
+    """The model's reasoning text; sent back only when the model is configured to."""
+
+
+class ToolMessage(_Model):
+    """The result of one tool call, answering the assistant's call with the same id."""
+
+    role: Literal["tool"] = "tool"
+    tool_call_id: str
+    content: str
+    name: str | None = None
+    """The tool's name; informational, not sent by every encoder."""
+
+
+Message = Annotated[
+    SystemMessage | UserMessage | AssistantMessage | ToolMessage,
+    Field(discriminator="role"),
+]
+"""Any chat message, discriminated on ``role``."""
+
+
+class ToolSpec(_Model):
+    """A tool as declared to the model."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    """JSON schema of the arguments object."""
+
+
+ToolChoice = Literal["auto", "none", "required"]
+
+
+class ChatRequest(_Model):
+    """One request to a chat model."""
+
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSpec, ...] = ()
+    tool_choice: ToolChoice | None = None
+    """``None`` leaves it to the provider; ``"none"`` keeps the tools declared but forbids calls."""
+    options: dict[str, Any] = Field(default_factory=dict)
+    """Extra body parameters passed through as-is (``temperature``, ``max_tokens``...)."""

@@ -1,0 +1,1 @@
+"""The model layer: chunks, the ChatModel contract, and the implementations."""
