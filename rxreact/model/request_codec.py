@@ -1,0 +1,200 @@
+"""A :class:`~rxreact.messages.ChatRequest` to and from the OpenAI ``/chat/completions`` body.
+
+:func:`encode_request` writes what the client sends; :func:`decode_request` reads any body an
+OpenAI-compatible client sends (the mock server uses it, so it is tolerant: content given as a
+list of parts, the ``developer`` role, a named ``tool_choice``, missing descriptions).
+``decode_request(encode_request(r, ...))`` gives ``r`` back (up to a ``tool_choice`` without
+tools, which is not sent, and an empty assistant text, which reads back as ``None``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rxreact.messages import (
+    AssistantMessage,
+    ChatRequest,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolChoice,
+    ToolMessage,
+    ToolSpec,
+    UserMessage,
+)
+
+__all__ = ["decode_request", "encode_request"]
+
+# Body keys that decode_request maps to ChatRequest fields; all others go to ``options``.
+_KNOWN_KEYS = frozenset({"model", "messages", "tools", "tool_choice", "stream", "stream_options"})
+_TOOL_CHOICES: dict[str, ToolChoice] = {"auto": "auto", "none": "none", "required": "required"}
+
+
+def encode_request(
+    request: ChatRequest,
+    *,
+    model: str,
+    stream: bool,
+    send_reasoning: bool = False,
+    include_usage: bool = True,
+) -> dict[str, Any]:
+    """The JSON body of a ``POST /chat/completions`` for ``request``.
+
+    Args:
+        request: the messages, tools and options to send.
+        model: the ``model`` field.
+        stream: ask for an SSE stream of ``chat.completion.chunk`` s.
+        send_reasoning: echo each assistant message's reasoning as ``reasoning_content``
+            (DeepSeek-style thinking models ask for it on tool rounds; others reject it).
+        include_usage: when streaming, ask for a trailing usage chunk
+            (``stream_options.include_usage``).
+
+    Returns:
+        A dict ready for ``json.dumps``. ``tool_choice`` is sent only together with tools, since
+        the API rejects it alone; ``request.options`` are merged last and win.
+    """
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": [_encode_message(m, send_reasoning) for m in request.messages],
+    }
+    if request.tools:
+        body["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.parameters,
+                },
+            }
+            for t in request.tools
+        ]
+        if request.tool_choice is not None:
+            body["tool_choice"] = request.tool_choice
+    body["stream"] = stream
+    if stream and include_usage:
+        body["stream_options"] = {"include_usage": True}
+    body.update(request.options)
+    return body
+
+
+def _encode_message(message: Message, send_reasoning: bool) -> dict[str, Any]:
+    if isinstance(message, AssistantMessage):
+        out: dict[str, Any] = {"role": "assistant"}
+        if message.tool_calls:
+            out["content"] = message.content
+            out["tool_calls"] = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments},
+                }
+                for c in message.tool_calls
+            ]
+        else:
+            # Without tool calls the API wants a string, even for an empty answer.
+            out["content"] = message.content or ""
+        if send_reasoning and message.reasoning is not None:
+            out["reasoning_content"] = message.reasoning
+        return out
+    if isinstance(message, ToolMessage):
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+    return {"role": message.role, "content": message.content}
+
+
+def decode_request(body: Mapping[str, Any]) -> ChatRequest:
+    """Read a ``/chat/completions`` request body back into a :class:`ChatRequest`.
+
+    Tolerant of what OpenAI-compatible clients send: ``developer`` messages become system
+    messages, content as a list of parts is joined to text, ``reasoning_content`` or
+    ``reasoning`` on assistant messages becomes the reasoning, a named ``tool_choice``
+    (``{"type": "function", ...}``) becomes ``"required"``, a missing description becomes ``""``.
+    Keys other than model, messages, tools, tool_choice, stream and stream_options end up in
+    ``options``.
+
+    Raises:
+        ValueError: the body has no ``messages`` list or a message cannot be read
+            (``pydantic.ValidationError`` is a ``ValueError``).
+    """
+    raw_messages = body.get("messages")
+    if not isinstance(raw_messages, list):
+        raise ValueError("'messages' must be a list")
+    tools = tuple(_decode_tool(t) for t in body.get("tools") or ())
+    return ChatRequest(
+        messages=tuple(_decode_message(m) for m in raw_messages),
+        tools=tools,
+        tool_choice=_decode_tool_choice(body.get("tool_choice")),
+        options={k: v for k, v in body.items() if k not in _KNOWN_KEYS},
+    )
+
+
+def _decode_message(raw: Any) -> Message:
+    if not isinstance(raw, Mapping):
+        raise ValueError(f"a message must be an object, got {type(raw).__name__}")
+    role = raw.get("role")
+    if role in ("system", "developer"):
+        return SystemMessage(content=_text(raw.get("content")) or "")
+    if role == "user":
+        return UserMessage(content=_text(raw.get("content")) or "")
+    if role == "assistant":
+        reasoning = raw.get("reasoning_content")
+        if reasoning is None:
+            reasoning = raw.get("reasoning")
+        return AssistantMessage(
+            # The encoder writes "" for an empty answer without tool calls: read it back as None.
+            content=_text(raw.get("content")) or None,
+            tool_calls=tuple(_decode_tool_call(c) for c in raw.get("tool_calls") or ()),
+            reasoning=reasoning if isinstance(reasoning, str) else None,
+        )
+    if role == "tool":
+        name = raw.get("name")
+        return ToolMessage(
+            tool_call_id=str(raw.get("tool_call_id") or ""),
+            content=_text(raw.get("content")) or "",
+            name=name if isinstance(name, str) else None,
+        )
+    raise ValueError(f"unknown message role {role!r}")
+
+
+def _text(content: Any) -> str | None:
+    """String content as is; a list of parts joined from their ``text``; anything else None."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            str(p.get("text") or "") if isinstance(p, Mapping) else str(p) for p in content
+        )
+    return str(content)
+
+
+def _decode_tool_call(raw: Any) -> ToolCall:
+    if not isinstance(raw, Mapping):
+        raise ValueError("a tool call must be an object")
+    function = raw.get("function") or {}
+    arguments = function.get("arguments")
+    return ToolCall(
+        id=str(raw.get("id") or ""),
+        name=str(function.get("name") or ""),
+        arguments=arguments if isinstance(arguments, str) else "",
+    )
+
+
+def _decode_tool(raw: Any) -> ToolSpec:
+    if not isinstance(raw, Mapping):
+        raise ValueError("a tool must be an object")
+    # Older clients send the function object alone, without the {"type", "function"} wrapper.
+    function = raw.get("function", raw)
+    return ToolSpec(
+        name=str(function.get("name") or ""),
+        description=str(function.get("description") or ""),
+        parameters=dict(function.get("parameters") or {}),
+    )
+
+
+def _decode_tool_choice(raw: Any) -> ToolChoice | None:
+    if isinstance(raw, str):
+        return _TOOL_CHOICES.get(raw)
+    if isinstance(raw, Mapping):
+        return "required"
+    return None
