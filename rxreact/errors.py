@@ -50,6 +50,7 @@ __all__ = [
     "StreamProtocolError",
     "ToolDefinitionError",
     "ToolErrorBudgetExceededError",
+    "http_error_for_status",
 ]
 
 
@@ -191,3 +192,23 @@ class ToolErrorBudgetExceededError(AgentError):
 
 class ChatMemoryError(RxReactError):
     """A chat-memory backend failed to load or store a conversation."""
+
+
+def http_error_for_status(
+    status_code: int, provider_message: str, body: str = "", retry_after: float | None = None
+) -> ModelHTTPError:
+    """The :class:`ModelHTTPError` subclass for an HTTP status (the one place that maps them)."""
+    if status_code == 429:
+        return RateLimitError(status_code, provider_message, body, retry_after)
+    cls: type[ModelHTTPError]
+    if status_code in (400, 422):
+        cls = BadRequestError
+    elif status_code in (401, 403):
+        cls = AuthenticationError
+    elif status_code == 404:
+        cls = NotFoundError
+    elif status_code >= 500:
+        cls = ServerError
+    else:
+        cls = ModelHTTPError
+    return cls(status_code, provider_message, body)

@@ -1,0 +1,174 @@
+"""The events of an agent run: one discriminated union on ``type``.
+
+A run (``ReactAgent.stream``) is one cold ``Observable[AgentEvent]``. For a run with one tool
+round the order is::
+
+    round_started(1)  [reasoning_delta]*  [text_delta]*  round_mode_decided(tool_call)
+    tool_call_started  tool_call_args_delta*  ...  round_finished(tool_call)
+    tool_execution_started*  tool_result*          (tools run concurrently: completion order)
+    round_started(2)  round_mode_decided(final_answer)  text_delta*  round_finished(final_answer)
+    final_answer                                   (always the last event of a successful run)
+
+At ``max_rounds`` a ``max_rounds_reached`` event precedes the forced round. Failures are not
+events: they end the stream through ``on_error`` with an :class:`~rxreact.RxReactError`.
+
+The ``type`` literals and field names are API: they never change meaning.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from rxreact.messages import Usage
+
+__all__ = [
+    "AgentEvent",
+    "FinalAnswer",
+    "MaxRoundsReached",
+    "ReasoningDelta",
+    "RoundFinished",
+    "RoundMode",
+    "RoundModeDecided",
+    "RoundStarted",
+    "TextDelta",
+    "ToolCallArgsDelta",
+    "ToolCallStarted",
+    "ToolExecutionStarted",
+    "ToolResult",
+    "agent_event_adapter",
+]
+
+RoundMode = Literal["final_answer", "tool_call"]
+"""``final_answer``: the round answers the user; ``tool_call``: the round asks for tools."""
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    round: int
+    """The 1-based round (model request) of the run this event belongs to."""
+
+
+class RoundStarted(_Event):
+    """A model request is about to be sent."""
+
+    type: Literal["round_started"] = "round_started"
+
+
+class ReasoningDelta(_Event):
+    """A piece of the model's reasoning (never answer text, never decides the mode)."""
+
+    type: Literal["reasoning_delta"] = "reasoning_delta"
+    delta: str
+
+
+class TextDelta(_Event):
+    """A piece of text the model wrote, streamed live.
+
+    In a ``final_answer`` round this is the answer. Text a round writes before it turns out to be
+    a tool round (a sentence, then a call) is also sent as it arrives: the UI saw it live.
+    """
+
+    type: Literal["text_delta"] = "text_delta"
+    delta: str
+
+
+class RoundModeDecided(_Event):
+    """The first chunk carrying text or a tool call decided the round's mode.
+
+    Sent again, with ``mode="tool_call"``, when a round decided ``final_answer`` later calls a tool.
+    """
+
+    type: Literal["round_mode_decided"] = "round_mode_decided"
+    mode: RoundMode
+
+
+class ToolCallStarted(_Event):
+    """The model began a tool call; its name is known, its arguments are still streaming."""
+
+    type: Literal["tool_call_started"] = "tool_call_started"
+    index: int
+    """0-based position of the call in its round (not the provider's raw index)."""
+    call_id: str
+    name: str
+
+
+class ToolCallArgsDelta(_Event):
+    """A piece of a tool call's JSON arguments."""
+
+    type: Literal["tool_call_args_delta"] = "tool_call_args_delta"
+    index: int
+    """0-based position of the call in its round."""
+    delta: str
+
+
+class ToolExecutionStarted(_Event):
+    """A tool began running."""
+
+    type: Literal["tool_execution_started"] = "tool_execution_started"
+    call_id: str
+    name: str
+
+
+class ToolResult(_Event):
+    """A tool call finished (or failed); ``content`` is what the model will read."""
+
+    type: Literal["tool_result"] = "tool_result"
+    call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+    """True when the call failed (unknown tool, bad arguments, exception, timeout)."""
+    duration_s: float
+    """Time from execution start to result, in scheduler time (virtual under a TestScheduler)."""
+
+
+class RoundFinished(_Event):
+    """The model's response for this round ended."""
+
+    type: Literal["round_finished"] = "round_finished"
+    mode: RoundMode
+    finish_reason: str | None = None
+    usage: Usage | None = None
+
+
+class MaxRoundsReached(_Event):
+    """``max_rounds`` rounds offered tools and the last still called them: a forced round follows."""
+
+    type: Literal["max_rounds_reached"] = "max_rounds_reached"
+
+
+class FinalAnswer(_Event):
+    """The run's answer; always the last event of a successful run."""
+
+    type: Literal["final_answer"] = "final_answer"
+    text: str
+    """The text of the final round only."""
+    rounds: int
+    """Model requests made by the run, the forced one included."""
+    forced: bool = False
+    """True when the answer came from the forced round after ``max_rounds``."""
+    usage: Usage | None = None
+    """Usage summed over the run's rounds (``None`` when no round reported any)."""
+
+
+AgentEvent = Annotated[
+    RoundStarted
+    | ReasoningDelta
+    | TextDelta
+    | RoundModeDecided
+    | ToolCallStarted
+    | ToolCallArgsDelta
+    | ToolExecutionStarted
+    | ToolResult
+    | RoundFinished
+    | MaxRoundsReached
+    | FinalAnswer,
+    Field(discriminator="type"),
+]
+"""Any agent event, discriminated on ``type``."""
+
+agent_event_adapter: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent)
+"""Validates / serializes :data:`AgentEvent` values (e.g. ``agent_event_adapter.validate_json``)."""

@@ -1,0 +1,149 @@
+"""rxreact's operators: the agent loop written as Rx composition.
+
+Each operator lives in its own private module; these wrappers are the public, documented API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from reactivex import Observable, abc
+
+from rxreact.events import ToolResult
+from rxreact.messages import ToolCall
+from rxreact.model.chunks import ChatChunk
+from rxreact.round import RoundState
+from rxreact.tools import Tool
+
+__all__ = ["deliver_on", "finish_round", "process_chunk", "run_tools"]
+
+_T = TypeVar("_T")
+
+
+def deliver_on(
+    scheduler: abc.SchedulerBase, max_buffer: int | None = 1024
+) -> Callable[[Observable[_T]], Observable[_T]]:
+    """Deliver the source's notifications on ``scheduler``, in batches, with a bounded buffer.
+
+    The ``publishOn(boundedElastic)`` of the Reactor design: the producer (the HTTP reader
+    thread) hands items over and goes back to the socket; the consumer side runs on
+    ``scheduler``. Unlike RxPY's ``observe_on``, which schedules one action per item, one
+    scheduled action drains everything queued so far.
+
+    ::
+
+        source:   -a-b-c-d-----e-|        (I/O thread)
+                  deliver_on(pool)
+        result:   ---a-b-c-d-----e-|      (pool thread; a..d may arrive in one drain)
+
+    When ``max_buffer`` items wait undelivered, the producer is held back until the consumer
+    catches up (backpressure for slow subscribers), except on a thread that also drains (one
+    thread can't wait for itself, as under a ``TestScheduler``); there the buffer grows.
+
+    Args:
+        scheduler: where ``on_next`` / ``on_error`` / ``on_completed`` run.
+        max_buffer: items queued before the producer is held back; ``None`` for unbounded.
+
+    Returns:
+        An operator ``Observable[T] -> Observable[T]``.
+    """
+    from rxreact.operators._deliver_on import deliver_on_
+
+    return deliver_on_(scheduler, max_buffer)
+
+
+def process_chunk(state: RoundState) -> Callable[[Observable[ChatChunk]], Observable[Any]]:
+    """Turn a round's chunks into agent events live, deciding the round's mode on the way.
+
+    The first chunk carrying text or a tool call decides the mode (see
+    :mod:`rxreact.round` for the whole decision table)::
+
+        chunks:  -r--t1--t2--|                 r: role only, t: text
+        events:  ----D,T1--T2--|               D: round_mode_decided(final_answer), T: text_delta
+
+        chunks:  -r--c0--a--a--|               c: tool-call delta with name, a: argument piece
+        events:  ----D,S,A--A--A--|            D: round_mode_decided(tool_call),
+                                               S: tool_call_started, A: tool_call_args_delta
+
+        chunks:  -t1--c0--|                    a sentence, then a call: the round switches
+        events:  -D,T1--D',S--|                D': round_mode_decided(tool_call)
+
+    Args:
+        state: the round's :class:`~rxreact.round.RoundState`, updated as chunks pass.
+
+    Returns:
+        An operator ``Observable[ChatChunk] -> Observable[AgentEvent]``.
+    """
+    from rxreact.operators._process_chunk import process_chunk_
+
+    return process_chunk_(state)
+
+
+def finish_round(state: RoundState) -> Callable[[Observable[Any]], Observable[Any]]:
+    """Close a round: when the source completes, emit ``round_finished`` then complete.
+
+    ::
+
+        events:  -a--b--|
+        result:  -a--b--F|          F: round_finished(mode, finish_reason, usage)
+
+    Errors pass through unchanged (no ``round_finished`` for a failed round).
+
+    Args:
+        state: the round's state, read once at completion.
+
+    Returns:
+        An operator ``Observable[AgentEvent] -> Observable[AgentEvent]``.
+    """
+    from rxreact.operators._finish_round import finish_round_
+
+    return finish_round_(state)
+
+
+def run_tools(
+    tools: Mapping[str, Tool],
+    *,
+    round_number: int,
+    results: list[ToolResult | None],
+    scheduler: abc.SchedulerBase,
+    tools_scheduler: abc.SchedulerBase,
+    default_timeout: float | None = None,
+) -> Callable[[Observable[ToolCall]], Observable[Any]]:
+    """Run every tool call of a round concurrently; complete when all have a result.
+
+    Each call becomes ``tool_execution_started`` then ``tool_result``; results arrive in
+    completion order, and ``results[i]`` receives the result of the ``i``-th call so the
+    history can be written in call order::
+
+        calls:    (a b c)|
+        a:        S----------Ra|               S: tool_execution_started
+        b:        S---Rb|                      R: tool_result
+        c:        S------Rc|
+        result:   SSS-Rb-Rc--Ra|               (completes after the last result)
+
+    Unknown tools, arguments that are not JSON or fail the schema, exceptions and timeouts
+    become results with ``is_error=True`` whose text tells the model what went wrong; they
+    never reach ``on_error``.
+
+    Args:
+        tools: the tools by name.
+        round_number: the round the events belong to.
+        results: one slot per call, filled by position.
+        scheduler: the clock for durations and timeouts.
+        tools_scheduler: where sync tools run.
+        default_timeout: seconds for tools without their own timeout; ``None``: no limit.
+
+    Returns:
+        An operator ``Observable[ToolCall] -> Observable[AgentEvent]``.
+    """
+    from rxreact.operators._run_tools import run_tools_
+
+    return run_tools_(
+        tools,
+        round_number=round_number,
+        results=results,
+        scheduler=scheduler,
+        tools_scheduler=tools_scheduler,
+        default_timeout=default_timeout,
+    )

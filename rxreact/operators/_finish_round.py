@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from reactivex import Observable, abc
+
+from rxreact.round import RoundState
+
+
+def finish_round_(state: RoundState) -> Callable[[Observable[Any]], Observable[Any]]:
+    def finish_round(source: Observable[Any]) -> Observable[Any]:
+        def subscribe(
+            observer: abc.ObserverBase[Any], scheduler: abc.SchedulerBase | None = None
+        ) -> abc.DisposableBase:
+            def on_completed() -> None:
+                try:
+                    event = state.finished_event()
+                except Exception as error:
+                    observer.on_error(error)
+                    return
+                observer.on_next(event)
+                observer.on_completed()
+
+            return source.subscribe(
+                observer.on_next, observer.on_error, on_completed, scheduler=scheduler
+            )
+
+        return Observable(subscribe)
+
+    return finish_round

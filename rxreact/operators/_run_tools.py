@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import reactivex
+from reactivex import Observable, abc
+from reactivex import operators as ops
+from pydantic import BaseModel
+
+from rxreact.cancellation import CancellationToken
+from rxreact.events import ToolExecutionStarted, ToolResult
+from rxreact.messages import ToolCall
+from rxreact.tools import Tool, ToolArgumentsError
+
+
+class _ToolTimeoutError(Exception):
+    pass
+
+
+def run_tools_(
+    tools: Mapping[str, Tool],
+    *,
+    round_number: int,
+    results: list[ToolResult | None],
+    scheduler: abc.SchedulerBase,
+    tools_scheduler: abc.SchedulerBase,
+    default_timeout: float | None,
+) -> Callable[[Observable[ToolCall]], Observable[Any]]:
+    def execute(call: ToolCall, position: int) -> Observable[Any]:
+        def factory(_: abc.SchedulerBase) -> Observable[Any]:
+            started_at = scheduler.now
+
+            def result(content: str, is_error: bool) -> ToolResult:
+                event = ToolResult(
+                    round=round_number,
+                    call_id=call.id,
+                    name=call.name,
+                    content=content,
+                    is_error=is_error,
+                    duration_s=(scheduler.now - started_at).total_seconds(),
+                )
+                results[position] = event
+                return event
+
+            started = reactivex.of(
+                ToolExecutionStarted(round=round_number, call_id=call.id, name=call.name)
+            )
+            tool = tools.get(call.name)
+            if tool is None:
+                known = ", ".join(sorted(tools)) or "(none)"
+                message = f"Error: there is no tool named {call.name!r}. Valid tools: {known}."
+                return reactivex.concat(started, reactivex.defer(lambda _: reactivex.of(result(message, True))))
+            try:
+                arguments = tool.parse_arguments(call.arguments)
+            except ToolArgumentsError as error:
+                message = f"Error calling tool {call.name!r}: {error}"
+                return reactivex.concat(started, reactivex.defer(lambda _: reactivex.of(result(message, True))))
+            body = tool.invoke(arguments, CancellationToken(), tools_scheduler)
+            timeout = tool.timeout if tool.timeout is not None else default_timeout
+            if timeout is not None:
+                body = body.pipe(
+                    ops.timeout(timeout, reactivex.throw(_ToolTimeoutError(timeout)), scheduler)
+                )
+            outcome = body.pipe(
+                ops.map(lambda value: result(_to_text(value), False)),
+                ops.catch(lambda error, _: reactivex.of(result(_describe(call, error), True))),
+            )
+            return reactivex.concat(started, outcome)
+
+        return reactivex.defer(factory)
+
+    def run_tools(source: Observable[ToolCall]) -> Observable[Any]:
+        # flat_map merges the calls' observables: all run at once, events arrive in completion
+        # order, and the merged stream completes only when every call has completed. That
+        # completion is the round's completion counter.
+        return source.pipe(ops.flat_map_indexed(execute))
+
+    return run_tools
+
+
+def _describe(call: ToolCall, error: Exception) -> str:
+    if isinstance(error, _ToolTimeoutError):
+        return f"Error: tool {call.name!r} timed out after {error.args[0]:g} s."
+    return f"Error: tool {call.name!r} raised {type(error).__name__}: {error}"
+
+
+def _to_text(value: Any) -> str:
+    """What the model reads for a tool's return value."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    if isinstance(value, BaseModel):
+        return value.model_dump_json()
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)

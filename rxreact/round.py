@@ -1,0 +1,150 @@
+"""RoundState: what one round (one model request) has seen so far, and what it has decided.
+
+One instance per round, owned by that round's subscription. It is fed every chunk in order by
+:func:`~rxreact.operators.process_chunk` and read once at the end by
+:func:`~rxreact.operators.finish_round` and the agent.
+
+The decision table (the first chunk carrying text or a tool call decides)::
+
+    chunk carries                      mode before      mode after     emitted
+    ---------------------------------  ---------------  -------------  -----------------------------
+    role only / nothing / usage        any              unchanged      nothing
+    reasoning                          any              unchanged      reasoning_delta
+    text                               unknown          final_answer   round_mode_decided, text_delta
+    text                               final_answer     final_answer   text_delta
+    text                               tool_call        tool_call      nothing (kept as content)
+    tool-call delta                    unknown          tool_call      round_mode_decided, tool events
+    tool-call delta                    final_answer     tool_call      round_mode_decided, tool events
+    tool-call delta (forced round)     any              unchanged      nothing (ignored)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import Enum
+from typing import Any
+
+from rxreact.events import (
+    ReasoningDelta,
+    RoundFinished,
+    RoundModeDecided,
+    TextDelta,
+    ToolCallArgsDelta,
+    ToolCallStarted,
+)
+from rxreact.messages import AssistantMessage, ToolCall, Usage
+from rxreact.model.assembly import ToolCallAssembler
+from rxreact.model.chunks import ChatChunk
+
+__all__ = ["Mode", "RoundState"]
+
+
+class Mode(Enum):
+    """What a round is doing."""
+
+    UNKNOWN = "unknown"  # no chunk with text or a tool call has arrived yet
+    FINAL_ANSWER = "final_answer"  # the model is answering the user; text streams live
+    TOOL_CALL = "tool_call"  # the model is calling tools; text is kept, not streamed
+
+
+class RoundState:
+    """Per-round state. Not thread-safe by design: one round's chunks arrive serialized."""
+
+    __slots__ = (
+        "_calls",
+        "_reasoning",
+        "_text",
+        "finish_reason",
+        "forced",
+        "mode",
+        "round",
+        "usage",
+    )
+
+    def __init__(self, round_number: int, *, forced: bool = False) -> None:
+        self.round = round_number
+        """1-based number of the round in its run."""
+        self.forced = forced
+        """True for the forced final round: tool calls are ignored."""
+        self.mode = Mode.UNKNOWN
+        self.finish_reason: str | None = None
+        self.usage: Usage | None = None
+        self._text: list[str] = []
+        self._reasoning: list[str] = []
+        # Synthesized ids carry the round: some providers reject a history with repeated ids.
+        self._calls = ToolCallAssembler(id_prefix=f"call_r{round_number}_")
+
+    @property
+    def first_chunk_processed(self) -> bool:
+        """True once a chunk with text or a tool call decided the mode."""
+        return self.mode is not Mode.UNKNOWN
+
+    @property
+    def text(self) -> str:
+        """All text of the round so far."""
+        return "".join(self._text)
+
+    @property
+    def reasoning(self) -> str:
+        """All reasoning of the round so far."""
+        return "".join(self._reasoning)
+
+    def process(self, chunk: ChatChunk, emit: Callable[[Any], None]) -> None:
+        """Take one chunk: update the state and ``emit`` the events it causes, in order."""
+        number = self.round
+        if chunk.reasoning:
+            self._reasoning.append(chunk.reasoning)
+            emit(ReasoningDelta(round=number, delta=chunk.reasoning))
+        text = chunk.text
+        if text:
+            self._text.append(text)
+            if self.mode is Mode.UNKNOWN:
+                self.mode = Mode.FINAL_ANSWER
+                emit(RoundModeDecided(round=number, mode="final_answer"))
+            if self.mode is Mode.FINAL_ANSWER:
+                # Per-token path: model_construct skips re-validating two trusted fields.
+                emit(TextDelta.model_construct(round=number, delta=text))
+        if chunk.tool_calls and not self.forced:
+            if self.mode is not Mode.TOOL_CALL:
+                self.mode = Mode.TOOL_CALL
+                emit(RoundModeDecided(round=number, mode="tool_call"))
+            for delta in chunk.tool_calls:
+                update = self._calls.add(delta)
+                if update.started:
+                    emit(
+                        ToolCallStarted(
+                            round=number,
+                            index=update.position,
+                            call_id=update.id,
+                            name=update.name or "",
+                        )
+                    )
+                if update.arguments:
+                    emit(
+                        ToolCallArgsDelta(
+                            round=number, index=update.position, delta=update.arguments
+                        )
+                    )
+        if chunk.finish_reason is not None:
+            self.finish_reason = chunk.finish_reason
+        if chunk.usage is not None:
+            self.usage = chunk.usage
+
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        """The round's complete tool calls in call order (empty unless in tool-call mode)."""
+        return self._calls.calls() if self.mode is Mode.TOOL_CALL else ()
+
+    def finished_event(self) -> RoundFinished:
+        """The ``round_finished`` event describing this round."""
+        mode = "tool_call" if self.mode is Mode.TOOL_CALL else "final_answer"
+        return RoundFinished(
+            round=self.round, mode=mode, finish_reason=self.finish_reason, usage=self.usage
+        )
+
+    def assistant_message(self, *, keep_reasoning: bool = True) -> AssistantMessage:
+        """The assistant message this round adds to the history."""
+        return AssistantMessage(
+            content=self.text or None,
+            tool_calls=self.tool_calls(),
+            reasoning=(self.reasoning or None) if keep_reasoning else None,
+        )

@@ -1,0 +1,296 @@
+"""Tools: the ``@tool`` decorator, the JSON schema from a signature, and running one call.
+
+A tool is a plain function. Its docstring becomes the description, its signature the JSON
+schema (through pydantic, so ``Annotated[int, Field(ge=0, description=...)]``, enums, models and
+defaults all work). Three kinds run the same way, as an ``Observable`` of one result:
+
+- a sync function runs on the tools scheduler (a thread pool, or virtual time in tests);
+- an ``async def`` runs on rxreact's background event loop;
+- a function returning an ``Observable`` is subscribed to; its last value is the result.
+
+A parameter annotated :class:`~rxreact.cancellation.CancellationToken` receives the call's token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import threading
+from collections.abc import Callable, Coroutine, Mapping
+from dataclasses import dataclass
+from typing import Any, get_type_hints, overload
+
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from reactivex import Observable, abc
+from reactivex.disposable import CompositeDisposable, Disposable, SerialDisposable
+
+from rxreact.cancellation import CancellationToken
+from rxreact.errors import ToolDefinitionError
+from rxreact.messages import ToolSpec
+
+__all__ = ["Tool", "ToolArgumentsError", "tool"]
+
+
+class ToolArgumentsError(Exception):
+    """Arguments the model sent do not fit the tool; the message is written for the model.
+
+    Internal to a run: it becomes an error ``tool_result``, never an ``on_error``.
+    """
+
+
+@dataclass(frozen=True, eq=False)
+class Tool:
+    """A function the model can call. Build one with :func:`tool`."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    """JSON schema of the arguments object."""
+    function: Callable[..., Any]
+    timeout: float | None = None
+    """Seconds before the call is abandoned with an error result; ``None``: the agent's default."""
+    _arguments_model: type[BaseModel] | None = None
+    _token_parameter: str | None = None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the underlying function directly (a decorated function stays callable)."""
+        return self.function(*args, **kwargs)
+
+    @property
+    def spec(self) -> ToolSpec:
+        """The declaration sent to the model."""
+        return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
+
+    def parse_arguments(self, raw: str) -> dict[str, Any]:
+        """Decode and validate the model's raw JSON arguments.
+
+        Raises:
+            ToolArgumentsError: not JSON, not an object, or not matching the schema; the message
+                says what is wrong in words the model can act on.
+        """
+        try:
+            decoded = json.loads(raw) if raw.strip() else {}
+        except json.JSONDecodeError as error:
+            raise ToolArgumentsError(
+                f"the arguments are not valid JSON ({error.msg} at position {error.pos}); "
+                f"send one JSON object matching the schema {json.dumps(self.parameters)}"
+            ) from None
+        if not isinstance(decoded, dict):
+            raise ToolArgumentsError(
+                f"the arguments must be a JSON object, got {type(decoded).__name__}; "
+                f"schema: {json.dumps(self.parameters)}"
+            )
+        if self._arguments_model is None:
+            return decoded
+        try:
+            model = self._arguments_model.model_validate(decoded)
+        except ValidationError as error:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or '(object)'}: {e['msg']}"
+                for e in error.errors()
+            )
+            raise ToolArgumentsError(f"invalid arguments: {problems}") from None
+        return {name: getattr(model, name) for name in type(model).model_fields}
+
+    def invoke(
+        self,
+        arguments: Mapping[str, Any],
+        token: CancellationToken,
+        scheduler: abc.SchedulerBase,
+    ) -> Observable[Any]:
+        """Run the tool once, as a cold ``Observable`` of its one result.
+
+        ::
+
+            sync / async:   ----------r|      (r on the tools scheduler / the event loop)
+            observable:     --a--b--c|  ->  --------c|  (its last value)
+
+        Disposing sets ``token``; a result that arrives afterwards is dropped.
+        """
+        kwargs = dict(arguments)
+        if self._token_parameter is not None:
+            kwargs[self._token_parameter] = token
+
+        def subscribe(
+            observer: abc.ObserverBase[Any], _: abc.SchedulerBase | None = None
+        ) -> abc.DisposableBase:
+            done = threading.Event()  # guards against late results after dispose
+
+            def emit(value: Any) -> None:
+                if not done.is_set():
+                    done.set()
+                    observer.on_next(value)
+                    observer.on_completed()
+
+            def fail(error: Exception) -> None:
+                if not done.is_set():
+                    done.set()
+                    observer.on_error(error)
+
+            def cancel() -> None:
+                done.set()
+                token.cancel()
+
+            if inspect.iscoroutinefunction(self.function):
+                future = _background_loop().submit(self.function(**kwargs))
+
+                def on_done(f: Any) -> None:
+                    if f.cancelled():
+                        return
+                    error = f.exception()
+                    if error is not None:
+                        fail(error if isinstance(error, Exception) else RuntimeError(str(error)))
+                    else:
+                        emit(f.result())
+
+                future.add_done_callback(on_done)
+                return Disposable(lambda: (cancel(), future.cancel()))
+
+            inner = SerialDisposable()  # an observable tool's own subscription
+
+            def run(_: abc.SchedulerBase, __: Any = None) -> None:
+                if done.is_set():
+                    return
+                try:
+                    result = self.function(**kwargs)
+                except Exception as error:
+                    fail(error)
+                    return
+                if isinstance(result, Observable):
+                    last: list[Any] = []
+                    inner.disposable = result.subscribe(
+                        last.append,
+                        fail,
+                        lambda: emit(last[-1] if last else None),
+                        scheduler=scheduler,
+                    )
+                else:
+                    emit(result)
+
+            return CompositeDisposable(scheduler.schedule(run), inner, Disposable(cancel))
+
+        return Observable(subscribe)
+
+
+@overload
+def tool(function: Callable[..., Any], /) -> Tool: ...
+
+
+@overload
+def tool(
+    *, name: str | None = None, description: str | None = None, timeout: float | None = None
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+def tool(
+    function: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    timeout: float | None = None,
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Make a function a :class:`Tool`; use bare (``@tool``) or with options (``@tool(timeout=5)``).
+
+    Args:
+        function: the function (sync, ``async def``, or returning an ``Observable``).
+        name: the name the model sees (default: the function's name).
+        description: what the model reads (default: the docstring).
+        timeout: seconds before a call fails with an error result (default: the agent's).
+
+    Raises:
+        ToolDefinitionError: ``*args``/``**kwargs``, missing annotations pydantic cannot handle,
+            or no description at all.
+    """
+
+    def build(fn: Callable[..., Any]) -> Tool:
+        return _build_tool(fn, name=name, description=description, timeout=timeout)
+
+    return build(function) if function is not None else build
+
+
+def as_tool(value: Tool | Callable[..., Any]) -> Tool:
+    """``value`` itself if it is a :class:`Tool`, else ``tool(value)``."""
+    return value if isinstance(value, Tool) else tool(value)
+
+
+def _build_tool(
+    fn: Callable[..., Any], *, name: str | None, description: str | None, timeout: float | None
+) -> Tool:
+    tool_name = name or getattr(fn, "__name__", None)
+    if not tool_name:
+        raise ToolDefinitionError(f"{fn!r} has no __name__; pass name=")
+    text = description or inspect.getdoc(fn)
+    if not text:
+        raise ToolDefinitionError(
+            f"tool {tool_name!r} has no description: give the function a docstring"
+        )
+    try:
+        hints = get_type_hints(fn, include_extras=True)
+    except Exception as error:
+        raise ToolDefinitionError(f"tool {tool_name!r}: cannot read annotations: {error}") from None
+    fields: dict[str, Any] = {}
+    token_parameter = None
+    for parameter in inspect.signature(fn).parameters.values():
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            raise ToolDefinitionError(f"tool {tool_name!r}: *args/**kwargs cannot be described")
+        annotation = hints.get(parameter.name, Any)
+        if annotation is CancellationToken:
+            token_parameter = parameter.name
+            continue
+        default = ... if parameter.default is parameter.empty else parameter.default
+        fields[parameter.name] = (annotation, default)
+    try:
+        arguments_model = create_model(  # type: ignore[call-overload]
+            f"{tool_name}_arguments",
+            __config__=ConfigDict(extra="forbid"),
+            **fields,
+        )
+        schema = _tidy_schema(arguments_model.model_json_schema())
+    except Exception as error:
+        raise ToolDefinitionError(f"tool {tool_name!r}: {error}") from None
+    return Tool(
+        name=tool_name,
+        description=text,
+        parameters=schema,
+        function=fn,
+        timeout=timeout,
+        _arguments_model=arguments_model,
+        _token_parameter=token_parameter,
+    )
+
+
+def _tidy_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Drop pydantic's generated titles: they cost tokens and tell the model nothing."""
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        if isinstance(prop, dict):
+            prop.pop("title", None)
+    schema.setdefault("properties", {})
+    return schema
+
+
+class _BackgroundLoop:
+    """One asyncio loop on a daemon thread, shared by every async tool of the process."""
+
+    def __init__(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        thread = threading.Thread(target=self._loop.run_forever, name="rxreact-async-tools")
+        thread.daemon = True
+        thread.start()
+
+    def submit(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+
+
+_loop_lock = threading.Lock()
+_loop: _BackgroundLoop | None = None
+
+
+def _background_loop() -> _BackgroundLoop:
+    global _loop
+    with _loop_lock:
+        if _loop is None:
+            _loop = _BackgroundLoop()
+        return _loop
