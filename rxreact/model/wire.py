@@ -1,0 +1,300 @@
+"""OpenAI-compatible chat-completions JSON → rxreact's normalized chunks and responses.
+
+This is the one place where provider JSON is interpreted, and where JSON and pydantic
+exceptions are mapped to the :mod:`rxreact.errors` tree:
+
+- the provider reports an error (``event: error``, a ``{"error": ...}`` object, or an
+  ``error`` field inside an ordinary chunk, even one that also carries choices)
+  → :class:`~rxreact.errors.ProviderStreamError` with the provider's own message;
+- the data is not JSON, not a JSON object, or has the wrong shape
+  → :class:`~rxreact.errors.StreamProtocolError` quoting a short excerpt of the data.
+
+Normalization (choice 0 only; choices with another ``index`` are ignored):
+
+- text: ``content`` as a string, or the ``{"type": "text"}`` parts of a content list;
+- reasoning: ``{"type": "thinking"}`` content parts, ``reasoning_content`` (DeepSeek, xAI),
+  ``reasoning`` (Groq, OpenRouter, vLLM) and the ``text`` of ``reasoning_details`` items
+  (OpenRouter, Snowflake). Gateways often send the same text under two of these names in
+  one chunk; equal texts count once, different ones are joined in that order;
+- tool calls: one :class:`ToolCallDelta` per ``tool_calls`` item, values as sent (``""``
+  ids included: :class:`~rxreact.model.assembly.ToolCallAssembler` ignores them); arguments
+  sent as a JSON object rather than a string are serialized;
+- ``finish_reason``, ``delta.role``, and ``usage`` (provider extras kept).
+
+``<think>`` tags inside text are left alone here: see :mod:`rxreact.model.think`.
+
+Performance (CPython 3.11, ~270-byte chunks, ``timeit``): 1.8 µs for a text delta, 2.8 µs for a
+tool-call arguments delta, +1.3 µs when the chunk carries ``usage`` (pydantic validation).
+JSON is parsed once with ``pydantic_core.from_json``: 0.8 µs of those, where ``json.loads``
+takes 2.0 µs. ``ChatChunk`` is built positionally, which halves its cost.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import ValidationError
+from pydantic_core import from_json
+
+from rxreact.errors import ProviderStreamError, StreamProtocolError
+from rxreact.messages import Usage
+from rxreact.model.assembly import ResponseAssembler
+from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
+
+__all__ = ["DONE", "parse_chunk", "parse_completion"]
+
+DONE = "[DONE]"
+"""The data of the event that ends an OpenAI-style stream."""
+
+_EXCERPT = 200
+"""Characters of offending data quoted in a StreamProtocolError."""
+
+_EMPTY_CHUNK = ChatChunk()
+_NO_FIELDS: dict[str, Any] = {}
+
+
+def parse_chunk(data: str | bytes, event: str | None = None) -> ChatChunk | None:
+    """Normalize one ``chat.completion.chunk`` (the data of one SSE event).
+
+    Args:
+        data: the event's data. ``[DONE]`` is not a chunk: callers stop before it.
+        event: the SSE event name; ``"error"`` makes any data a provider error.
+
+    Returns:
+        The chunk, or ``None`` when it carries nothing for choice 0 and no usage
+        (Azure's ``prompt_filter_results`` chunk, a moderation trailer, ``"delta": {}``).
+
+    Raises:
+        ProviderStreamError: the provider reported an error.
+        StreamProtocolError: the data is not a chat-completions chunk.
+    """
+    if event == "error":
+        raise _error_event(data)
+    obj = _load_object(data)
+    error = obj.get("error")
+    if error:
+        raise _provider_error(error)
+    try:
+        choices = obj.get("choices")
+        usage = obj.get("usage")
+        choice = _choice_zero(choices) if choices else None
+        if choice is None:
+            if usage is None:
+                return None
+            return ChatChunk(usage=_usage(usage))
+        delta = choice.get("delta") or _NO_FIELDS
+        # ``""`` is not a reason; ``None`` keeps "saw a finish reason" meaningful.
+        finish_reason = choice.get("finish_reason") or None
+        role = delta.get("role")
+        # Checked inline, not with _optional_str: two calls per token cost 10%.
+        if (finish_reason is not None and type(finish_reason) is not str) or (
+            role is not None and type(role) is not str
+        ):
+            raise TypeError("finish_reason or role is not a string")
+        chunk = ChatChunk(  # positional: twice as fast as keywords, once per token
+            *_text_and_reasoning(delta),
+            _tool_call_deltas(raw_calls) if (raw_calls := delta.get("tool_calls")) else (),
+            finish_reason,
+            None if usage is None else _usage(usage),
+            role,
+        )
+    except (AttributeError, TypeError, ValueError) as exc:
+        # A field of the wrong type (``"choices": "x"``, ``"delta": []``...): the shape
+        # checks are these exceptions, which cost nothing on the well-formed path.
+        raise _protocol_error("unexpected chunk shape", data) from exc
+    return None if chunk == _EMPTY_CHUNK else chunk
+
+
+def parse_completion(body: bytes | str | dict[str, Any]) -> ModelResponse:
+    """Normalize a whole non-streaming ``chat.completion`` response body.
+
+    The message is read with the same rules as a streamed delta and assembled by
+    :class:`~rxreact.model.assembly.ResponseAssembler`, so the result equals what the
+    stream of the same answer assembles to (``""`` content → ``None``, synthesized ids...).
+
+    Raises:
+        ProviderStreamError: the body is an ``{"error": ...}`` object.
+        StreamProtocolError: the body is not a chat-completions response.
+    """
+    obj = body if isinstance(body, dict) else _load_object(body)
+    error = obj.get("error")
+    if error:
+        raise _provider_error(error)
+    if "choices" not in obj:
+        raise _protocol_error("not a chat completion (no choices)", body)
+    assembler = ResponseAssembler()
+    try:
+        choices = obj["choices"]
+        usage = obj.get("usage")
+        choice = (_choice_zero(choices) if choices else None) or _NO_FIELDS
+        message = choice.get("message") or _NO_FIELDS
+        finish_reason = choice.get("finish_reason") or None
+        role = message.get("role")
+        if not (_optional_str(finish_reason) and _optional_str(role)):
+            raise TypeError("finish_reason or role is not a string")
+        raw_calls = message.get("tool_calls")
+        text, reasoning = _text_and_reasoning(message)
+        assembler.add(
+            ChatChunk(
+                text=text,
+                reasoning=reasoning,
+                # A whole response lists each call once, so its position is its index
+                # (whatever the provider put there, and even with no ids at all).
+                tool_calls=tuple(
+                    d._replace(index=i) for i, d in enumerate(_tool_call_deltas(raw_calls))
+                )
+                if raw_calls
+                else (),
+                finish_reason=finish_reason,
+                usage=None if usage is None else _usage(usage),
+                role=role,
+            )
+        )
+    except (AttributeError, TypeError, ValueError) as exc:
+        raise _protocol_error("unexpected response shape", body) from exc
+    return assembler.response()
+
+
+def _load_object(data: str | bytes) -> dict[str, Any]:
+    try:
+        obj = from_json(data)
+    except ValueError as exc:
+        raise _protocol_error("invalid JSON", data) from exc
+    if type(obj) is not dict:
+        raise _protocol_error("expected a JSON object", data)
+    return obj
+
+
+def _choice_zero(choices: list[Any]) -> dict[str, Any] | None:
+    for choice in choices:
+        # A missing or null ``index`` is taken as choice 0: single-choice providers omit it.
+        index = choice.get("index")
+        if index is None or index == 0:
+            return choice  # type: ignore[no-any-return]
+    return None
+
+
+def _text_and_reasoning(delta: dict[str, Any]) -> tuple[str | None, str | None]:
+    """``(text, reasoning)`` of a delta or message, from every field that carries them."""
+    content = delta.get("content")
+    if content is None or type(content) is str:
+        text, thinking = content, None
+    else:
+        text, thinking = _content_parts(content)
+    reasoning_content = delta.get("reasoning_content")
+    reasoning = delta.get("reasoning")
+    details = delta.get("reasoning_details")
+    if reasoning_content is None and reasoning is None and not details:
+        return text, thinking  # the common case: a plain text or tool-call delta
+    found = [] if thinking is None else [thinking]
+    for key, value in (("reasoning_content", reasoning_content), ("reasoning", reasoning)):
+        if value is not None:
+            if type(value) is not str:
+                raise TypeError(f"{key} of type {type(value).__name__}")
+            found.append(value)
+    if details:
+        texts = [d["text"] for d in details if type(d.get("text")) is str]
+        if texts:
+            found.append("".join(texts))
+    if len(found) <= 1:
+        return text, found[0] if found else None
+    # Gateways send one text under several names: equal texts count once.
+    distinct: list[str] = []
+    for piece in found:
+        if piece and piece not in distinct:
+            distinct.append(piece)
+    return text, "".join(distinct)
+
+
+def _content_parts(content: Any) -> tuple[str | None, str | None]:
+    """``(text, thinking)`` of a content list (Mistral's typed parts)."""
+    if type(content) is not list:
+        raise TypeError(f"content of type {type(content).__name__}")
+    texts: list[str] = []
+    thoughts: list[str] = []
+    for part in content:
+        kind = part.get("type")
+        if kind == "text":
+            texts.append(part.get("text") or "")
+        elif kind == "thinking":
+            thinking = part.get("thinking")
+            if type(thinking) is str:
+                thoughts.append(thinking)
+            elif thinking:
+                thoughts.extend(p.get("text") or "" for p in thinking if p.get("type") == "text")
+        # Other parts (images, references, audio) carry no text for us.
+    return (
+        "".join(texts) if texts else None,
+        "".join(thoughts) if thoughts else None,
+    )
+
+
+def _tool_call_deltas(raw_calls: list[Any]) -> tuple[ToolCallDelta, ...]:
+    deltas = []
+    for call in raw_calls:
+        function = call.get("function") or {}
+        arguments = function.get("arguments")
+        if arguments is not None and type(arguments) is not str:
+            # Some servers send the arguments object itself; the contract is a JSON string.
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        index, call_id, name = call.get("index"), call.get("id"), function.get("name")
+        if not (
+            (index is None or type(index) is int) and _optional_str(call_id) and _optional_str(name)
+        ):
+            raise TypeError("tool call index, id or name of the wrong type")
+        deltas.append(ToolCallDelta(index, call_id, name, arguments))
+    return tuple(deltas)
+
+
+def _optional_str(value: object) -> bool:
+    return value is None or type(value) is str
+
+
+def _usage(usage: Any) -> Usage:
+    try:
+        return Usage.model_validate(usage)
+    except ValidationError as exc:
+        # ValidationError is a ValueError: the callers map it to StreamProtocolError.
+        raise ValueError(f"invalid usage: {exc.error_count()} error(s)") from exc
+
+
+def _error_event(data: str | bytes) -> ProviderStreamError:
+    """The error of an ``event: error`` SSE event, whatever its data looks like."""
+    try:
+        obj = from_json(data)
+    except ValueError:
+        obj = None
+    if type(obj) is dict:
+        return _provider_error(obj.get("error") or obj)
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    return ProviderStreamError(text.strip() or "error event without a message")
+
+
+def _provider_error(error: Any) -> ProviderStreamError:
+    """Map a provider's ``error`` value (usually an object, sometimes a bare string)."""
+    if type(error) is not dict:
+        return ProviderStreamError(str(error), payload={"error": error})
+    message = error.get("message")
+    error_type = error.get("type")
+    return ProviderStreamError(
+        message if type(message) is str and message else _excerpt(json.dumps(error)),
+        code=error.get("code"),
+        error_type=error_type if type(error_type) is str else None,
+        payload=error,
+    )
+
+
+def _protocol_error(reason: str, data: str | bytes | dict[str, Any]) -> StreamProtocolError:
+    if isinstance(data, dict):
+        text = json.dumps(data, default=repr)
+    elif isinstance(data, bytes):
+        # Decode only what is quoted: the body may be megabytes of HTML.
+        text = data[: _EXCERPT * 4].decode("utf-8", "replace")
+    else:
+        text = data
+    return StreamProtocolError(f"{reason}: {_excerpt(text)!r}")
+
+
+def _excerpt(text: str) -> str:
+    return text if len(text) <= _EXCERPT else text[:_EXCERPT] + "…"
