@@ -13,7 +13,7 @@
                  next step: FINAL_ANSWER -> commit memory, FinalAnswer, complete
                             TOOL_CALL    -> run_tools (merged, concurrent)
                                             concat defer(results in call order ->
-                                                         round(n+1) | MaxRoundsReached, forced round)
+                                                  round(n+1) | MaxRoundsReached, forced)
 
 Nothing blocks a scheduler thread and nothing sleeps: every continuation is a ``defer``
 subscribed when the previous part completes, so the same code runs on thread pools for real
@@ -26,13 +26,13 @@ import asyncio
 import threading
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import reactivex
 from pydantic import BaseModel, ConfigDict
 from reactivex import Observable, abc
 from reactivex import operators as ops
-from reactivex.scheduler import ThreadPoolScheduler, VirtualTimeScheduler
+from reactivex.scheduler import VirtualTimeScheduler
 
 from rxreact.errors import AgentError, ChatMemoryError, RxReactError, ToolErrorBudgetExceededError
 from rxreact.events import (
@@ -56,6 +56,7 @@ from rxreact.messages import (
 from rxreact.model.base import ChatModel
 from rxreact.operators import deliver_on, finish_round, process_chunk, run_tools
 from rxreact.round import Mode, RoundState
+from rxreact.scheduling import ElasticScheduler
 from rxreact.tools import Tool, as_tool
 
 __all__ = ["FORCED_FINAL_INSTRUCTION", "AgentResult", "ReactAgent"]
@@ -68,13 +69,13 @@ FORCED_FINAL_INSTRUCTION = (
 """The instruction appended (as a user message) for the forced final round."""
 
 _default_scheduler_lock = threading.Lock()
-_default_schedulers: dict[str, ThreadPoolScheduler] = {}
+_default_schedulers: dict[str, ElasticScheduler] = {}
 
 
-def _shared_pool(name: str, workers: int) -> ThreadPoolScheduler:
+def _shared_pool(name: str, workers: int) -> ElasticScheduler:
     with _default_scheduler_lock:
         if name not in _default_schedulers:
-            _default_schedulers[name] = ThreadPoolScheduler(workers)
+            _default_schedulers[name] = ElasticScheduler(workers, name=f"rxreact-{name}")
         return _default_schedulers[name]
 
 
@@ -191,8 +192,8 @@ class ReactAgent:
         never included.
         """
         return self.stream(question, conversation_id).pipe(
-            ops.filter(lambda e: isinstance(e, TextDelta)),
-            ops.map(lambda e: e.delta),
+            ops.filter(lambda event: isinstance(event, TextDelta)),
+            ops.map(lambda event: cast(TextDelta, event).delta),
         )
 
     # -- blocking and asyncio views -----------------------------------------------------------
@@ -345,7 +346,9 @@ class _Run:
         )
         return reactivex.concat(tools, reactivex.defer(lambda _: self._after_tools(state, results)))
 
-    def _after_tools(self, state: RoundState, results: Sequence[ToolResult | None]) -> Observable[Any]:
+    def _after_tools(
+        self, state: RoundState, results: Sequence[ToolResult | None]
+    ) -> Observable[Any]:
         for call, result in zip(state.tool_calls(), results, strict=True):
             if result is None:  # cannot happen unless a tool observable completed empty
                 raise AgentError(f"tool call {call.id} completed without a result")

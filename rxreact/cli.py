@@ -78,7 +78,11 @@ class TerminalRenderer:
         elif isinstance(event, MaxRoundsReached):
             self._line(self._style("max rounds reached: asking for the answer now", "35"))
         elif isinstance(event, FinalAnswer):
-            usage = f", {event.usage.total_tokens} tokens" if event.usage and event.usage.total_tokens else ""
+            usage = (
+                f", {event.usage.total_tokens} tokens"
+                if event.usage and event.usage.total_tokens
+                else ""
+            )
             self._line(self._style(f"[{event.rounds} model requests{usage}]", "2"))
 
 

@@ -81,8 +81,9 @@ def demo_model_script(request: ChatRequest, *, interval: float = 0.012) -> Reply
             interval=interval,
         )
     if isinstance(last, ToolMessage):
-        return text_reply(_report(results), reasoning="The tools answered; writing the report.",
-                          interval=interval)
+        return text_reply(
+            _report(results), reasoning="The tools answered; writing the report.", interval=interval
+        )
     return text_reply(_compare(results), interval=interval)
 
 
@@ -106,4 +107,7 @@ def _compare(results: list[str]) -> str:
     if len(temps) < 2:
         return "I don't have today's temperatures for both cities in this conversation."
     (warm, t1), (cold, t2) = sorted(temps.items(), key=lambda kv: -kv[1])[:2]
-    return f"From the report earlier: {warm} is warmer today, {t1}°C against {t2}°C in {cold}, {t1 - t2}°C warmer."
+    return (
+        f"From the report earlier: {warm} is warmer today, {t1}°C against {t2}°C "
+        f"in {cold}, {t1 - t2}°C warmer."
+    )

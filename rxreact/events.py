@@ -135,7 +135,7 @@ class RoundFinished(_Event):
 
 
 class MaxRoundsReached(_Event):
-    """``max_rounds`` rounds offered tools and the last still called them: a forced round follows."""
+    """``max_rounds`` rounds all called tools: a forced round follows."""
 
     type: Literal["max_rounds_reached"] = "max_rounds_reached"
 

@@ -6,16 +6,16 @@ One instance per round, owned by that round's subscription. It is fed every chun
 
 The decision table (the first chunk carrying text or a tool call decides)::
 
-    chunk carries                      mode before      mode after     emitted
-    ---------------------------------  ---------------  -------------  -----------------------------
-    role only / nothing / usage        any              unchanged      nothing
-    reasoning                          any              unchanged      reasoning_delta
-    text                               unknown          final_answer   round_mode_decided, text_delta
-    text                               final_answer     final_answer   text_delta
-    text                               tool_call        tool_call      nothing (kept as content)
-    tool-call delta                    unknown          tool_call      round_mode_decided, tool events
-    tool-call delta                    final_answer     tool_call      round_mode_decided, tool events
-    tool-call delta (forced round)     any              unchanged      nothing (ignored)
+    chunk carries                    mode before    mode after    emitted
+    -------------------------------  -------------  ------------  ---------------------------
+    role only / nothing / usage      any            unchanged     nothing
+    reasoning                        any            unchanged     reasoning_delta
+    text                             unknown        final_answer  round_mode_decided, text_delta
+    text                             final_answer   final_answer  text_delta
+    text                             tool_call      tool_call     nothing (kept as content)
+    tool-call delta                  unknown        tool_call     round_mode_decided, tool events
+    tool-call delta                  final_answer   tool_call     round_mode_decided, tool events
+    tool-call delta (forced round)   any            unchanged     nothing (ignored)
 """
 
 from __future__ import annotations

@@ -145,7 +145,11 @@ class Tool:
                         emit(f.result())
 
                 future.add_done_callback(on_done)
-                return Disposable(lambda: (cancel(), future.cancel()))
+                def dispose() -> None:
+                    cancel()
+                    future.cancel()
+
+                return Disposable(dispose)
 
             inner = SerialDisposable()  # an observable tool's own subscription
 
@@ -227,7 +231,7 @@ def _build_tool(
             f"tool {tool_name!r} has no description: give the function a docstring"
         )
     try:
-        hints = get_type_hints(fn, include_extras=True)
+        hints = _parameter_hints(fn)
     except Exception as error:
         raise ToolDefinitionError(f"tool {tool_name!r}: cannot read annotations: {error}") from None
     fields: dict[str, Any] = {}
@@ -242,7 +246,7 @@ def _build_tool(
         default = ... if parameter.default is parameter.empty else parameter.default
         fields[parameter.name] = (annotation, default)
     try:
-        arguments_model = create_model(  # type: ignore[call-overload]
+        arguments_model = create_model(
             f"{tool_name}_arguments",
             __config__=ConfigDict(extra="forbid"),
             **fields,
@@ -258,6 +262,20 @@ def _build_tool(
         timeout=timeout,
         _arguments_model=arguments_model,
         _token_parameter=token_parameter,
+    )
+
+
+def _parameter_hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    """Resolved parameter annotations. The return annotation is skipped: it does not matter
+    to the schema, and under postponed evaluation it may name a class local to a function."""
+    annotations = {k: v for k, v in getattr(fn, "__annotations__", {}).items() if k != "return"}
+    holder = type("_Parameters", (), {"__annotations__": annotations})
+    try:
+        local_names = dict(inspect.getclosurevars(fn).nonlocals)
+    except (TypeError, ValueError):
+        local_names = {}
+    return get_type_hints(
+        holder, globalns=getattr(fn, "__globals__", {}), localns=local_names, include_extras=True
     )
 
 

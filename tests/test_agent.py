@@ -1,4 +1,4 @@
-"""The agent loop in virtual time: rounds, tools, ordering, max rounds, bad calls, memory, cancel."""
+"""The agent loop in virtual time: rounds, tools, order, max rounds, bad calls, memory, cancel."""
 
 from __future__ import annotations
 
@@ -100,7 +100,9 @@ def test_tool_round_then_answer_history_and_events() -> None:
     scheduler = TestScheduler()
     model = ScriptedModel(
         [
-            tool_call_reply(("get_weather", {"city": "Beijing"}), ("get_weather", {"city": "Shanghai"})),
+            tool_call_reply(
+                ("get_weather", {"city": "Beijing"}), ("get_weather", {"city": "Shanghai"})
+            ),
             text_reply("Both sunny."),
         ]
     )
@@ -344,8 +346,10 @@ def test_hanging_model_is_cancelled_by_dispose() -> None:
     scheduler = TestScheduler()
     model = ScriptedModel([[*text_reply("par")[:2], Hang()]])
     rec = Recorder(scheduler)
-    sub = ReactAgent(model, scheduler=scheduler).stream("q").subscribe(
-        rec.on_next, rec.on_error, rec.on_completed
+    sub = (
+        ReactAgent(model, scheduler=scheduler)
+        .stream("q")
+        .subscribe(rec.on_next, rec.on_error, rec.on_completed)
     )
     scheduler.advance_to(100.0)
     sub.dispose()

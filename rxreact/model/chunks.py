@@ -39,7 +39,7 @@ class ChatChunk(NamedTuple):
     text: str | None = None
     """Answer-text delta (``delta.content``, or the text parts of a content list)."""
     reasoning: str | None = None
-    """Reasoning delta (``reasoning_content`` / ``reasoning`` / ``reasoning_details`` / thinking parts)."""
+    """Reasoning (``reasoning_content``, ``reasoning``, ``reasoning_details``, thinking parts)."""
     tool_calls: tuple[ToolCallDelta, ...] = ()
     """Tool-call deltas, in the order sent."""
     finish_reason: str | None = None

@@ -1,5 +1,7 @@
-"""A small vocabulary for scripting model replies, shared by :class:`~rxreact.model.scripted.ScriptedModel`
-(in-process, virtual time) and :class:`~rxreact.testing.MockOpenAIServer` (real HTTP, real SSE).
+"""A small vocabulary for scripting model replies.
+
+Shared by :class:`~rxreact.model.scripted.ScriptedModel` (in-process, virtual time) and
+:class:`~rxreact.testing.MockOpenAIServer` (real HTTP, real SSE).
 
 A *reply* is what the model sends for one request: a sequence of :class:`ChatChunk` with
 optional :class:`Pause` items between them (and a trailing :class:`Fail`, :class:`Hang` or
@@ -14,6 +16,7 @@ real providers send, so scripts stay short::
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -47,7 +50,7 @@ class Pause:
 
 @dataclass(frozen=True)
 class Fail:
-    """End the stream with this error (ScriptedModel) / an in-stream provider error (mock server)."""
+    """End the stream with this error (ScriptedModel); an in-stream error event (mock server)."""
 
     error: Exception
 
@@ -97,7 +100,7 @@ def split_text(text: str, pieces: int | None = None, *, size: int | None = None)
     if pieces is not None:
         pieces = max(1, min(pieces, len(text)))
         bounds = [round(i * len(text) / pieces) for i in range(pieces + 1)]
-        return [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+        return [text[a:b] for a, b in itertools.pairwise(bounds)]
     parts: list[str] = []
     for word in text.split(" "):
         if parts:

@@ -175,7 +175,9 @@ def _play(
             if saw_finish:
                 observer.on_completed()
             else:
-                observer.on_error(StreamInterruptedError("connection closed before the stream ended"))
+                observer.on_error(
+                    StreamInterruptedError("connection closed before the stream ended")
+                )
             return
         schedule(delay)
 
@@ -193,4 +195,3 @@ def _play(
 
     schedule(0.0)
     return CompositeDisposable(Disposable(dispose), pending)
-

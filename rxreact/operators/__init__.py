@@ -38,7 +38,8 @@ def deliver_on(
         result:   ---a-b-c-d-----e-|      (pool thread; a..d may arrive in one drain)
 
     When ``max_buffer`` items wait undelivered, the producer is held back until the consumer
-    catches up (backpressure for slow subscribers), except on a thread that also drains (one
+    catches up (backpressure for slow subscribers: at most ``max_buffer`` queued plus one
+    drained batch being delivered), except on a thread that subscribed or drains (one
     thread can't wait for itself, as under a ``TestScheduler``); there the buffer grows.
 
     Args:

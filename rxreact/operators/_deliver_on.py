@@ -20,6 +20,7 @@ def deliver_on_(
         def subscribe(
             observer: abc.ObserverBase[_T], subscribe_scheduler: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
+            subscriber_thread = threading.get_ident()
             queue: deque[tuple[int, Any]] = deque()
             lock = threading.Condition()
             state = _DrainState()
@@ -60,11 +61,12 @@ def deliver_on_(
                         kind == _NEXT
                         and max_buffer is not None
                         and len(queue) >= max_buffer
-                        and state.drain_thread not in (None, threading.get_ident())
+                        and threading.get_ident() not in (subscriber_thread, state.drain_thread)
                     ):
                         # Backpressure: hold the producer (the HTTP reader) until the consumer
-                        # catches up. Never on the thread that drains (a TestScheduler runs
-                        # both on one thread): there the buffer grows instead of deadlocking.
+                        # catches up. Never on the thread that subscribed or drains (a
+                        # TestScheduler runs everything on one thread): a thread cannot wait for
+                        # itself, so there the buffer grows instead of deadlocking.
                         while len(queue) >= max_buffer and not state.disposed:
                             lock.wait(0.5)
                         if state.disposed:

@@ -5,9 +5,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import reactivex
+from pydantic import BaseModel
 from reactivex import Observable, abc
 from reactivex import operators as ops
-from pydantic import BaseModel
 
 from rxreact.cancellation import CancellationToken
 from rxreact.events import ToolExecutionStarted, ToolResult
@@ -51,12 +51,16 @@ def run_tools_(
             if tool is None:
                 known = ", ".join(sorted(tools)) or "(none)"
                 message = f"Error: there is no tool named {call.name!r}. Valid tools: {known}."
-                return reactivex.concat(started, reactivex.defer(lambda _: reactivex.of(result(message, True))))
+                return reactivex.concat(
+                    started, reactivex.defer(lambda _: reactivex.of(result(message, True)))
+                )
             try:
                 arguments = tool.parse_arguments(call.arguments)
             except ToolArgumentsError as error:
                 message = f"Error calling tool {call.name!r}: {error}"
-                return reactivex.concat(started, reactivex.defer(lambda _: reactivex.of(result(message, True))))
+                return reactivex.concat(
+                    started, reactivex.defer(lambda _: reactivex.of(result(message, True)))
+                )
             body = tool.invoke(arguments, CancellationToken(), tools_scheduler)
             timeout = tool.timeout if tool.timeout is not None else default_timeout
             if timeout is not None:

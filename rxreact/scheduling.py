@@ -1,0 +1,157 @@
+"""ElasticScheduler: a thread pool whose timers don't occupy its threads.
+
+RxPY's ``ThreadPoolScheduler`` creates an event-loop scheduler per ``schedule`` call and, for
+``schedule_relative``, parks a pool thread in a timed wait until the due time: a 60-second
+tool timeout holds a worker for 60 seconds even after the tool answered, and a few of them
+starve the pool. An agent schedules exactly such timers (tool timeouts, retry backoff, chunk
+timeouts) on its pool, so rxreact uses this scheduler instead, the Python counterpart of
+Reactor's ``boundedElastic``:
+
+- ``schedule`` submits the action to a bounded ``ThreadPoolExecutor``;
+- ``schedule_relative`` / ``schedule_absolute`` put the action on ONE shared timer thread
+  (a heap), which hands it to the pool when due; disposing a pending timer removes it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import itertools
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from reactivex import abc, typing
+from reactivex.disposable import CompositeDisposable, Disposable, SingleAssignmentDisposable
+from reactivex.scheduler.periodicscheduler import PeriodicScheduler
+
+__all__ = ["ElasticScheduler"]
+
+_TState = TypeVar("_TState")
+
+
+class ElasticScheduler(PeriodicScheduler):
+    """Runs actions on a bounded thread pool; timed actions wait on a shared timer thread.
+
+    Args:
+        max_workers: pool size.
+        name: thread-name prefix (shows in tracebacks and marble recordings).
+    """
+
+    def __init__(self, max_workers: int = 8, name: str = "rxreact") -> None:
+        super().__init__()
+        self.max_workers = max_workers
+        self.name = name
+        self._executor = ThreadPoolExecutor(max_workers, thread_name_prefix=name)
+
+    def __repr__(self) -> str:
+        return f"ElasticScheduler(max_workers={self.max_workers}, name={self.name!r})"
+
+    def schedule(
+        self, action: typing.ScheduledAction[_TState], state: _TState | None = None
+    ) -> abc.DisposableBase:
+        """Run ``action`` on a pool thread as soon as one is free."""
+        inner = SingleAssignmentDisposable()
+        disposed = False
+
+        def run() -> None:
+            if not disposed:
+                inner.disposable = self.invoke_action(action, state)
+
+        def dispose() -> None:
+            nonlocal disposed
+            disposed = True
+            future.cancel()
+
+        future = self._executor.submit(run)
+        return CompositeDisposable(inner, Disposable(dispose))
+
+    def schedule_relative(
+        self,
+        duetime: typing.RelativeTime,
+        action: typing.ScheduledAction[_TState],
+        state: _TState | None = None,
+    ) -> abc.DisposableBase:
+        """Run ``action`` on the pool after ``duetime`` (no pool thread waits meanwhile)."""
+        seconds = self.to_seconds(duetime)
+        if seconds <= 0:
+            return self.schedule(action, state)
+        inner = SingleAssignmentDisposable()
+
+        def due() -> None:
+            inner.disposable = self.schedule(action, state)
+
+        cancel = _timer_thread().call_later(seconds, due)
+        return CompositeDisposable(Disposable(cancel), inner)
+
+    def schedule_absolute(
+        self,
+        duetime: typing.AbsoluteTime,
+        action: typing.ScheduledAction[_TState],
+        state: _TState | None = None,
+    ) -> abc.DisposableBase:
+        """Run ``action`` on the pool at ``duetime``."""
+        return self.schedule_relative(self.to_datetime(duetime) - self.now, action, state)
+
+    def shutdown(self, wait: bool = False) -> None:
+        """Stop accepting work (pending timers of this scheduler then do nothing)."""
+        self._executor.shutdown(wait=wait, cancel_futures=True)
+
+
+class _TimerThread:
+    """One daemon thread sleeping until the earliest due callback; callbacks must be quick
+    (here they only submit to a pool)."""
+
+    def __init__(self) -> None:
+        # entries are [due, id, callback]; cancelling sets callback to None (lazy deletion)
+        self._heap: list[list[Any]] = []
+        self._ids = itertools.count()
+        self._condition = threading.Condition()
+        thread = threading.Thread(target=self._loop, name="rxreact-timers", daemon=True)
+        thread.start()
+
+    def call_later(self, seconds: float, callback: Callable[[], Any]) -> Callable[[], None]:
+        entry = [time.monotonic() + seconds, next(self._ids), callback]
+        with self._condition:
+            heapq.heappush(self._heap, entry)
+            if self._heap[0] is entry:
+                self._condition.notify()
+
+        def cancel() -> None:
+            entry[2] = None
+
+        return cancel
+
+    def _loop(self) -> None:
+        while True:
+            with self._condition:
+                while True:
+                    if not self._heap:
+                        self._condition.wait()
+                        continue
+                    entry = self._heap[0]
+                    delay = entry[0] - time.monotonic()
+                    if entry[2] is not None and delay > 0:
+                        self._condition.wait(delay)
+                        continue
+                    heapq.heappop(self._heap)
+                    callback = entry[2]
+                    if callback is not None:
+                        break
+            # A shut-down pool refuses work: then there is nothing to do for this timer.
+            with contextlib.suppress(Exception):
+                callback()
+
+
+_timer_lock = threading.Lock()
+_timer: _TimerThread | None = None
+
+
+def _timer_thread() -> _TimerThread:
+    global _timer
+    with _timer_lock:
+        if _timer is None:
+            _timer = _TimerThread()
+        return _timer

@@ -1,0 +1,155 @@
+"""The operators on a TestScheduler (marbles), and deliver_on with real threads."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import reactivex
+from reactivex import operators as ops
+from reactivex.scheduler import ThreadPoolScheduler
+from reactivex.testing import ReactiveTest, TestScheduler
+from reactivex.testing.marbles import marbles_testing
+
+from rxreact.model.chunks import ChatChunk, ToolCallDelta
+from rxreact.operators import deliver_on, finish_round, process_chunk
+from rxreact.round import RoundState
+
+CHUNKS = {
+    "r": ChatChunk(role="assistant"),
+    "a": ChatChunk(text="Hel"),
+    "b": ChatChunk(text="lo"),
+    "f": ChatChunk(finish_reason="stop"),
+    "c": ChatChunk(tool_calls=(ToolCallDelta(0, "id0", "get", '{"x":'),)),
+    "d": ChatChunk(tool_calls=(ToolCallDelta(0, None, None, "1}"),)),
+}
+
+
+def summarize(event: Any) -> str:
+    detail = getattr(event, "delta", None) or getattr(event, "mode", None) or ""
+    return f"{event.type}:{detail}" if detail else event.type
+
+
+def timeline(result: list[Any]) -> list[tuple[float, str]]:
+    return [(m.time, m.value.value if m.value.kind == "N" else m.value.kind) for m in result]
+
+
+def test_process_chunk_answer_round_as_marbles() -> None:
+    with marbles_testing(timespan=1.0) as (start, cold, _hot, _exp):
+        state = RoundState(1)
+        result = start(
+            cold("r-a-b-f|", CHUNKS).pipe(
+                process_chunk(state), finish_round(state), ops.map(summarize)
+            )
+        )
+        # the role chunk decides nothing; "a" decides and streams at once; "f" only ends it
+        assert timeline(result) == [
+            (202.0, "round_mode_decided:final_answer"),
+            (202.0, "text_delta:Hel"),
+            (204.0, "text_delta:lo"),
+            (207.0, "round_finished:final_answer"),
+            (207.0, "C"),
+        ]
+
+
+def test_process_chunk_tool_round_as_marbles() -> None:
+    with marbles_testing(timespan=1.0) as (start, cold, _hot, _exp):
+        state = RoundState(1)
+        result = start(
+            cold("r-c-d|", CHUNKS).pipe(
+                process_chunk(state), finish_round(state), ops.map(summarize)
+            )
+        )
+        assert timeline(result) == [
+            (202.0, "round_mode_decided:tool_call"),
+            (202.0, "tool_call_started"),
+            (202.0, 'tool_call_args_delta:{"x":'),
+            (204.0, "tool_call_args_delta:1}"),
+            (205.0, "round_finished:tool_call"),
+            (205.0, "C"),
+        ]
+        assert state.tool_calls()[0].arguments == '{"x":1}'
+
+
+def test_finish_round_passes_errors_without_round_finished() -> None:
+    scheduler = TestScheduler()
+    state = RoundState(1)
+    error = ValueError("boom")
+    source = scheduler.create_cold_observable(
+        ReactiveTest.on_next(10, CHUNKS["a"]), ReactiveTest.on_error(20, error)
+    )
+    observer = scheduler.start(
+        lambda: source.pipe(process_chunk(state), finish_round(state), ops.map(summarize))
+    )
+    assert observer.messages == [
+        ReactiveTest.on_next(210, "round_mode_decided:final_answer"),
+        ReactiveTest.on_next(210, "text_delta:Hel"),
+        ReactiveTest.on_error(220, error),
+    ]
+
+
+def test_deliver_on_keeps_order_and_moves_to_the_scheduler() -> None:
+    pool = ThreadPoolScheduler(2)
+    caller = threading.get_ident()
+    seen: list[int] = []
+    threads: set[int] = set()
+    done = threading.Event()
+
+    def on_next(value: int) -> None:
+        threads.add(threading.get_ident())
+        seen.append(value)
+
+    reactivex.from_iterable(range(10_000)).pipe(deliver_on(pool, max_buffer=64)).subscribe(
+        on_next, lambda e: done.set(), done.set
+    )
+    assert done.wait(10)
+    assert seen == list(range(10_000))
+    assert caller not in threads
+
+
+def test_deliver_on_holds_a_fast_producer_back() -> None:
+    pool = ThreadPoolScheduler(1)
+    release = threading.Event()
+    produced: list[int] = []
+    consumed: list[int] = []
+    done = threading.Event()
+
+    def producer(observer: Any, scheduler: Any = None) -> Any:
+        def run() -> None:
+            for i in range(100):
+                produced.append(i)
+                observer.on_next(i)
+            observer.on_completed()
+
+        threading.Thread(target=run, daemon=True).start()
+        return reactivex.disposable.Disposable()
+
+    def slow_consumer(value: int) -> None:
+        if value == 0:
+            release.wait(10)  # the subscriber is stuck on its first item
+        consumed.append(value)
+
+    reactivex.create(producer).pipe(deliver_on(pool, max_buffer=8)).subscribe(
+        slow_consumer, on_completed=done.set
+    )
+    # the bound: 8 queued + one drained batch (<= 8) in delivery + the item the producer holds
+    deadline = threading.Event()
+    for _ in range(200):
+        if len(produced) >= 17:
+            break
+        deadline.wait(0.01)
+    held_at = len(produced)
+    deadline.wait(0.1)  # give a non-bounded producer time to run away (it must not)
+    assert len(produced) == held_at <= 2 * 8 + 1
+    release.set()
+    assert done.wait(10)
+    assert consumed == list(range(100))
+
+
+def test_deliver_on_dispose_stops_delivery() -> None:
+    scheduler = TestScheduler()
+    source = scheduler.create_hot_observable(
+        ReactiveTest.on_next(210, 1), ReactiveTest.on_next(300, 2), ReactiveTest.on_completed(400)
+    )
+    observer = scheduler.start(lambda: source.pipe(deliver_on(scheduler)), disposed=250)
+    assert observer.messages == [ReactiveTest.on_next(210, 1)]
