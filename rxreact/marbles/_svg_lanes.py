@@ -1,0 +1,292 @@
+"""The SVG lanes: round bars, tool-execution bars, marbles, and density bins for crowded lanes."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from xml.sax.saxutils import escape
+
+from rxreact.marbles._svg_canvas import (
+    CHAR_W,
+    CHUNK_COLORS,
+    COLORS,
+    LANE_COLORS,
+    Canvas,
+    Scale,
+    bars,
+    clip,
+    density,
+    diamond,
+    dot,
+)
+from rxreact.marbles.lanes import symbolize
+
+if TYPE_CHECKING:
+    from rxreact.marbles.recording import Marble, Recording
+
+
+@dataclass(frozen=True)
+class RoundSpan:
+    """One round as drawn: from its start to the next round's start (or the run's end)."""
+
+    number: int
+    start: float
+    end: float
+    finished: float | None
+    decisions: tuple[tuple[float, str], ...]
+    forced: bool
+
+
+@dataclass(frozen=True)
+class Execution:
+    """One tool execution: started -> result (or still running when the recording ends)."""
+
+    name: str
+    start: float
+    end: float
+    finished: bool
+    is_error: bool
+    content: str
+
+
+def round_spans(recording: Recording) -> list[RoundSpan]:
+    spans: list[dict[str, Any]] = []
+    forced_next = False
+    for marble in recording.marbles:
+        kind = getattr(marble.value, "type", None) if marble.kind == "next" else None
+        if kind == "round_started":
+            spans.append(
+                dict(
+                    number=marble.value.round,
+                    start=marble.time,
+                    finished=None,
+                    decisions=[],
+                    forced=forced_next,
+                )
+            )
+            forced_next = False
+        elif kind == "max_rounds_reached":
+            forced_next = True
+        elif spans and kind == "round_mode_decided":
+            spans[-1]["decisions"].append((marble.time, marble.value.mode))
+        elif spans and kind == "round_finished":
+            spans[-1]["finished"] = marble.time
+    ends = [s["start"] for s in spans[1:]] + [recording.end]
+    return [
+        RoundSpan(end=end, **{**s, "decisions": tuple(s["decisions"])})
+        for s, end in zip(spans, ends, strict=True)
+    ]
+
+
+def executions(recording: Recording) -> list[Execution]:
+    started: dict[tuple[int, str], Marble] = {}
+    results: dict[tuple[int, str], Marble] = {}
+    for marble in recording.lane("tools"):
+        key = (marble.value.round, marble.value.call_id)
+        target = started if marble.value.type == "tool_execution_started" else results
+        target.setdefault(key, marble)
+    found = []
+    for key, begin in started.items():
+        result = results.get(key)
+        found.append(
+            Execution(
+                name=begin.value.name,
+                start=begin.time,
+                end=result.time if result else recording.end,
+                finished=result is not None,
+                is_error=bool(result and result.value.is_error),
+                content=result.value.content if result else "(no result)",
+            )
+        )
+    return found
+
+
+def _bar_label(execution: Execution) -> str:
+    seconds = execution.end - execution.start
+    took = f"{seconds:.3g} s" if seconds >= 1 or seconds == 0 else f"{seconds * 1000:.3g} ms"
+    return f"{execution.name} {took}" + (" ✕" if execution.is_error else "")
+
+
+def _bar_extent(execution: Execution, scale: Scale) -> tuple[float, float, bool]:
+    """Bar start and end x, and whether its label fits inside (else it goes to the right)."""
+    x0 = scale.x(execution.start)
+    x1 = max(scale.x(execution.end), x0 + 3)
+    return x0, x1, x1 - x0 >= len(_bar_label(execution)) * CHAR_W + 8
+
+
+def pack(items: Sequence[Execution], scale: Scale) -> list[list[Execution]]:
+    """Executions in rows, each in the first row where it (and its label) overlaps nothing."""
+    rows: list[list[Execution]] = []
+    row_ends: list[float] = []
+    for item in sorted(items, key=lambda e: e.start):
+        x0, x1, inside = _bar_extent(item, scale)
+        right = x1 if inside else x1 + 4 + len(_bar_label(item)) * CHAR_W
+        for i, end in enumerate(row_ends):
+            if end + 4 <= x0:
+                rows[i].append(item)
+                row_ends[i] = right
+                break
+        else:
+            rows.append([item])
+            row_ends.append(right)
+    return rows
+
+
+def draw_rounds(
+    canvas: Canvas,
+    scale: Scale,
+    recording: Recording,
+    rounds: Sequence[RoundSpan],
+    y: float,
+    max_marks: int,
+) -> None:
+    """Each round a bar: grey until its mode is decided, then the mode's colour."""
+    if len(rounds) > max_marks:
+        density(canvas, scale, [r.start for r in rounds], y, COLORS["tool"], "rounds started")
+        return
+    for span in rounds:
+        stop = span.finished if span.finished is not None else span.end
+        edges = [(span.start, "undecided"), *span.decisions, (stop, "")]
+        for (a, mode), (b, _) in itertools.pairwise(edges):
+            color = {"final_answer": COLORS["answer"], "tool_call": COLORS["tool"]}.get(
+                mode, COLORS["undecided"]
+            )
+            tip = f"round {span.number}: {mode} {scale.label(a)}–{scale.label(b)}"
+            width = max(1.5, scale.x(b) - scale.x(a))
+            canvas.add(
+                f'<rect x="{scale.x(a):.1f}" y="{y - 5}" width="{width:.1f}" height="10" rx="2" '
+                f'fill="{color}"><title>{escape(tip)}</title></rect>'
+            )
+        for i, (t, mode) in enumerate(span.decisions):
+            color = COLORS["answer"] if mode == "final_answer" else COLORS["tool"]
+            stroke = COLORS["forced"] if i else "#fff"
+            tip = ("switched to " if i else "mode decided: ") + mode
+            canvas.add(diamond(scale.x(t), y, color, stroke, tip))
+    for marble in recording.marbles:
+        kind = getattr(marble.value, "type", None) if marble.kind == "next" else None
+        x = scale.x(marble.time)
+        if kind == "max_rounds_reached":
+            canvas.add(
+                f'<path d="M{x - 6:.1f},{y - 15} L{x + 6:.1f},{y - 15} L{x:.1f},{y - 6} Z" '
+                f'fill="{COLORS["forced"]}"><title>max_rounds_reached after round '
+                f"{marble.value.round}</title></path>"
+            )
+        elif kind == "final_answer":
+            tip = f"final_answer ({marble.value.rounds} rounds): {clip(marble.value.text, 300)}"
+            canvas.add(
+                f'<circle cx="{x:.1f}" cy="{y}" r="6.5" fill="#fff" stroke="{COLORS["answer"]}" '
+                f'stroke-width="2.5"><title>{escape(tip)}</title></circle>'
+            )
+
+
+def draw_tools(
+    canvas: Canvas,
+    scale: Scale,
+    items: Sequence[Execution],
+    top: float,
+    row_h: int,
+    max_rows: int,
+) -> None:
+    """A bar per execution from start to result (red when it failed), in packed rows."""
+    rows = pack(items, scale)
+    if len(rows) > max_rows:
+        _running(canvas, scale, items, top + 15)
+        return
+    for r, row in enumerate(rows):
+        y = top + 5 + r * row_h
+        for item in row:
+            x0, x1, inside = _bar_extent(item, scale)
+            fill, stroke = (
+                (COLORS["error_fill"], COLORS["error"])
+                if item.is_error
+                else (COLORS["tool_fill"], COLORS["tool"])
+            )
+            dash = "" if item.finished else ' stroke-dasharray="3 2"'
+            tip = f"{item.name}: {clip(item.content, 300)}"
+            canvas.add(
+                f'<rect x="{x0:.1f}" y="{y + 2}" width="{x1 - x0:.1f}" height="{row_h - 5}" rx="3" '
+                f'fill="{fill}" stroke="{stroke}"{dash}><title>{escape(tip)}</title></rect>'
+            )
+            label_x = x0 + 4 if inside else x1 + 4
+            canvas.text(
+                label_x,
+                y + row_h / 2 + 3,
+                _bar_label(item),
+                size=10,
+                fill=COLORS["error"] if item.is_error else "#1d3f80",
+            )
+
+
+def draw_calls(
+    canvas: Canvas, scale: Scale, marbles: Sequence[Marble], y: float, max_marks: int
+) -> None:
+    """Calls the model makes: a dot (named) where a call starts, a tick per argument piece."""
+    if len(marbles) > max_marks:
+        density(canvas, scale, [m.time for m in marbles], y, COLORS["tool"], "tool-call events")
+        return
+    label_end = -math.inf
+    for marble in marbles:
+        x = scale.x(marble.time)
+        if marble.value.type == "tool_call_started":
+            tip = f"{marble.value.name} ({marble.value.call_id}) @ {scale.label(marble.time)}"
+            canvas.add(dot(x, y, 5, COLORS["tool"], tip))
+            if x + 8 > label_end:
+                canvas.text(x + 8, y - 7, marble.value.name, size=10, fill="#1d3f80")
+                label_end = x + 12 + len(marble.value.name) * CHAR_W
+        else:
+            tip = f"arguments {marble.value.delta!r} @ {scale.label(marble.time)}"
+            canvas.add(
+                f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y - 4}" y2="{y + 4}" stroke="#7d9be0">'
+                f"<title>{escape(tip)}</title></line>"
+            )
+
+
+def draw_points(
+    canvas: Canvas, scale: Scale, lane: str, marbles: Sequence[Marble], y: float, max_marks: int
+) -> None:
+    """A lane of values: ticks for chunks, dots for text and reasoning, labelled marbles else."""
+    color = LANE_COLORS.get(lane, COLORS["chunk"] if lane == "chunks" else COLORS["value"])
+    if len(marbles) > max_marks:
+        density(canvas, scale, [m.time for m in marbles], y, color, lane)
+        return
+    symbols, legend = symbolize(lane, [m.value for m in marbles])
+    big = lane not in ("chunks", "text", "reasoning") and len(marbles) <= 40
+    for marble, symbol in zip(marbles, symbols, strict=True):
+        x = scale.x(marble.time)
+        tip = f"{clip(repr(legend.get(symbol, marble.value)), 200)} @ {scale.label(marble.time)}"
+        tip += f" on {marble.thread}"
+        if lane == "chunks":
+            tick = CHUNK_COLORS.get(symbol, "#b8bec8")
+            canvas.add(
+                f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y - 7}" y2="{y + 7}" stroke="{tick}" '
+                f'stroke-width="1.5"><title>{escape(tip)}</title></line>'
+            )
+        elif big:
+            canvas.add(dot(x, y, 8, color, tip))
+            canvas.text(
+                x,
+                y + 3.5,
+                clip(str(marble.value), 3, "")[:3],
+                size=9,
+                fill="#fff",
+                anchor="middle",
+                weight="600",
+            )
+        else:
+            canvas.add(dot(x, y, 4.5, color, tip))
+
+
+def _running(canvas: Canvas, scale: Scale, items: Sequence[Execution], y: float) -> None:
+    """How many executions run in each time slice (when there are too many rows to draw)."""
+    bins = max(1, int((scale.x1 - scale.x0) / 4))
+    width = (scale.t1 - scale.t0) / bins
+    counts: dict[int, int] = {}
+    for item in items:
+        first = int((item.start - scale.t0) / width)
+        last = max(first, math.ceil((item.end - scale.t0) / width) - 1)
+        for i in range(max(0, first), min(bins, last + 1)):
+            counts[i] = counts.get(i, 0) + 1
+    bars(canvas, scale, counts, width, y, COLORS["tool"], "tools running")

@@ -1,0 +1,236 @@
+"""The SVG diagram of a recording: one lane per event kind on a shared time axis.
+
+Hand-built SVG (no plotting dependency), shown inline by Jupyter through
+``Recording._repr_svg_`` / ``_repr_html_``::
+
+            │ round 1                   │ round 2 · forced    │
+    rounds  │ ◆━━━━━━━━━━━━━━━━━━━━━━━━━│▲◆━━━━━━━━━━━━━━━━━●│      bar: a round, coloured by mode
+    chunks  │ ||||| |||||               │ |||||||||||||||||   │      ticks, or density bins
+    text    │                           │  ● ● ● ● ● ● ● ●    │
+    tools   │        ▭▭▭ get_weather    │                     │      a bar per execution
+            └──────┴──────┴──────┴──────┴──────┴──────┴──────┘
+            0 s    1 s    2 s ...
+
+Lanes with more than ``max_marks`` values are summarised as density bins (counts per time
+slice), and more tool executions than ``max_tool_rows`` rows can hold as the number running per
+slice, so a run of thousands of chunks stays a small, readable drawing.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+from xml.sax.saxutils import escape, quoteattr
+
+from rxreact.marbles import _svg_lanes as lanes_
+from rxreact.marbles._svg_canvas import COLORS, LEGEND, Canvas, Scale, clip, swatch
+
+if TYPE_CHECKING:
+    from rxreact.marbles.recording import Recording
+
+__all__ = ["render_svg"]
+
+_LABEL_W = 118
+_RIGHT = 24
+_HEADER = 46
+_BAND_HEADER = 18
+_ROW = 30
+_TOOL_ROW = 20
+_AXIS = 30
+_FONT = "ui-sans-serif, system-ui, -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif"
+
+
+def render_svg(
+    recording: Recording,
+    *,
+    width: int = 960,
+    title: str | None = None,
+    max_marks: int = 200,
+    max_tool_rows: int = 8,
+) -> str:
+    """Draw ``recording`` as an SVG document.
+
+    Args:
+        recording: what to draw.
+        width: width in pixels (the height follows from the lanes).
+        title: the heading (default: a summary of the run).
+        max_marks: a lane with more values is drawn as density bins.
+        max_tool_rows: more concurrent tool rows than this are drawn as a running count.
+
+    Returns:
+        The SVG text (UTF-8, a standalone document).
+    """
+    scale = _scale(recording, width)
+    canvas = Canvas()
+    rounds = lanes_.round_spans(recording)
+    executions = lanes_.executions(recording)
+    rows: list[tuple[str, str, int]] = []  # lane, label, height
+    for lane in recording.lanes:
+        count = len(recording.lane(lane))
+        summary = " · binned" if count > max_marks else ""
+        if lane == "tools":
+            tool_rows = lanes_.pack(executions, scale)
+            height = _TOOL_ROW * len(tool_rows) + 10 if len(tool_rows) <= max_tool_rows else _ROW
+            failed = sum(e.is_error for e in executions)
+            shown = "" if len(tool_rows) <= max_tool_rows else " · count"
+            rows.append((lane, f"{len(executions)} runs, {failed} failed{shown}", height))
+        elif lane == "rounds":
+            rows.append((lane, f"{len(rounds)} rounds", _ROW))
+        elif lane == "tool_calls":
+            calls = len(recording.of_type("tool_call_started"))
+            rows.append((lane, f"{calls} calls{summary}", _ROW))
+        else:
+            rows.append((lane, f"{count:,}{summary}", _ROW))
+    top = _HEADER + _BAND_HEADER
+    bottom = top + sum(h for _, _, h in rows)
+    height = bottom + _AXIS
+
+    _bands(canvas, scale, rounds, top, bottom, many=len(rounds) > max_marks)
+    _grid(canvas, scale, top, bottom)
+    y = top
+    for lane, label, row_height in rows:
+        canvas.add(f'<line x1="0" x2="{scale.x1 + _RIGHT}" y1="{y}" y2="{y}" stroke="#e3e7ee"/>')
+        canvas.text(10, y + row_height / 2 - 1, lane, weight="600", size=12, fill="#222")
+        canvas.text(10, y + row_height / 2 + 12, label, size=10, fill="#888")
+        middle = y + row_height / 2
+        if lane == "rounds":
+            lanes_.draw_rounds(canvas, scale, recording, rounds, middle, max_marks)
+        elif lane == "tools":
+            lanes_.draw_tools(canvas, scale, executions, y, _TOOL_ROW, max_tool_rows)
+        elif lane == "tool_calls":
+            lanes_.draw_calls(canvas, scale, recording.lane(lane), middle, max_marks)
+        else:
+            lanes_.draw_points(canvas, scale, lane, recording.lane(lane), middle, max_marks)
+        y += row_height
+    _terminal(canvas, scale, recording, top, bottom)
+    _axis(canvas, scale, bottom)
+    _header(canvas, recording, rounds, len(executions), title, width)
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family={quoteattr(_FONT)} font-size="11">'
+        f'<rect width="{width}" height="{height}" fill="#ffffff"/>'
+        f"{canvas.render()}</svg>"
+    )
+
+
+def _scale(recording: Recording, width: int) -> Scale:
+    span = recording.duration
+    step = _nice_step(span / 8 if span > 0 else 1.0)
+    ticks = max(1, math.ceil(span / step - 1e-9))
+    return Scale(
+        t0=recording.start,
+        t1=recording.start + ticks * step,
+        x0=_LABEL_W,
+        x1=width - _RIGHT,
+        step=step,
+    )
+
+
+def _nice_step(raw: float) -> float:
+    """The 1-2-5 step nearest above ``raw``."""
+    magnitude = 10 ** math.floor(math.log10(raw))
+    for factor in (1, 2, 5, 10):
+        if factor * magnitude >= raw * 0.999:
+            return float(factor * magnitude)
+    return float(10 * magnitude)
+
+
+def _bands(
+    canvas: Canvas,
+    scale: Scale,
+    rounds: list[lanes_.RoundSpan],
+    top: float,
+    bottom: float,
+    *,
+    many: bool,
+) -> None:
+    """A background band per round (the forced one tinted), with its name above the lanes."""
+    if many:
+        return
+    for i, span in enumerate(rounds):
+        x0, x1 = scale.x(span.start), scale.x(span.end)
+        fill = COLORS["forced_band"] if span.forced else ("#f4f6fa" if i % 2 == 0 else "#ffffff")
+        canvas.add(
+            f'<rect x="{x0:.1f}" y="{top - _BAND_HEADER}" width="{max(1.0, x1 - x0):.1f}" '
+            f'height="{bottom - top + _BAND_HEADER}" fill="{fill}"/>'
+        )
+        canvas.add(
+            f'<line x1="{x0:.1f}" x2="{x0:.1f}" y1="{top - _BAND_HEADER}" y2="{bottom}" '
+            f'stroke="#9aa3b2" stroke-dasharray="3 3"/>'
+        )
+        name = f"round {span.number}" + (" · forced" if span.forced else "")
+        short = f"R{span.number}" + ("!" if span.forced else "")
+        label = name if x1 - x0 > 7 * len(name) + 8 else short if x1 - x0 > 8 * len(short) else ""
+        if label:
+            color = COLORS["forced"] if span.forced else "#556"
+            canvas.text(x0 + 5, top - 5, label, size=11, fill=color, weight="600")
+
+
+def _grid(canvas: Canvas, scale: Scale, top: float, bottom: float) -> None:
+    for t in scale.ticks():
+        x = scale.x(t)
+        canvas.add(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{bottom}" stroke="#eef0f4"/>')
+
+
+def _axis(canvas: Canvas, scale: Scale, y: float) -> None:
+    canvas.add(f'<line x1="{scale.x0}" x2="{scale.x1}" y1="{y}" y2="{y}" stroke="#555"/>')
+    for t in scale.ticks():
+        x = scale.x(t)
+        canvas.add(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y}" y2="{y + 5}" stroke="#555"/>')
+        canvas.text(x, y + 17, scale.label(t), size=10, fill="#444", anchor="middle")
+
+
+def _terminal(
+    canvas: Canvas, scale: Scale, recording: Recording, top: float, bottom: float
+) -> None:
+    """Completion as a dark line across the lanes, an error as a red one with its message."""
+    terminal = recording.terminal
+    if terminal is None:
+        return
+    x = scale.x(terminal.time)
+    if terminal.kind == "completed":
+        canvas.add(
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{bottom}" stroke="#333" '
+            f'stroke-width="2"><title>completed at {scale.label(terminal.time)}</title></line>'
+        )
+        return
+    message = f"{type(terminal.value).__name__}: {terminal.value}"
+    canvas.add(
+        f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{bottom}" stroke="{COLORS["error"]}" '
+        f'stroke-width="2"><title>{escape(message)}</title></line>'
+    )
+    canvas.text(x, top - 5, "✕", size=12, fill=COLORS["error"], anchor="middle", weight="700")
+
+
+def _header(
+    canvas: Canvas,
+    recording: Recording,
+    rounds: list[lanes_.RoundSpan],
+    calls: int,
+    title: str | None,
+    width: int,
+) -> None:
+    clock = "virtual" if recording.virtual else "real time"
+    if title is None:
+        parts = [f"{len(recording.values):,} events"]
+        if rounds:
+            forced = " (1 forced)" if any(r.forced for r in rounds) else ""
+            parts = [
+                f"{len(rounds)} round{'s' * (len(rounds) != 1)}{forced}",
+                f"{calls} tool call{'s' * (calls != 1)}",
+            ]
+        parts.append(f"{recording.duration:g} s {clock}")
+        title = " · ".join(parts)
+    canvas.text(10, 19, title, size=14, weight="600", fill="#222")
+    answers = recording.of_type("final_answer")
+    error = recording.error
+    if error is not None:
+        message = f"✕ failed at {recording.duration:g} s: {type(error).__name__}: {error}"
+        canvas.text(10, 36, clip(message, 120), size=11, fill=COLORS["error"], weight="600")
+    elif answers:
+        canvas.text(10, 36, "answer: " + clip(str(answers[-1].text), 110), size=11, fill="#555")
+    x = width - _RIGHT
+    for label, color, kind in reversed(LEGEND):
+        x -= 7 * len(label) + 22
+        canvas.add(swatch(x, 10, color, kind))
+        canvas.text(x + 15, 19, label, size=10, fill="#555")
