@@ -1,0 +1,298 @@
+"""One model request as one Observable subscription: attempts, retries, watchdog, cancellation.
+
+Threads, and why:
+
+- **I/O thread.** Each attempt (the blocking httpx request and read loop) runs on the I/O
+  scheduler, by default a new daemon thread per attempt (:data:`IO_SCHEDULER`). A stream holds
+  its thread for as long as the model talks (seconds to minutes); a bounded pool would queue
+  new streams behind long ones, with their first-chunk clocks already running. A thread start
+  costs ~0.1 ms, nothing next to an HTTP round trip. ``on_next`` is called on that thread.
+- **Timer scheduler.** The watchdog and the retry backoff are relative schedules on the
+  subscribe-time scheduler (so a virtual-time scheduler drives them), else on a
+  ``TimeoutScheduler``. A trampoline or immediate scheduler would run a timer by blocking the
+  calling thread, so those are replaced by the ``TimeoutScheduler`` too.
+- **Cancellation.** A thread blocked in ``recv`` is not woken by closing the httpx response
+  from another thread, but it is by shutting the socket down: :meth:`ModelCall.dispose` and the
+  watchdog do that. Every emission holds a lock and checks a flag, so once ``dispose()`` has
+  returned nothing more reaches the observer.
+
+Known limit: before the response headers arrive on a *reused* keep-alive connection, the
+socket is not reachable (httpcore reports it only when it opens a connection). A timeout or a
+dispose in that window then waits for httpx's own read timeout (the longer of the first-chunk
+and between-chunk limits) to free the thread; the observer hears nothing more in any case.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from typing import Any, Generic, NamedTuple, TypeVar
+
+import httpx
+from reactivex import abc
+from reactivex.disposable import Disposable, SerialDisposable
+from reactivex.scheduler import (
+    ImmediateScheduler,
+    NewThreadScheduler,
+    TimeoutScheduler,
+    TrampolineScheduler,
+)
+
+from rxreact.errors import ModelTimeoutError
+from rxreact.model.retry import Backoff, retry_delay
+
+__all__ = ["IO_SCHEDULER", "ModelCall", "Stopped", "Timeouts", "timer_scheduler"]
+
+_T = TypeVar("_T")
+log = logging.getLogger("rxreact.model.openai")
+
+IO_SCHEDULER: abc.SchedulerBase = NewThreadScheduler(
+    lambda target: threading.Thread(target=target, daemon=True, name="rxreact-http")
+)
+"""The default I/O scheduler: one daemon thread per attempt (see the module docstring)."""
+
+_TIMER_SCHEDULER = TimeoutScheduler()
+
+
+class Timeouts(NamedTuple):
+    """The three limits of an attempt, in seconds; ``None`` = no limit."""
+
+    connect: float | None
+    """Opening the connection (and waiting for a free pooled one)."""
+    first_chunk: float | None
+    """From the start of the attempt to the first SSE event (non-streaming: to the headers)."""
+    between_chunks: float | None
+    """The longest silence between two events while the body is read."""
+
+    def as_httpx(self) -> httpx.Timeout:
+        """httpx's own limits: connect as is, reads as a backstop behind the watchdog."""
+        reads = [t for t in (self.first_chunk, self.between_chunks) if t is not None]
+        backstop = max(reads) if len(reads) == 2 else None
+        return httpx.Timeout(connect=self.connect, read=backstop, write=backstop, pool=self.connect)
+
+
+def timer_scheduler(scheduler: abc.SchedulerBase | None) -> abc.SchedulerBase:
+    """The scheduler for watchdogs and backoff: the subscriber's, unless it would block."""
+    if scheduler is None or isinstance(scheduler, ImmediateScheduler | TrampolineScheduler):
+        return _TIMER_SCHEDULER
+    return scheduler
+
+
+class Stopped(Exception):
+    """Raised into the read loop when the subscription was disposed: stop reading."""
+
+
+class ModelCall(Generic[_T]):
+    """The state of one subscription: attempts, retries, the watchdog and cancellation.
+
+    ``attempt(call)`` runs on the I/O scheduler: it sends the request, wraps the response in
+    :meth:`attached`, emits with :meth:`emit`, and returns normally for a normal end (it may
+    call :meth:`finish` earlier) or raises a :class:`ModelError`. Failed attempts are retried
+    per :func:`~rxreact.model.retry.retry_delay` until something was emitted.
+    """
+
+    def __init__(
+        self,
+        attempt: Callable[[ModelCall[_T]], None],
+        observer: abc.ObserverBase[_T],
+        *,
+        timeouts: Timeouts,
+        max_retries: int,
+        backoff: Backoff,
+        io_scheduler: abc.SchedulerBase,
+        timer: abc.SchedulerBase,
+    ) -> None:
+        self.timeouts = timeouts
+        self._attempt = attempt
+        self._observer = observer
+        self._max_retries = max_retries
+        self._backoff = backoff
+        self._io = io_scheduler
+        self._timer = timer
+        # Reentrant: an observer may dispose from inside on_next, on this very thread.
+        self._lock = threading.RLock()
+        self._disposed = False
+        self._done = False  # a terminal notification was sent
+        self._emitted = False
+        self._retries = 0
+        self._task = SerialDisposable()  # the scheduled attempt, or the backoff timer
+        self._watchdog = SerialDisposable()
+        # Per attempt:
+        self._sock: socket.socket | None = None
+        self._timed_out: ModelTimeoutError | None = None
+        self._attempt_over = True
+        self._started: datetime = timer.now
+        self._last_event: datetime | None = None
+        self.busy = False
+        """The reader is handing a batch of events downstream (a slow consumer is not silence)."""
+
+    @property
+    def phase(self) -> str:
+        """``"first_chunk"`` until the first event arrived, then ``"between_chunks"``."""
+        return "first_chunk" if self._last_event is None else "between_chunks"
+
+    def start(self) -> abc.DisposableBase:
+        """Schedule the first attempt; the returned disposable cancels the whole call."""
+        self._task.disposable = self._io.schedule(self._run)
+        return Disposable(self.dispose)
+
+    def dispose(self) -> None:
+        """Cancel: no notification after this returns; a blocked read is woken by a shutdown."""
+        with self._lock:
+            if self._disposed:
+                return
+            self._disposed = True
+            self._shutdown_socket()
+        self._watchdog.dispose()
+        self._task.dispose()
+
+    # -- used by the attempt, on the I/O thread ---------------------------------------------
+
+    def trace(self, name: str, info: dict[str, Any]) -> None:
+        """httpx ``trace`` extension: learn the socket of a new connection before the headers."""
+        if name in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+            stream = info.get("return_value")
+            if stream is not None:
+                self._register(stream.get_extra_info("socket"))
+
+    @contextlib.contextmanager
+    def attached(self, response: httpx.Response) -> Iterator[httpx.Response]:
+        """Make ``response`` abortable while the block runs.
+
+        The socket is forgotten before the block ends, that is before httpx returns the
+        connection to its pool, so a late dispose cannot shut down someone else's request.
+        HTTP/2 multiplexes requests on one socket, so it is never shut down for one of them.
+        """
+        if response.http_version != "HTTP/2":
+            stream = response.extensions.get("network_stream")
+            if stream is not None:
+                self._register(stream.get_extra_info("socket"))
+        try:
+            yield response
+        finally:
+            with self._lock:
+                self._sock = None
+
+    def emit(self, value: _T) -> None:
+        """``on_next``, unless the call was disposed or ended (then the read loop is stopped)."""
+        with self._lock:
+            if self._disposed or self._done:
+                raise Stopped
+            self._emitted = True
+            self._observer.on_next(value)
+
+    def finish(self) -> None:
+        """``on_completed`` now (the attempt may go on draining the body, silently)."""
+        with self._lock:
+            if self._disposed or self._done:
+                return
+            self._done = True
+            self._observer.on_completed()
+
+    def batch_read(self) -> None:
+        """A batch of events was handed downstream: the silence clock restarts now."""
+        first = self._last_event is None
+        self._last_event = self._timer.now
+        self.busy = False
+        if first:  # the first-chunk watchdog is done: from now on, watch the silences
+            with self._lock:
+                if self.timeouts.between_chunks is None:
+                    self._watchdog.disposable = Disposable()
+                elif not self._attempt_over:
+                    self._arm(self.timeouts.between_chunks)
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _register(self, sock: socket.socket | None) -> None:
+        with self._lock:
+            self._sock = sock
+            if self._disposed or self._timed_out is not None:
+                self._shutdown_socket()
+
+    def _shutdown_socket(self) -> None:
+        # Called with the lock held: the socket cannot go back to the pool meanwhile.
+        if self._sock is not None:
+            with contextlib.suppress(OSError):
+                # The base-class method: SSLSocket.shutdown would also drop its SSL object
+                # under the feet of the reading thread.
+                socket.socket.shutdown(self._sock, socket.SHUT_RDWR)
+
+    def _run(self, _: abc.SchedulerBase, __: Any = None) -> None:
+        with self._lock:
+            if self._disposed:
+                return
+            self._attempt_over = False
+            self._timed_out = None
+            self._last_event = None
+            self.busy = False
+            self._started = self._timer.now
+            if self.timeouts.first_chunk is not None:
+                self._arm(self.timeouts.first_chunk)
+        error: Exception | None = None
+        try:
+            self._attempt(self)
+        except Stopped:
+            pass
+        except Exception as exc:
+            error = exc
+        self._watchdog.disposable = Disposable()
+        with self._lock:
+            self._attempt_over = True
+            self._sock = None
+            if self._disposed or self._done:
+                return
+            if self._timed_out is not None:
+                error = self._timed_out
+        if error is None:
+            self.finish()
+            return
+        delay = None
+        if not self._emitted:
+            delay = retry_delay(error, self._retries, self._max_retries, self._backoff)
+        if delay is None:
+            self._fail(error)
+            return
+        self._retries += 1
+        log.info("retry %d/%d in %.3g s after: %s", self._retries, self._max_retries, delay, error)
+        with self._lock:
+            if not self._disposed:
+                self._task.disposable = self._timer.schedule_relative(delay, self._retry)
+
+    def _retry(self, _: abc.SchedulerBase, __: Any = None) -> None:
+        with self._lock:
+            if not self._disposed:
+                self._task.disposable = self._io.schedule(self._run)
+
+    def _fail(self, error: Exception) -> None:
+        with self._lock:
+            if self._disposed or self._done:
+                return
+            self._done = True
+            self._observer.on_error(error)
+
+    def _arm(self, seconds: float) -> None:
+        self._watchdog.disposable = self._timer.schedule_relative(seconds, self._check)
+
+    def _check(self, _: abc.SchedulerBase, __: Any = None) -> None:
+        """The watchdog: time out a silent server, or look again when the limit ends."""
+        with self._lock:
+            if self._disposed or self._attempt_over:
+                return
+            last = self._last_event
+            limit = self.timeouts.first_chunk if last is None else self.timeouts.between_chunks
+            if limit is None:
+                return
+            if self.busy:  # the consumer is slow, not the server
+                self._arm(limit)
+                return
+            silent = (self._timer.now - (self._started if last is None else last)).total_seconds()
+            if silent < limit:
+                self._arm(limit - silent)
+                return
+            self._timed_out = ModelTimeoutError(self.phase, limit)
+            log.debug("%s: aborting the read", self._timed_out)
+            self._shutdown_socket()

@@ -1,0 +1,359 @@
+""":class:`OpenAIChatModel`: any OpenAI-compatible ``/chat/completions`` endpoint, over httpx.
+
+Errors reach the subscriber as :mod:`rxreact.errors` (see that tree): HTTP statuses through
+:func:`~rxreact.errors.http_error_for_status` with the provider's own message, in-stream
+errors as :func:`~rxreact.model.wire.parse_chunk` raises them, and httpx's transport errors
+through :func:`_map_transport_error`, the one place that maps them. The API key never appears
+in a repr, a log line or an exception message: messages are built from our own fields, and
+anything quoted from a provider has the key masked.
+
+Threads, timers and cancellation: see :mod:`rxreact.model._call`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import json
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterator
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+import httpx
+from reactivex import Observable, abc
+
+from rxreact.errors import (
+    ConfigurationError,
+    ModelConnectionError,
+    ModelError,
+    ModelTimeoutError,
+)
+from rxreact.messages import ChatRequest
+from rxreact.model._call import IO_SCHEDULER, ModelCall, Timeouts, timer_scheduler
+from rxreact.model._http_errors import json_instead_of_stream, status_error
+from rxreact.model._http_stream import read_sse
+from rxreact.model.chunks import ChatChunk, ModelResponse
+from rxreact.model.request_codec import encode_request
+from rxreact.model.retry import Backoff
+from rxreact.model.think import split_think
+from rxreact.model.wire import parse_completion
+
+__all__ = ["OpenAIChatModel"]
+
+_T = TypeVar("_T")
+log = logging.getLogger(__name__)
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+class _Secret:
+    """Holds the API key; its repr never shows it (so ``vars(model)`` is safe to print)."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "_Secret('***')"
+
+
+class OpenAIChatModel:
+    """A :class:`~rxreact.model.base.ChatModel` over an OpenAI-compatible chat-completions API.
+
+    Args:
+        model: the model name; default ``$RXREACT_MODEL``. Missing: :class:`ConfigurationError`.
+        base_url: the API root (``.../v1``); default ``$OPENAI_BASE_URL``, else OpenAI's.
+        api_key: default ``$OPENAI_API_KEY``. Missing: each request fails with
+            :class:`ConfigurationError`, except against a loopback host (local servers and
+            :class:`~rxreact.testing.MockOpenAIServer` need none; no ``Authorization`` is sent).
+        connect_timeout: seconds to open a connection.
+        first_chunk_timeout: seconds from the start of an attempt to the first SSE event
+            (for :meth:`complete`, to the response headers).
+        chunk_timeout: the longest silence, in seconds, between two events.
+            Each limit may be ``None`` (none); each ends in :class:`ModelTimeoutError`.
+        max_retries: retries of a failed attempt (429, 5xx, connection errors, a cut stream),
+            made only while nothing of the response was emitted.
+        backoff: the waits between retries (default ``Backoff()``: 0.5 s doubling, capped at
+            8 s, no jitter). A longer ``Retry-After`` than the cap is not waited for.
+        send_reasoning: echo assistant reasoning as ``reasoning_content`` (DeepSeek thinking
+            mode wants it on tool rounds; other providers may reject it).
+        think_tags: move a leading ``<think>…</think>`` in the answer text to the reasoning.
+        include_usage: ask streams for a trailing usage chunk.
+        headers: extra request headers.
+        http_client: an ``httpx.Client`` to use (and not close); default: one of our own,
+            created on first use and closed by :meth:`close`.
+        io_scheduler: where attempts run; default one new daemon thread per attempt.
+    """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        connect_timeout: float | None = 10.0,
+        first_chunk_timeout: float | None = 60.0,
+        chunk_timeout: float | None = 60.0,
+        max_retries: int = 2,
+        backoff: Backoff | None = None,
+        send_reasoning: bool = False,
+        think_tags: bool = True,
+        include_usage: bool = True,
+        headers: dict[str, str] | None = None,
+        http_client: httpx.Client | None = None,
+        io_scheduler: abc.SchedulerBase | None = None,
+    ) -> None:
+        model = model or os.environ.get("RXREACT_MODEL")
+        if not model:
+            raise ConfigurationError(
+                "no model name: pass OpenAIChatModel(model=...) or set RXREACT_MODEL"
+            )
+        base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        try:
+            url = httpx.URL(base_url)
+        except httpx.InvalidURL:
+            url = None
+        if url is None or url.scheme not in ("http", "https") or not url.host:
+            raise ConfigurationError(f"base_url must be an http(s) URL, got {base_url!r}")
+        if max_retries < 0:
+            raise ConfigurationError("max_retries must be >= 0")
+        self.model = model
+        self.base_url = base_url
+        self._url = f"{base_url}/chat/completions"
+        self._origin = f"{url.host}:{url.port or (443 if url.scheme == 'https' else 80)}"
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        self._api_key = _Secret(key) if key else None
+        self._keyless_ok = _is_loopback(url.host)
+        self._timeouts = Timeouts(connect_timeout, first_chunk_timeout, chunk_timeout)
+        self._httpx_timeout = self._timeouts.as_httpx()
+        self._max_retries = max_retries
+        self._backoff = backoff or Backoff()
+        self._send_reasoning = send_reasoning
+        self._think_tags = think_tags
+        self._include_usage = include_usage
+        self._headers = dict(headers or {})
+        self._io = io_scheduler or IO_SCHEDULER
+        self._client = http_client
+        self._owns_client = http_client is None
+        self._client_lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatModel(model={self.model!r}, base_url={self.base_url!r})"
+
+    def stream(self, request: ChatRequest) -> Observable[ChatChunk]:
+        """Stream one response as normalized chunks (cold: one HTTP request per subscription).
+
+        ::
+
+            stream(request):   --r--t--t--t--f--|        [DONE] or EOF after a finish reason
+            stream(request):   --r--t--t--X              cut, provider error, timeout
+
+        The request is sent and read on the I/O scheduler; ``on_next`` is called there.
+        Failures before the first chunk are retried (429, 5xx, connection, cut stream);
+        after it, every error goes straight to ``on_error``. Disposing closes the connection.
+        Errors: :class:`~rxreact.errors.ModelError` subclasses, or
+        :class:`~rxreact.errors.ConfigurationError` when no API key is set.
+        """
+
+        def attempt(call: ModelCall[ChatChunk], content: bytes) -> None:
+            with self._exchange(call, content, stream=True) as response:
+                if response.headers.get("content-type", "").startswith("application/json"):
+                    raise json_instead_of_stream(response, self._redact)
+                read_sse(response, call, self._think_tags)
+
+        return self._observable(request, stream=True, attempt=attempt)
+
+    def complete(self, request: ChatRequest) -> ModelResponse:
+        """Request one whole response (blocking, non-streaming), with the stream's retry policy.
+
+        Think tags are split as in :meth:`stream`, so the result equals the assembled stream.
+
+        Raises:
+            ModelError: a subclass, as for :meth:`stream`.
+            ConfigurationError: no API key is set.
+        """
+
+        def attempt(call: ModelCall[ModelResponse], content: bytes) -> None:
+            with self._exchange(call, content, stream=False) as response:
+                call.batch_read()  # the headers are the "first chunk" of a whole response
+                body = response.read()
+                call.emit(self._split_think(parse_completion(body)))
+
+        done = threading.Event()
+        outcome: list[Any] = []
+
+        def settle(value: Any) -> None:
+            outcome.append(value)
+            done.set()
+
+        subscription = self._observable(request, stream=False, attempt=attempt).subscribe(
+            on_next=outcome.append, on_error=settle, on_completed=done.set
+        )
+        try:
+            done.wait()
+        finally:
+            subscription.dispose()  # also on KeyboardInterrupt: cancels the request
+        result = outcome[-1]
+        if isinstance(result, BaseException):
+            raise result
+        assert isinstance(result, ModelResponse)
+        return result
+
+    def close(self) -> None:
+        """Close the httpx client if this model created it (a later request opens a new one)."""
+        if not self._owns_client:
+            return
+        with self._client_lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _observable(
+        self,
+        request: ChatRequest,
+        *,
+        stream: bool,
+        attempt: Callable[[ModelCall[_T], bytes], None],
+    ) -> Observable[_T]:
+        def subscribe(
+            observer: abc.ObserverBase[_T], scheduler: abc.SchedulerBase | None = None
+        ) -> abc.DisposableBase:
+            body: list[bytes] = []  # encoded on the I/O thread, once for all attempts
+
+            def run(call: ModelCall[_T]) -> None:
+                if not body:
+                    body.append(self._encode(request, stream))
+                attempt(call, body[0])
+
+            call = ModelCall(
+                run,
+                observer,
+                timeouts=self._timeouts,
+                max_retries=self._max_retries,
+                backoff=self._backoff,
+                io_scheduler=self._io,
+                timer=timer_scheduler(scheduler),
+            )
+            return call.start()
+
+        return Observable(subscribe)
+
+    def _encode(self, request: ChatRequest, stream: bool) -> bytes:
+        body = encode_request(
+            request,
+            model=self.model,
+            stream=stream,
+            send_reasoning=self._send_reasoning,
+            include_usage=self._include_usage,
+        )
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+
+    @contextlib.contextmanager
+    def _exchange(
+        self, call: ModelCall[Any], content: bytes, *, stream: bool
+    ) -> Iterator[httpx.Response]:
+        """POST the body; yield the 2xx response, abortable by the call; map every failure."""
+        headers = self._headers_for(stream)
+        log.debug("POST %s (stream=%s)", self._url, stream)
+        try:
+            with (
+                self._http_client().stream(
+                    "POST",
+                    self._url,
+                    content=content,
+                    headers=headers,
+                    timeout=self._httpx_timeout,
+                    extensions={"trace": call.trace},
+                ) as response,
+                call.attached(response),
+            ):
+                if response.status_code >= 400:
+                    raise status_error(response, self._redact)
+                yield response
+        except httpx.HTTPError as exc:
+            raise _map_transport_error(exc, self, call.phase) from exc
+
+    def _headers_for(self, stream: bool) -> dict[str, str]:
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "text/event-stream" if stream else "application/json",
+        }
+        if self._api_key is not None:
+            headers["Authorization"] = f"Bearer {self._api_key.reveal()}"
+        elif not self._keyless_ok:
+            raise ConfigurationError(
+                f"no API key for {self.base_url}: pass api_key=... or set OPENAI_API_KEY"
+            )
+        headers.update(self._headers)
+        return headers
+
+    def _http_client(self) -> httpx.Client:
+        # Created lazily, on the I/O thread: building its SSL context reads the CA bundle.
+        with self._client_lock:
+            if self._client is None:
+                self._client = httpx.Client(timeout=self._httpx_timeout)
+            return self._client
+
+    def _redact(self, text: str) -> str:
+        if self._api_key is not None:
+            text = text.replace(self._api_key.reveal(), "***")
+        return text
+
+    def _split_think(self, response: ModelResponse) -> ModelResponse:
+        if not self._think_tags or not response.content:
+            return response
+        reasoning, content = split_think(response.content)
+        if reasoning is None:
+            return response
+        if response.reasoning:
+            reasoning = response.reasoning + reasoning
+        return response.model_copy(update={"content": content, "reasoning": reasoning})
+
+
+def _map_transport_error(exc: httpx.HTTPError, model: OpenAIChatModel, phase: str) -> ModelError:
+    """The one place where httpx's exceptions become ours.
+
+    The message names the endpoint from our own fields and quotes httpx's reason with the key
+    masked; httpx's exception stays attached as ``__cause__`` (its text carries no headers).
+    """
+    reason = model._redact(str(exc)) or type(exc).__name__
+    timeouts = model._timeouts
+    if isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout):
+        return ModelTimeoutError("connect", timeouts.connect or 0.0)
+    if isinstance(exc, httpx.TimeoutException):
+        limit = timeouts.first_chunk if phase == "first_chunk" else timeouts.between_chunks
+        return ModelTimeoutError(phase, limit or 0.0)
+    if isinstance(exc, httpx.ConnectError):
+        return ModelConnectionError(f"cannot connect to {model._origin}: {reason}")
+    if isinstance(exc, httpx.TransportError):
+        return ModelConnectionError(f"connection to {model._origin} failed: {reason}")
+    return ModelError(f"request to {model._origin} failed: {reason}")
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
