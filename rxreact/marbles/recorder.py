@@ -153,12 +153,13 @@ def record(
     until: float | None = None,
     timeout: float | None = 30.0,
     lane_of: Callable[[Any], str] = lane_of,
+    recorder: Recorder | None = None,
 ) -> Recording:
     """Subscribe to ``observable``, let it run, and return what it did.
 
     With a virtual-time ``scheduler`` (``TestScheduler``) the scheduler is run until nothing is
     left to do (or for ``until`` virtual seconds): no real time passes. Otherwise this waits, in
-    real time, for the stream to end, at most ``timeout`` seconds (or exactly ``until``). A run
+    real time, for the stream to end, at most ``timeout`` (or ``until``) seconds. A run
     still going then is disposed and the recording returned has no terminal marble.
 
     Args:
@@ -167,11 +168,13 @@ def record(
         until: stop after this many seconds (virtual or real) even if the stream goes on.
         timeout: real-time limit when not virtual; ``None`` waits forever.
         lane_of: the lane of a value.
+        recorder: record into this recorder (made just before subscribing otherwise), e.g. one
+            whose :meth:`Recorder.wrap_model` also records a model's chunks.
 
     Returns:
         The :class:`Recording`.
     """
-    recorder = Recorder(scheduler, lane_of=lane_of)
+    recorder = recorder or Recorder(scheduler, lane_of=lane_of)
     subscription = observable.subscribe(recorder, scheduler=scheduler)
     try:
         if isinstance(scheduler, VirtualTimeScheduler):
