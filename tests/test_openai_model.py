@@ -477,14 +477,25 @@ def test_first_chunk_timeout_while_the_server_is_silent() -> None:
 def test_first_chunk_timeout_before_the_headers() -> None:
     # Non-streaming: nothing at all comes back. The first request opens a new connection
     # (the watchdog can reach its socket); the second reuses it (httpx's read limit acts).
-    limits = {"first_chunk_timeout": 0.2, "chunk_timeout": 0.2}
+    limits = {"first_chunk_timeout": 0.2, "chunk_timeout": 5}
     with serve([text_reply("ok"), [Hang()], [Hang()]], **limits) as (server, model):
         assert model.complete(REQUEST).content == "ok"
         for _ in range(2):
+            start = time.monotonic()
             with pytest.raises(ModelTimeoutError) as raised:
                 model.complete(REQUEST)
+            assert time.monotonic() - start < 1.5
             assert (raised.value.phase, raised.value.seconds) == ("first_chunk", 0.2)
         assert server.wait_for_disconnects(2, timeout=1)
+
+
+def test_the_first_chunk_limit_does_not_cut_later_silences() -> None:
+    steady: list[ReplyItem] = [ChatChunk(text="a"), Pause(0.3), ChatChunk(text="b")]
+    with serve([steady], first_chunk_timeout=0.2, chunk_timeout=2) as (_, model):
+        recorder = collect(model.stream(REQUEST))
+
+    assert recorder.completed
+    assert assemble(recorder.items).content == "ab"
 
 
 def test_between_chunks_timeout() -> None:

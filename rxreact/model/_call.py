@@ -17,9 +17,10 @@ Threads, and why:
   returned nothing more reaches the observer.
 
 Known limit: before the response headers arrive on a *reused* keep-alive connection, the
-socket is not reachable (httpcore reports it only when it opens a connection). A timeout or a
-dispose in that window then waits for httpx's own read timeout (the longer of the first-chunk
-and between-chunk limits) to free the thread; the observer hears nothing more in any case.
+socket is not reachable (httpcore reports it only when it opens a connection). There httpx's
+own read timeout, set to the first-chunk limit until the headers arrive, ends a silent wait;
+a dispose in that window frees the thread only at the headers or at that limit (the observer
+hears nothing more in any case).
 """
 
 from __future__ import annotations
@@ -68,11 +69,26 @@ class Timeouts(NamedTuple):
     between_chunks: float | None
     """The longest silence between two events while the body is read."""
 
-    def as_httpx(self) -> httpx.Timeout:
-        """httpx's own limits: connect as is, reads as a backstop behind the watchdog."""
-        reads = [t for t in (self.first_chunk, self.between_chunks) if t is not None]
-        backstop = max(reads) if len(reads) == 2 else None
-        return httpx.Timeout(connect=self.connect, read=backstop, write=backstop, pool=self.connect)
+    def for_httpx(self) -> dict[str, float | None]:
+        """A fresh httpx ``timeout`` extension for one attempt (see :meth:`ModelCall.attached`).
+
+        Until the headers arrive, httpx's read limit is the first-chunk limit: on a reused
+        keep-alive connection the watchdog cannot reach the socket yet, so httpx enforces it.
+        """
+        return {
+            "connect": self.connect,
+            "read": self.first_chunk,
+            "write": self.first_chunk,
+            "pool": self.connect,
+        }
+
+    @property
+    def body_read(self) -> float | None:
+        """httpx's read limit once the headers are in: only a backstop behind the watchdog,
+        which owns the precise first-chunk and between-chunk rules from then on."""
+        if self.first_chunk is None or self.between_chunks is None:
+            return None
+        return max(self.first_chunk, self.between_chunks)
 
 
 def timer_scheduler(scheduler: abc.SchedulerBase | None) -> abc.SchedulerBase:
@@ -127,6 +143,8 @@ class ModelCall(Generic[_T]):
         self._attempt_over = True
         self._started: datetime = timer.now
         self._last_event: datetime | None = None
+        self.httpx_timeout = timeouts.for_httpx()
+        """The httpx ``timeout`` extension of the current attempt (mutated by :meth:`attached`)."""
         self.busy = False
         """The reader is handing a batch of events downstream (a slow consumer is not silence)."""
 
@@ -166,7 +184,12 @@ class ModelCall(Generic[_T]):
         The socket is forgotten before the block ends, that is before httpx returns the
         connection to its pool, so a late dispose cannot shut down someone else's request.
         HTTP/2 multiplexes requests on one socket, so it is never shut down for one of them.
+
+        The read limit of :attr:`httpx_timeout` is lifted to the backstop here: httpcore reads
+        it again when the body iteration starts. (Should it stop doing so, a body silence would
+        still end in a timeout, at the first-chunk limit.)
         """
+        self.httpx_timeout["read"] = self.timeouts.body_read
         if response.http_version != "HTTP/2":
             stream = response.extensions.get("network_stream")
             if stream is not None:
@@ -228,6 +251,7 @@ class ModelCall(Generic[_T]):
             self._attempt_over = False
             self._timed_out = None
             self._last_event = None
+            self.httpx_timeout = self.timeouts.for_httpx()
             self.busy = False
             self._started = self._timer.now
             if self.timeouts.first_chunk is not None:

@@ -132,7 +132,6 @@ class OpenAIChatModel:
         self._api_key = _Secret(key) if key else None
         self._keyless_ok = _is_loopback(url.host)
         self._timeouts = Timeouts(connect_timeout, first_chunk_timeout, chunk_timeout)
-        self._httpx_timeout = self._timeouts.as_httpx()
         self._max_retries = max_retries
         self._backoff = backoff or Backoff()
         self._send_reasoning = send_reasoning
@@ -282,8 +281,7 @@ class OpenAIChatModel:
                     self._url,
                     content=content,
                     headers=headers,
-                    timeout=self._httpx_timeout,
-                    extensions={"trace": call.trace},
+                    extensions={"timeout": call.httpx_timeout, "trace": call.trace},
                 ) as response,
                 call.attached(response),
             ):
@@ -311,7 +309,7 @@ class OpenAIChatModel:
         # Created lazily, on the I/O thread: building its SSL context reads the CA bundle.
         with self._client_lock:
             if self._client is None:
-                self._client = httpx.Client(timeout=self._httpx_timeout)
+                self._client = httpx.Client()  # timeouts are set per request
             return self._client
 
     def _redact(self, text: str) -> str:
