@@ -74,7 +74,7 @@ def round_spans(recording: Recording) -> list[RoundSpan]:
             spans[-1]["decisions"].append((marble.time, marble.value.mode))
         elif spans and kind == "round_finished":
             spans[-1]["finished"] = marble.time
-    ends = [s["start"] for s in spans[1:]] + [recording.end]
+    ends = [s["start"] for s in spans[1:]] + [recording.end] if spans else []
     return [
         RoundSpan(end=end, **{**s, "decisions": tuple(s["decisions"])})
         for s, end in zip(spans, ends, strict=True)

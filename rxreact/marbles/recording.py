@@ -173,6 +173,6 @@ class Recording:
         if lane is not None:
             return lane
         lanes = self.lanes
-        if len(lanes) == 1:
-            return lanes[0]
+        if len(lanes) <= 1:
+            return lanes[0] if lanes else "value"
         raise ValueError(f"name the lane: this recording has {lanes or 'none'}")
