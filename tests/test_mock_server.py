@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+import textwrap
 import threading
 import time
 from collections.abc import Iterator
@@ -304,3 +305,13 @@ def test_base_url_needs_a_started_server() -> None:
         socket.create_connection((host, int(port)), timeout=1),
     ):
         pass
+
+
+def test_the_docstring_example_runs() -> None:
+    import rxreact.testing.mock_server as module
+
+    doc = module.__doc__ or ""
+    example = doc.split("::\n", 1)[1].split("\nThe script is", 1)[0]
+    namespace: dict[str, Any] = {}
+    exec(textwrap.dedent(example), namespace)
+    namespace["test_answer_after_a_rate_limit"]()

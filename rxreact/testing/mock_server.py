@@ -2,16 +2,24 @@
 
 Use it to test code that talks to a model over the network, without a network or a key::
 
+    import reactivex.operators as ops
+
+    from rxreact.messages import ChatRequest, UserMessage
     from rxreact.model.openai import OpenAIChatModel
     from rxreact.model.script import HTTPErrorReply, text_reply
     from rxreact.testing import MockOpenAIServer
 
-    def test_answer() -> None:
-        script = [HTTPErrorReply(429, headers={"Retry-After": "0"}), text_reply("Hi there.")]
-        with MockOpenAIServer(script) as server:
-            with OpenAIChatModel("mock", base_url=server.base_url, api_key="sk-test") as model:
-                chunks = model.stream(request).pipe(ops.to_list()).run()
-            assert len(server.requests) == 2          # the 429 was retried
+    def test_answer_after_a_rate_limit() -> None:
+        request = ChatRequest(messages=(UserMessage(content="Hi"),))
+        script = [HTTPErrorReply(429, "slow down", {"retry-after-ms": "10"}), text_reply("Hello!")]
+        with (
+            MockOpenAIServer(script) as server,
+            OpenAIChatModel("mock", base_url=server.base_url) as model,  # loopback: no key needed
+        ):
+            chunks = model.stream(request).pipe(ops.to_list()).run()
+        assert "".join(c.text or "" for c in chunks) == "Hello!"
+        assert len(server.requests) == 2  # the 429 was retried
+        assert server.requests[0]["messages"] == [{"role": "user", "content": "Hi"}]
 
 The script is the vocabulary of :mod:`rxreact.model.script`: each request consumes the next
 reply (or a function computes it from the decoded :class:`~rxreact.messages.ChatRequest`).
@@ -29,44 +37,20 @@ does not exist, or sets ``tool_choice`` without ``tools`` get HTTP 400
 
 from __future__ import annotations
 
-import contextlib
-import json
 import select
 import socket
 import threading
 import time
-from collections.abc import Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any, Self, cast
+from typing import Any, Self
 
-from rxreact.errors import ProviderStreamError, RxReactError
-from rxreact.model.assembly import assemble
-from rxreact.model.chunks import ChatChunk, ModelResponse
 from rxreact.model.request_codec import decode_request
-from rxreact.model.script import (
-    Disconnect,
-    Fail,
-    Hang,
-    HTTPErrorReply,
-    Pause,
-    RawSSE,
-    Reply,
-    Script,
-)
-from rxreact.model.sse import SSEDecoder
-from rxreact.model.wire import DONE, parse_chunk
+from rxreact.model.script import Reply, Script
+from rxreact.testing._api_rules import history_error
+from rxreact.testing._handler import HTTPServer
+from rxreact.testing._wire import chunk_to_wire, response_to_wire
 
 __all__ = ["MockOpenAIServer", "chunk_to_wire", "response_to_wire"]
-
-_ERROR_TYPES = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    403: "permission_error",
-    404: "not_found_error",
-    422: "invalid_request_error",
-    429: "rate_limit_error",
-}
 
 
 class MockOpenAIServer:
@@ -100,7 +84,7 @@ class MockOpenAIServer:
         self._changed = threading.Condition(self._lock)  # a request or a disconnect was seen
         self._disconnects = 0
         self._served = 0
-        self._httpd: _HTTPServer | None = None
+        self._httpd: HTTPServer | None = None
         self._thread: threading.Thread | None = None
         # Every wait on the server side also watches this socket: one byte on stop wakes them all.
         self._wake_r, self._wake_w = socket.socketpair()
@@ -131,7 +115,7 @@ class MockOpenAIServer:
 
     def start(self) -> Self:
         """Listen and serve in a background thread (``with`` does this for you)."""
-        self._httpd = _HTTPServer(self._address, _Handler, self)
+        self._httpd = HTTPServer(self._address, self)
         self._thread = threading.Thread(target=self._serve, name="mock-openai", daemon=True)
         self._thread.start()
         return self
@@ -214,332 +198,4 @@ class MockOpenAIServer:
             return False  # unexpected bytes (pipelining): stop waiting rather than spin
 
     def _validate_body(self, body: dict[str, Any]) -> str | None:
-        return _history_error(body) if self._validate else None
-
-
-class _HTTPServer(ThreadingHTTPServer):
-    # Handler threads are joined on stop, and stop wakes every wait, so none can hang it.
-    daemon_threads = False
-    block_on_close = True
-    timeout = 0  # handle_request() is called only when a connection is waiting
-
-    def __init__(
-        self, address: tuple[str, int], handler: type[_Handler], owner: MockOpenAIServer
-    ) -> None:
-        self.owner = owner
-        self._connections: set[socket.socket] = set()
-        self._conn_lock = threading.Lock()
-        super().__init__(address, handler)
-
-    def track(self, conn: socket.socket, active: bool) -> None:
-        with self._conn_lock:
-            (self._connections.add if active else self._connections.discard)(conn)
-
-    def close_connections(self) -> None:
-        """Wake handlers idling on keep-alive connections: their next read sees EOF."""
-        with self._conn_lock:
-            for conn in self._connections:
-                with contextlib.suppress(OSError):
-                    conn.shutdown(socket.SHUT_RDWR)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # a client that went away mid-response is not a server failure
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True
-    server: _HTTPServer
-
-    def setup(self) -> None:
-        super().setup()
-        self.server.track(self.connection, True)
-
-    def finish(self) -> None:
-        self.server.track(self.connection, False)
-        super().finish()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        owner = self.server.owner
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        if not self.path.rstrip("/").endswith("/chat/completions"):
-            return self._error(404, f"Unknown path {self.path}")
-        try:
-            body = json.loads(raw)
-            if not isinstance(body, dict):
-                raise ValueError("the body must be a JSON object")
-        except ValueError as exc:
-            return self._error(400, f"Invalid JSON body: {exc}")
-        owner._record(body, {k.lower(): v for k, v in self.headers.items()})
-        problem = owner._validate_body(body)
-        if problem is not None:
-            return self._error(400, problem)
-        try:
-            reply = owner._next_reply(body)
-        except Exception as exc:  # a script bug: tell the client instead of dropping it
-            return self._error(500, f"{type(exc).__name__}: {exc}")
-        model = str(body.get("model") or "mock-model")
-        if isinstance(reply, HTTPErrorReply):
-            return self._error(reply.status, reply.message, reply.headers)
-        if body.get("stream"):
-            self._stream(reply, model)
-        else:
-            self._complete(reply, model)
-
-    def _stream(self, reply: Reply, model: str) -> None:
-        owner = self.server.owner
-        if not self._start_stream():
-            return
-        if isinstance(reply, RawSSE):
-            self._send([reply.data], end=True)
-            return
-        completion_id, created = f"chatcmpl-mock-{len(owner.requests)}", int(time.time())
-        pending: list[bytes] = []
-        for item in cast(Sequence[Any], reply):
-            if isinstance(item, ChatChunk):
-                wire = chunk_to_wire(item, id=completion_id, model=model, created=created)
-                pending.append(_event(wire))
-            elif isinstance(item, Pause):
-                if not self._send(pending) or owner._wait(self.connection, item.seconds):
-                    return self._drop()
-                pending = []
-            elif isinstance(item, Fail):
-                pending.append(_event({"error": _error_object(item.error)}))
-                self._send(pending, end=True)
-                self.close_connection = True
-                return
-            elif isinstance(item, Hang):
-                if self._send(pending):
-                    owner._wait(self.connection, None)
-                return self._drop()
-            elif isinstance(item, Disconnect):
-                self._send(pending)
-                return self._drop()
-        pending.append(b"data: " + DONE.encode() + b"\n\n")
-        self._send(pending, end=True)
-
-    def _complete(self, reply: Reply, model: str) -> None:
-        owner = self.server.owner
-        if isinstance(reply, RawSSE):
-            try:
-                response = _assemble_sse(reply.data)
-            except RxReactError as exc:
-                return self._error(_status_of(exc), _error_object(exc)["message"])
-        else:
-            chunks: list[ChatChunk] = []
-            for item in cast(Sequence[Any], reply):
-                if isinstance(item, ChatChunk):
-                    chunks.append(item)
-                elif isinstance(item, Pause) and owner._wait(self.connection, item.seconds):
-                    return self._drop()
-                elif isinstance(item, Fail):
-                    return self._error(_status_of(item.error), _error_object(item.error)["message"])
-                elif isinstance(item, Hang):
-                    owner._wait(self.connection, None)
-                    return self._drop()
-                elif isinstance(item, Disconnect):
-                    return self._drop()
-            response = assemble(chunks)
-        wire = response_to_wire(
-            response,
-            id=f"chatcmpl-mock-{len(owner.requests)}",
-            model=model,
-            created=int(time.time()),
-        )
-        self._json(200, wire)
-
-    # -- writing ----------------------------------------------------------------------------
-
-    def _start_stream(self) -> bool:
-        """Send the headers of a 200 SSE response right away, as providers do."""
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Transfer-Encoding", "chunked")
-        try:
-            self.end_headers()
-        except OSError:
-            self.server.owner._client_gone()
-            self.close_connection = True
-            return False
-        return True
-
-    def _send(self, events: list[bytes], *, end: bool = False) -> bool:
-        """Write events as HTTP chunks (one each, like real providers) in one syscall."""
-        parts = [b"%x\r\n%s\r\n" % (len(e), e) for e in events]
-        if end:
-            parts.append(b"0\r\n\r\n")
-        if not parts:
-            return True
-        try:
-            self.wfile.write(b"".join(parts))
-        except OSError:
-            self.server.owner._client_gone()
-            self.close_connection = True
-            return False
-        return True
-
-    def _drop(self) -> None:
-        """Close the connection without finishing the response (no terminating HTTP chunk)."""
-        self.close_connection = True
-        with contextlib.suppress(OSError):
-            self.connection.shutdown(socket.SHUT_RDWR)
-
-    def _json(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(obj, ensure_ascii=False).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        try:
-            self.end_headers()
-            self.wfile.write(data)
-        except OSError:
-            self.close_connection = True
-
-    def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
-        kind = _ERROR_TYPES.get(status, "server_error" if status >= 500 else "api_error")
-        code = "rate_limit_exceeded" if status == 429 else None
-        self._json(status, {"error": {"message": message, "type": kind, "code": code}}, headers)
-
-
-def chunk_to_wire(chunk: ChatChunk, *, id: str, model: str, created: int) -> dict[str, Any]:
-    """One ``chat.completion.chunk`` object as OpenAI streams it.
-
-    A chunk with nothing but usage gets ``"choices": []`` (OpenAI's trailing usage chunk);
-    reasoning is sent as ``reasoning_content``; a tool-call delta with an id gets
-    ``"type": "function"``.
-    """
-    wire: dict[str, Any] = {
-        "id": id,
-        "object": "chat.completion.chunk",
-        "created": created,
-        "model": model,
-    }
-    delta: dict[str, Any] = {}
-    if chunk.role is not None:
-        delta["role"] = chunk.role
-    if chunk.text is not None:
-        delta["content"] = chunk.text
-    if chunk.reasoning is not None:
-        delta["reasoning_content"] = chunk.reasoning
-    if chunk.tool_calls:
-        delta["tool_calls"] = [_tool_call_delta(d) for d in chunk.tool_calls]
-    usage_only = chunk.usage is not None and not delta and chunk.finish_reason is None
-    wire["choices"] = (
-        []
-        if usage_only
-        else [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": chunk.finish_reason}]
-    )
-    if chunk.usage is not None:
-        wire["usage"] = chunk.usage.model_dump(exclude_none=True)
-    return wire
-
-
-def response_to_wire(
-    response: ModelResponse, *, id: str, model: str, created: int
-) -> dict[str, Any]:
-    """One non-streaming ``chat.completion`` object carrying ``response``."""
-    message: dict[str, Any] = {"role": "assistant", "content": response.content}
-    if response.reasoning is not None:
-        message["reasoning_content"] = response.reasoning
-    if response.tool_calls:
-        message["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-            for c in response.tool_calls
-        ]
-    wire: dict[str, Any] = {
-        "id": id,
-        "object": "chat.completion",
-        "created": created,
-        "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": response.finish_reason}],
-    }
-    if response.usage is not None:
-        wire["usage"] = response.usage.model_dump(exclude_none=True)
-    return wire
-
-
-def _tool_call_delta(delta: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    if delta.index is not None:
-        out["index"] = delta.index
-    if delta.id is not None:
-        out["id"] = delta.id
-        out["type"] = "function"
-    function: dict[str, Any] = {}
-    if delta.name is not None:
-        function["name"] = delta.name
-    if delta.arguments is not None:
-        function["arguments"] = delta.arguments
-    out["function"] = function
-    return out
-
-
-def _event(obj: Any) -> bytes:
-    return b"data: " + json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n\n"
-
-
-def _error_object(error: Exception) -> dict[str, Any]:
-    if isinstance(error, ProviderStreamError):
-        return {"message": error.provider_message, "type": error.error_type, "code": error.code}
-    message = getattr(error, "provider_message", None) or str(error) or type(error).__name__
-    return {"message": message, "type": "server_error", "code": None}
-
-
-def _status_of(error: Exception) -> int:
-    status = getattr(error, "status_code", None)
-    return status if isinstance(status, int) and status >= 400 else 500
-
-
-def _assemble_sse(data: bytes) -> ModelResponse:
-    decoder = SSEDecoder()
-    chunks: list[ChatChunk] = []
-    for event in decoder.feed(data) + decoder.close():
-        if event.data == DONE:
-            break
-        chunk = parse_chunk(event.data, event.event)
-        if chunk is not None:
-            chunks.append(chunk)
-    return assemble(chunks)
-
-
-def _history_error(body: dict[str, Any]) -> str | None:
-    """The 400 message the real API gives for this body's tools and history, if any."""
-    if body.get("tool_choice") is not None and not body.get("tools"):
-        return (
-            "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are "
-            "specified."
-        )
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        return "Invalid 'messages': expected a non-empty array of messages."
-    pending: list[str] = []  # ids of the last assistant tool calls not answered yet
-    for i, message in enumerate(messages):
-        role = message.get("role") if isinstance(message, dict) else None
-        if role == "tool":
-            call_id = message.get("tool_call_id")
-            if call_id not in pending:
-                return (
-                    f"Invalid parameter: messages[{i}] with role 'tool' must be a response to a "
-                    f"preceding message with 'tool_calls' (no open call has id {call_id!r})."
-                )
-            pending.remove(call_id)
-            continue
-        if pending:
-            return _unanswered(pending)
-        if role == "assistant":
-            pending = [str(c.get("id")) for c in message.get("tool_calls") or ()]
-    return _unanswered(pending) if pending else None
-
-
-def _unanswered(ids: list[str]) -> str:
-    return (
-        "An assistant message with 'tool_calls' must be followed by tool messages responding "
-        "to each 'tool_call_id'. The following tool_call_ids did not have response messages: "
-        + ", ".join(ids)
-    )
+        return history_error(body) if self._validate else None

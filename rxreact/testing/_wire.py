@@ -1,0 +1,143 @@
+"""What the mock server writes: chunks, completions and errors as OpenAI serializes them."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rxreact.errors import ProviderStreamError
+from rxreact.model.assembly import assemble
+from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
+from rxreact.model.sse import SSEDecoder
+from rxreact.model.wire import DONE, parse_chunk
+
+__all__ = [
+    "assemble_sse",
+    "chunk_to_wire",
+    "error_body",
+    "error_object",
+    "response_to_wire",
+    "sse_event",
+    "status_of",
+]
+
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    422: "invalid_request_error",
+    429: "rate_limit_error",
+}
+
+
+def chunk_to_wire(chunk: ChatChunk, *, id: str, model: str, created: int) -> dict[str, Any]:
+    """One ``chat.completion.chunk`` object as OpenAI streams it.
+
+    A chunk with nothing but usage gets ``"choices": []`` (OpenAI's trailing usage chunk);
+    reasoning is sent as ``reasoning_content``; a tool-call delta with an id gets
+    ``"type": "function"``.
+    """
+    wire: dict[str, Any] = {
+        "id": id,
+        "object": "chat.completion.chunk",
+        "created": created,
+        "model": model,
+    }
+    delta: dict[str, Any] = {}
+    if chunk.role is not None:
+        delta["role"] = chunk.role
+    if chunk.text is not None:
+        delta["content"] = chunk.text
+    if chunk.reasoning is not None:
+        delta["reasoning_content"] = chunk.reasoning
+    if chunk.tool_calls:
+        delta["tool_calls"] = [_tool_call_delta(d) for d in chunk.tool_calls]
+    usage_only = chunk.usage is not None and not delta and chunk.finish_reason is None
+    wire["choices"] = (
+        []
+        if usage_only
+        else [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": chunk.finish_reason}]
+    )
+    if chunk.usage is not None:
+        wire["usage"] = chunk.usage.model_dump(exclude_none=True)
+    return wire
+
+
+def response_to_wire(
+    response: ModelResponse, *, id: str, model: str, created: int
+) -> dict[str, Any]:
+    """One non-streaming ``chat.completion`` object carrying ``response``."""
+    message: dict[str, Any] = {"role": "assistant", "content": response.content}
+    if response.reasoning is not None:
+        message["reasoning_content"] = response.reasoning
+    if response.tool_calls:
+        message["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in response.tool_calls
+        ]
+    wire: dict[str, Any] = {
+        "id": id,
+        "object": "chat.completion",
+        "created": created,
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": response.finish_reason}],
+    }
+    if response.usage is not None:
+        wire["usage"] = response.usage.model_dump(exclude_none=True)
+    return wire
+
+
+def _tool_call_delta(delta: ToolCallDelta) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if delta.index is not None:
+        out["index"] = delta.index
+    if delta.id is not None:
+        out["id"] = delta.id
+        out["type"] = "function"
+    function: dict[str, Any] = {}
+    if delta.name is not None:
+        function["name"] = delta.name
+    if delta.arguments is not None:
+        function["arguments"] = delta.arguments
+    out["function"] = function
+    return out
+
+
+def sse_event(obj: Any) -> bytes:
+    """One ``data: <json>`` event, compact JSON as providers send it."""
+    return b"data: " + json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n\n"
+
+
+def error_object(error: Exception) -> dict[str, Any]:
+    """The ``error`` object a provider would send for ``error``."""
+    if isinstance(error, ProviderStreamError):
+        return {"message": error.provider_message, "type": error.error_type, "code": error.code}
+    message = getattr(error, "provider_message", None) or str(error) or type(error).__name__
+    return {"message": message, "type": "server_error", "code": None}
+
+
+def status_of(error: Exception) -> int:
+    """The HTTP status for ``error`` in a non-streaming answer: its own, else 500."""
+    status = getattr(error, "status_code", None)
+    return status if isinstance(status, int) and status >= 400 else 500
+
+
+def assemble_sse(data: bytes) -> ModelResponse:
+    """What a recorded stream assembles to (a non-streaming request for a :class:`RawSSE`)."""
+    decoder = SSEDecoder()
+    chunks: list[ChatChunk] = []
+    for event in decoder.feed(data) + decoder.close():
+        if event.data == DONE:
+            break
+        chunk = parse_chunk(event.data, event.event)
+        if chunk is not None:
+            chunks.append(chunk)
+    return assemble(chunks)
+
+
+def error_body(status: int, message: str) -> dict[str, Any]:
+    """An OpenAI-style error body for an HTTP error status."""
+    kind = _ERROR_TYPES.get(status, "server_error" if status >= 500 else "api_error")
+    code = "rate_limit_exceeded" if status == 429 else None
+    return {"error": {"message": message, "type": kind, "code": code}}
