@@ -33,6 +33,7 @@ from rxreact.errors import (
     RateLimitError,
     ServerError,
     StreamInterruptedError,
+    StreamProtocolError,
 )
 from rxreact.messages import ChatRequest, Usage, UserMessage
 from rxreact.model._http_errors import provider_message, retry_after
@@ -221,6 +222,27 @@ def test_json_instead_of_a_stream_is_the_providers_error() -> None:
 
     assert isinstance(recorder.error, ProviderStreamError)
     assert recorder.error.provider_message == "quota exhausted"
+
+
+def test_an_html_page_is_not_a_stream() -> None:
+    portal = httpx.MockTransport(lambda _: httpx.Response(200, html="<p>Log in to the Wi-Fi</p>"))
+    with (
+        httpx.Client(transport=portal) as client,
+        OpenAIChatModel("m", base_url="http://127.0.0.1:9/v1", http_client=client) as model,
+    ):
+        recorder = collect(model.stream(REQUEST))
+
+    assert isinstance(recorder.error, StreamProtocolError)
+    assert "text/html" in str(recorder.error)
+
+
+def test_options_that_are_not_json() -> None:
+    request = REQUEST.model_copy(update={"options": {"seed": object()}})
+    with serve([]) as (server, model):
+        recorder = collect(model.stream(request))
+
+    assert isinstance(recorder.error, ConfigurationError)
+    assert server.requests == []
 
 
 @pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.sse")), ids=lambda p: p.stem)

@@ -18,7 +18,7 @@ import httpx
 from rxreact.errors import ModelError, ModelHTTPError, StreamProtocolError, http_error_for_status
 from rxreact.model.wire import parse_chunk
 
-__all__ = ["json_instead_of_stream", "provider_message", "retry_after", "status_error"]
+__all__ = ["not_a_stream", "provider_message", "retry_after", "status_error"]
 
 _BODY_LIMIT = 2000
 """Characters of an error body kept on the exception."""
@@ -34,15 +34,24 @@ def status_error(response: httpx.Response, redact: Callable[[str], str]) -> Mode
     return http_error_for_status(status, message, text[:_BODY_LIMIT], wait)
 
 
-def json_instead_of_stream(response: httpx.Response, redact: Callable[[str], str]) -> ModelError:
-    """A JSON body where a stream was asked for: the provider's error, or a protocol error."""
+def not_a_stream(response: httpx.Response, redact: Callable[[str], str]) -> ModelError | None:
+    """The error for a 2xx answer to a stream request that is plainly not a stream, else None.
+
+    JSON is the provider's error (some send ``{"error": ...}`` with status 200) or a protocol
+    error; HTML is a proxy or a captive portal. Any other type is read as SSE: servers label
+    event streams loosely (``text/plain``, none at all).
+    """
+    kind = response.headers.get("content-type", "")
+    if not kind.startswith(("application/json", "text/html")):
+        return None
     response.read()
     text = redact(response.text)
-    try:
-        parse_chunk(text)
-    except ModelError as exc:
-        return exc
-    return StreamProtocolError(f"expected an event stream, got JSON: {text[:200]!r}")
+    if kind.startswith("application/json"):
+        try:
+            parse_chunk(text)
+        except ModelError as exc:
+            return exc
+    return StreamProtocolError(f"expected an event stream, got {kind}: {text[:200]!r}")
 
 
 def provider_message(text: str) -> str:

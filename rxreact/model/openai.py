@@ -33,7 +33,7 @@ from rxreact.errors import (
 )
 from rxreact.messages import ChatRequest
 from rxreact.model._call import IO_SCHEDULER, ModelCall, Timeouts, timer_scheduler
-from rxreact.model._http_errors import json_instead_of_stream, status_error
+from rxreact.model._http_errors import not_a_stream, status_error
 from rxreact.model._http_stream import read_sse
 from rxreact.model.chunks import ChatChunk, ModelResponse
 from rxreact.model.request_codec import encode_request
@@ -151,20 +151,30 @@ class OpenAIChatModel:
 
         ::
 
-            stream(request):   --r--t--t--t--f--|        [DONE] or EOF after a finish reason
-            stream(request):   --r--t--t--X              cut, provider error, timeout
+            stream(request):   --r--t--t--t--f--|      [DONE], or the end after a finish reason
+            stream(request):   --r--t--t--X            cut, provider error, timeout
+
+            r: the role chunk   t: text / reasoning / tool-call chunks   f: the finish reason
 
         The request is sent and read on the I/O scheduler; ``on_next`` is called there.
         Failures before the first chunk are retried (429, 5xx, connection, cut stream);
         after it, every error goes straight to ``on_error``. Disposing closes the connection.
         Errors: :class:`~rxreact.errors.ModelError` subclasses, or
         :class:`~rxreact.errors.ConfigurationError` when no API key is set.
+
+        Args:
+            request: the messages, tools and options to send.
+
+        Returns:
+            A cold Observable of :class:`~rxreact.model.chunks.ChatChunk`; assembling it gives
+            what :meth:`complete` returns for the same reply.
         """
 
         def attempt(call: ModelCall[ChatChunk], content: bytes) -> None:
             with self._exchange(call, content, stream=True) as response:
-                if response.headers.get("content-type", "").startswith("application/json"):
-                    raise json_instead_of_stream(response, self._redact)
+                error = not_a_stream(response, self._redact)
+                if error is not None:
+                    raise error
                 read_sse(response, call, self._think_tags)
 
         return self._observable(request, stream=True, attempt=attempt)
@@ -265,7 +275,10 @@ class OpenAIChatModel:
             send_reasoning=self._send_reasoning,
             include_usage=self._include_usage,
         )
-        return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+        try:
+            return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+        except (TypeError, ValueError) as exc:  # an option that is not JSON, say
+            raise ConfigurationError(f"the request cannot be sent as JSON: {exc}") from exc
 
     @contextlib.contextmanager
     def _exchange(
