@@ -73,12 +73,13 @@ def render_svg(
             height = _TOOL_ROW * len(tool_rows) + 10 if len(tool_rows) <= max_tool_rows else _ROW
             failed = sum(e.is_error for e in executions)
             shown = "" if len(tool_rows) <= max_tool_rows else " · count"
-            rows.append((lane, f"{len(executions)} runs, {failed} failed{shown}", height))
+            runs = _plural(len(executions), "run")
+            rows.append((lane, f"{runs}, {failed} failed{shown}", height))
         elif lane == "rounds":
-            rows.append((lane, f"{len(rounds)} rounds", _ROW))
+            rows.append((lane, _plural(len(rounds), "round"), _ROW))
         elif lane == "tool_calls":
             calls = len(recording.of_type("tool_call_started"))
-            rows.append((lane, f"{calls} calls{summary}", _ROW))
+            rows.append((lane, f"{_plural(calls, 'call')}{summary}", _ROW))
         else:
             rows.append((lane, f"{count:,}{summary}", _ROW))
     top = _HEADER + _BAND_HEADER
@@ -216,11 +217,9 @@ def _header(
         parts = [f"{len(recording.values):,} events"]
         if rounds:
             forced = " (1 forced)" if any(r.forced for r in rounds) else ""
-            parts = [
-                f"{len(rounds)} round{'s' * (len(rounds) != 1)}{forced}",
-                f"{calls} tool call{'s' * (calls != 1)}",
-            ]
-        parts.append(f"{recording.duration:g} s {clock}")
+            parts = [_plural(len(rounds), "round") + forced, _plural(calls, "tool call")]
+        took = f"{recording.duration:g}" if recording.virtual else f"{recording.duration:.3g}"
+        parts.append(f"{took} s {clock}")
         title = " · ".join(parts)
     canvas.text(10, 19, title, size=14, weight="600", fill="#222")
     answers = recording.of_type("final_answer")
@@ -235,3 +234,7 @@ def _header(
         x -= 7 * len(label) + 22
         canvas.add(swatch(x, 10, color, kind))
         canvas.text(x + 15, 19, label, size=10, fill="#555")
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}{'s' * (count != 1)}"
