@@ -105,7 +105,7 @@ def render_svg(
         y += row_height
     _terminal(canvas, scale, recording, top, bottom)
     _axis(canvas, scale, bottom)
-    _header(canvas, recording, rounds, len(executions), title, width)
+    _header(canvas, recording, rounds, executions, title, width)
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family={quoteattr(_FONT)} font-size="11">'
@@ -208,32 +208,44 @@ def _header(
     canvas: Canvas,
     recording: Recording,
     rounds: list[lanes_.RoundSpan],
-    calls: int,
+    executions: list[lanes_.Execution],
     title: str | None,
     width: int,
 ) -> None:
-    clock = "virtual" if recording.virtual else "real time"
+    """The title, the answer (or the error) under it, and a legend of what this drawing uses."""
+    modes = {mode for span in rounds for _, mode in span.decisions}
+    shown = {
+        "answer round": "final_answer" in modes,
+        "tool round": "tool_call" in modes,
+        "forced round": any(span.forced for span in rounds),
+        "tool call": bool(executions),
+        "tool error": any(e.is_error for e in executions),
+    }
+    x = width - _RIGHT
+    for label, color, kind in reversed(LEGEND):
+        if shown[label]:
+            x -= 7 * len(label) + 22
+            canvas.add(swatch(x, 10, color, kind))
+            canvas.text(x + 15, 19, label, size=10, fill="#555")
     if title is None:
         parts = [f"{len(recording.values):,} events"]
         if rounds:
-            forced = " (1 forced)" if any(r.forced for r in rounds) else ""
-            parts = [_plural(len(rounds), "round") + forced, _plural(calls, "tool call")]
+            forced = " (1 forced)" if shown["forced round"] else ""
+            parts = [_plural(len(rounds), "round") + forced, _plural(len(executions), "tool call")]
         took = f"{recording.duration:g}" if recording.virtual else f"{recording.duration:.3g}"
-        parts.append(f"{took} s {clock}")
+        parts.append(f"{took} s {'virtual' if recording.virtual else 'real time'}")
         title = " · ".join(parts)
-    canvas.text(10, 19, title, size=14, weight="600", fill="#222")
+    # Clipped to end before the legend: about 8.3 px per 14 px bold character.
+    canvas.text(10, 19, clip(title, int((x - 24) / 8.3)), size=14, weight="600", fill="#222")
     answers = recording.of_type("final_answer")
     error = recording.error
+    room = int((width - 30) / 6.3)
     if error is not None:
         message = f"✕ failed at {recording.duration:g} s: {type(error).__name__}: {error}"
-        canvas.text(10, 36, clip(message, 120), size=11, fill=COLORS["error"], weight="600")
+        canvas.text(10, 36, clip(message, room), size=11, fill=COLORS["error"], weight="600")
     elif answers:
-        canvas.text(10, 36, "answer: " + clip(str(answers[-1].text), 110), size=11, fill="#555")
-    x = width - _RIGHT
-    for label, color, kind in reversed(LEGEND):
-        x -= 7 * len(label) + 22
-        canvas.add(swatch(x, 10, color, kind))
-        canvas.text(x + 15, 19, label, size=10, fill="#555")
+        answer = "answer: " + str(answers[-1].text)
+        canvas.text(10, 36, clip(answer, room), size=11, fill="#555")
 
 
 def _plural(count: int, noun: str) -> str:
