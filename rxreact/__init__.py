@@ -64,6 +64,7 @@ from rxreact.messages import (
 )
 from rxreact.model.base import ChatModel
 from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
+from rxreact.model.openai import OpenAIChatModel
 from rxreact.model.scripted import ScriptedModel
 from rxreact.tools import Tool, tool
 
@@ -94,6 +95,7 @@ __all__ = [
     "ModelResponse",
     "ModelTimeoutError",
     "NotFoundError",
+    "OpenAIChatModel",
     "ProviderStreamError",
     "RateLimitError",
     "ReactAgent",

@@ -115,15 +115,17 @@ def _demo(args: argparse.Namespace) -> int:
     out = sys.stdout
     with MockOpenAIServer(demo_model_script) as server:
         print(f"mock OpenAI-compatible server on {server.base_url} (real HTTP + SSE)\n", file=out)
-        model = OpenAIChatModel("mock-weather-model", base_url=server.base_url, api_key="sk-demo")
-        agent = ReactAgent(
-            model, demo_tools(args.latency), max_rounds=5, memory=InMemoryChatMemory()
-        )
-        started = time.perf_counter()
-        render_run(agent, QUESTION, "demo", out)
-        print(file=out)
-        render_run(agent, FOLLOW_UP, "demo", out)
-        print(f"\ndone in {time.perf_counter() - started:.2f} s", file=out)
+        with OpenAIChatModel(
+            "mock-weather-model", base_url=server.base_url, api_key="sk-demo"
+        ) as model:
+            agent = ReactAgent(
+                model, demo_tools(args.latency), max_rounds=5, memory=InMemoryChatMemory()
+            )
+            started = time.perf_counter()
+            render_run(agent, QUESTION, "demo", out)
+            print(file=out)
+            render_run(agent, FOLLOW_UP, "demo", out)
+            print(f"\ndone in {time.perf_counter() - started:.2f} s", file=out)
     return 0
 
 

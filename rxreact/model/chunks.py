@@ -19,7 +19,7 @@ __all__ = ["ChatChunk", "ModelResponse", "ToolCallDelta"]
 class ToolCallDelta(NamedTuple):
     """A piece of one tool call, as streamed (OpenAI delta format, normalized)."""
 
-    index: int | None = None
+    index: int | None = None  # type: ignore[assignment]  # the OpenAI field name, on purpose
     """The provider's raw index of the call in its response; ``None`` when it sent none."""
     id: str | None = None
     """The call id; usually only on the call's first delta; ``""`` is treated as absent."""
