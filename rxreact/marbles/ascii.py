@@ -2,10 +2,10 @@
 
 ::
 
-    text_reply("Hello there world", interval=1.0), recorded, unit=1.0:
+    an agent answering text_reply("Hello there world", interval=1.0), drawn with unit=0.5:
 
-        rounds  (R,A)--f-F|        wait: rounds is "(R,A)---(f,F)|" -- see below
-        text    -a-b-c|
+        rounds  R-A-----(f,F,|)     R round_started, A mode final_answer, f round_finished,
+        text    --a-b-c-|           F final_answer; a, b, c the three text deltas
 
 Each character is ``unit`` seconds, counted from subscription: ``-`` is time passing, a letter
 a value (see :mod:`rxreact.marbles.lanes` for the symbols), ``|`` completion, ``#`` an error,
@@ -76,11 +76,11 @@ def marble_text(
 
     ::
 
-        rounds      (R,A)---(f,F)|
-        text        -a-b-c|
+        rounds  R-A-----(f,F,|)
+        text    --a-b-c-|
         ---
-        rounds      R=round_started A=mode: final_answer f=round_finished F=final_answer
-        text        a='Hello ' b='there ' c='world'
+        rounds  R='round_started' A='mode: final_answer' f='round_finished' F='final_answer'
+        text    a='Hello ' b='there ' c='world'
     """
     names = list(lanes) if lanes is not None else recording.lanes
     width = max((len(n) for n in names), default=0) + 2

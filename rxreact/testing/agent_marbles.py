@@ -17,7 +17,7 @@ A whole run takes no real time and gives the same diagram every time::
             ),
             "Weather in Oslo?",
         )
-        assert_marbles(recording, {"text": "----a-b-|"}, values={"text": {"a": "Sunny "}})
+        assert_marbles(recording, {"text": "--a-b--|"}, values={"text": {"a": "Sunny "}})
 
 Replies and tools can be written with ``reactivex``'s marble syntax: :func:`reply_from_marbles`
 turns a marble line into a scripted reply, and a tool may return
