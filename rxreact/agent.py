@@ -34,6 +34,7 @@ from reactivex import Observable, abc
 from reactivex import operators as ops
 from reactivex.scheduler import VirtualTimeScheduler
 
+from rxreact._immediate import immediately
 from rxreact.errors import AgentError, ChatMemoryError, RxReactError, ToolErrorBudgetExceededError
 from rxreact.events import (
     AgentEvent,
@@ -322,7 +323,7 @@ class _Run:
             finish_round(state),
         )
         return reactivex.concat(
-            reactivex.of(RoundStarted(round=state.round)),
+            immediately(RoundStarted(round=state.round)),
             model_events,
             reactivex.defer(lambda _: self._after_round(state)),
         )
@@ -334,7 +335,7 @@ class _Run:
         self._add(state.assistant_message(keep_reasoning=self.agent.send_reasoning))
         calls = state.tool_calls()
         results: list[ToolResult | None] = [None] * len(calls)
-        tools = reactivex.from_iterable(calls).pipe(
+        tools = immediately(*calls).pipe(
             run_tools(
                 self.agent.tools,
                 round_number=state.round,
@@ -362,7 +363,7 @@ class _Run:
         if self.rounds < self.agent.max_rounds:
             return self._round(forced=False)
         return reactivex.concat(
-            reactivex.of(MaxRoundsReached(round=state.round)), self._round(forced=True)
+            immediately(MaxRoundsReached(round=state.round)), self._round(forced=True)
         )
 
     def _finish(self, state: RoundState) -> Observable[Any]:
@@ -375,7 +376,7 @@ class _Run:
                 raise
             except Exception as error:
                 raise ChatMemoryError(f"could not store conversation: {error}") from error
-        return reactivex.of(
+        return immediately(
             FinalAnswer(
                 round=state.round,
                 text=state.text,

@@ -76,3 +76,21 @@ def test_astream_yields_the_same_events() -> None:
     types = asyncio.run(collect())
     assert types[0] == "round_started" and types[-1] == "final_answer"
     assert types.count("tool_result") == 3
+
+
+def test_tool_executions_start_in_call_order_on_real_threads() -> None:
+    @tool
+    def echo(x: int) -> str:
+        """Echo."""
+        return str(x)
+
+    for _ in range(5):
+        model = ScriptedModel(
+            [tool_call_reply(*[("echo", {"x": i}) for i in range(6)]), text_reply("ok")]
+        )
+        events: list[Any] = []
+        done = threading.Event()
+        ReactAgent(model, [echo]).stream("q").subscribe(events.append, on_completed=done.set)
+        assert done.wait(10)
+        started = [e.call_id for e in events if e.type == "tool_execution_started"]
+        assert started == [f"call_{i}" for i in range(6)]

@@ -208,14 +208,6 @@ def test_the_same_scenario_gives_the_same_recording_every_run() -> None:
     assert scenario() == scenario()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "ScriptedModel schedules one action per chunk (and deliver_on one drain per chunk) at "
-        "the same virtual instant; reactivex's VirtualTimeScheduler moves its clock +1 s after "
-        "100 actions at one instant (MAX_SPINNING), so a long unpaced reply takes phantom time"
-    ),
-)
 def test_a_long_reply_without_pauses_takes_no_virtual_time() -> None:
     model = ScriptedModel([text_reply("x" * 300, size=1)])
     rec = run_marbles(lambda s: ReactAgent(model, scheduler=s))

@@ -1,9 +1,9 @@
 """A chat model that plays back scripted replies: for tests, demos and notebooks.
 
-Each chunk is emitted by its own scheduled action on the subscribe-time scheduler (or the one
-given to the constructor), and :class:`~rxreact.model.script.Pause` items become relative
-schedules. Under a ``TestScheduler`` a whole reply therefore plays in virtual time, exactly
-as scripted, with nothing running on a real clock.
+Chunks are emitted by actions on the subscribe-time scheduler (or the one given to the
+constructor): one action per run of chunks between :class:`~rxreact.model.script.Pause` items,
+which become relative schedules. Under a ``TestScheduler`` a whole reply therefore plays in
+virtual time, exactly as scripted, with nothing running on a real clock.
 """
 
 from __future__ import annotations
@@ -152,34 +152,34 @@ def _play(
     pending = SerialDisposable()
 
     def step(_: abc.SchedulerBase, __: Any = None) -> None:
+        # Emits every item up to the next pause in one action: chunks scripted back to back
+        # arrive at one instant, as a burst read from a socket does.
         nonlocal position, saw_finish
-        if disposed:
-            return
-        if position >= len(items):
-            observer.on_completed()
-            return
-        item = items[position]
-        position += 1
-        delay = 0.0
-        if isinstance(item, ChatChunk):
-            saw_finish = saw_finish or item.finish_reason is not None
-            observer.on_next(item)
-        elif isinstance(item, Pause):
-            delay = item.seconds
-        elif isinstance(item, Fail):
-            observer.on_error(item.error)
-            return
-        elif isinstance(item, Hang):
-            return  # silent until disposed
-        elif isinstance(item, Disconnect):
-            if saw_finish:
+        while not disposed:
+            if position >= len(items):
                 observer.on_completed()
-            else:
-                observer.on_error(
-                    StreamInterruptedError("connection closed before the stream ended")
-                )
-            return
-        schedule(delay)
+                return
+            item = items[position]
+            position += 1
+            if isinstance(item, ChatChunk):
+                saw_finish = saw_finish or item.finish_reason is not None
+                observer.on_next(item)
+            elif isinstance(item, Pause):
+                schedule(item.seconds)
+                return
+            elif isinstance(item, Fail):
+                observer.on_error(item.error)
+                return
+            elif isinstance(item, Hang):
+                return  # silent until disposed
+            else:  # Disconnect
+                if saw_finish:
+                    observer.on_completed()
+                else:
+                    observer.on_error(
+                        StreamInterruptedError("connection closed before the stream ended")
+                    )
+                return
 
     def schedule(delay: float) -> None:
         if disposed:

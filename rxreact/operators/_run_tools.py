@@ -9,6 +9,7 @@ from pydantic import BaseModel
 from reactivex import Observable, abc
 from reactivex import operators as ops
 
+from rxreact._immediate import immediately
 from rxreact.cancellation import CancellationToken
 from rxreact.events import ToolExecutionStarted, ToolResult
 from rxreact.messages import ToolCall
@@ -44,7 +45,7 @@ def run_tools_(
                 results[position] = event
                 return event
 
-            started = reactivex.of(
+            started = immediately(
                 ToolExecutionStarted(round=round_number, call_id=call.id, name=call.name)
             )
             tool = tools.get(call.name)
@@ -52,14 +53,14 @@ def run_tools_(
                 known = ", ".join(sorted(tools)) or "(none)"
                 message = f"Error: there is no tool named {call.name!r}. Valid tools: {known}."
                 return reactivex.concat(
-                    started, reactivex.defer(lambda _: reactivex.of(result(message, True)))
+                    started, reactivex.defer(lambda _: immediately(result(message, True)))
                 )
             try:
                 arguments = tool.parse_arguments(call.arguments)
             except ToolArgumentsError as error:
                 message = f"Error calling tool {call.name!r}: {error}"
                 return reactivex.concat(
-                    started, reactivex.defer(lambda _: reactivex.of(result(message, True)))
+                    started, reactivex.defer(lambda _: immediately(result(message, True)))
                 )
             body = tool.invoke(arguments, CancellationToken(), tools_scheduler)
             timeout = tool.timeout if tool.timeout is not None else default_timeout
@@ -69,7 +70,7 @@ def run_tools_(
                 )
             outcome = body.pipe(
                 ops.map(lambda value: result(_to_text(value), False)),
-                ops.catch(lambda error, _: reactivex.of(result(_describe(call, error), True))),
+                ops.catch(lambda error, _: immediately(result(_describe(call, error), True))),
             )
             return reactivex.concat(started, outcome)
 

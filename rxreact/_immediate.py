@@ -1,0 +1,29 @@
+"""``immediately(*values)``: an Observable that emits its values during subscribe.
+
+``reactivex.of`` schedules its emissions on the subscribe-time scheduler. Inside an agent run
+that is a thread pool, so each ``of`` would hop threads, and several of them merged together
+(one per tool call) would race and arrive in any order. The agent's own synchronous events
+must come out in the order they were made, on the thread that made them.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+import reactivex
+from reactivex import Observable
+from reactivex.scheduler import ImmediateScheduler
+
+__all__ = ["immediately"]
+
+_T = TypeVar("_T")
+
+
+def immediately(*values: _T) -> Observable[_T]:
+    """Emit ``values`` then complete, synchronously, on the subscribing thread.
+
+    ::
+
+        immediately(a, b):  (ab|)
+    """
+    return reactivex.from_iterable(values, scheduler=ImmediateScheduler.singleton())
