@@ -220,7 +220,9 @@ class ReactAgent:
         subscription = self._events(run).subscribe(on_next, on_error, done.set)
         try:
             if isinstance(self.scheduler, VirtualTimeScheduler) and not done.is_set():
-                self.scheduler.start()  # blocking on virtual time means advancing it
+                # Blocking on virtual time means advancing it. The base class's start runs until
+                # nothing is left; TestScheduler.start would also jump the clock to 1000.
+                VirtualTimeScheduler.start(self.scheduler)
             while not done.wait(0.5):
                 pass
         finally:

@@ -1,5 +1,23 @@
-"""Helpers for testing code built on rxreact: import them in your own tests."""
+"""Helpers for testing code built on rxreact: import them in your own tests.
 
+- :class:`MockOpenAIServer`: a loopback OpenAI-compatible server (real HTTP, real SSE) playing
+  scripted replies, validating histories like the real API.
+- :func:`run_marbles`, :func:`assert_marbles`, :func:`reply_from_marbles`: run an agent in
+  virtual time and compare its event lanes with marble strings.
+"""
+
+from rxreact.testing.agent_marbles import (
+    AgentFactory,
+    assert_marbles,
+    reply_from_marbles,
+    run_marbles,
+)
 from rxreact.testing.mock_server import MockOpenAIServer
 
-__all__ = ["MockOpenAIServer"]
+__all__ = [
+    "AgentFactory",
+    "MockOpenAIServer",
+    "assert_marbles",
+    "reply_from_marbles",
+    "run_marbles",
+]
