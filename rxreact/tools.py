@@ -145,6 +145,7 @@ class Tool:
                         emit(f.result())
 
                 future.add_done_callback(on_done)
+
                 def dispose() -> None:
                     cancel()
                     future.cancel()
