@@ -13,10 +13,11 @@ from reactivex import Observable, abc
 from rxreact.events import ToolResult
 from rxreact.messages import ToolCall
 from rxreact.model.chunks import ChatChunk
+from rxreact.model.retry import Backoff
 from rxreact.round import RoundState
 from rxreact.tools import Tool
 
-__all__ = ["deliver_on", "finish_round", "process_chunk", "run_tools"]
+__all__ = ["deliver_on", "finish_round", "process_chunk", "retry_unstarted", "run_tools"]
 
 _T = TypeVar("_T")
 
@@ -148,3 +149,30 @@ def run_tools(
         tools_scheduler=tools_scheduler,
         default_timeout=default_timeout,
     )
+
+
+def retry_unstarted(
+    max_retries: int = 2, backoff: Backoff | None = None
+) -> Callable[[Observable[_T]], Observable[_T]]:
+    """Resubscribe to a failed cold source, with backoff, while it has emitted nothing.
+
+    Retries only retryable :class:`~rxreact.ModelError` s (429, 5xx, connection errors, cut
+    streams), honours a 429's ``Retry-After`` (see :mod:`rxreact.model.retry`), and waits on the
+    subscribe-time scheduler, so a ``TestScheduler`` runs the backoff in virtual time::
+
+        source:   #        (503)   then   #   then   -a-b|
+        result:   -----------------------------------a-b|   (waits 0.5 s, then 1.0 s)
+
+        source:   -a-#
+        result:   -a-#                  (something was emitted: no retry, it would repeat "a")
+
+    Args:
+        max_retries: retries after the first attempt.
+        backoff: the wait policy (default ``Backoff()``: 0.5 s, doubling, capped at 8 s).
+
+    Returns:
+        An operator ``Observable[T] -> Observable[T]``.
+    """
+    from rxreact.operators._retry_unstarted import retry_unstarted_
+
+    return retry_unstarted_(max_retries, backoff or Backoff())

@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from reactivex import Observable, abc
+from reactivex.disposable import SerialDisposable
+from reactivex.scheduler import TimeoutScheduler
+
+from rxreact.model.retry import Backoff, retry_delay
+
+_T = TypeVar("_T")
+
+
+def retry_unstarted_(
+    max_retries: int, backoff: Backoff
+) -> Callable[[Observable[_T]], Observable[_T]]:
+    def retry_unstarted(source: Observable[_T]) -> Observable[_T]:
+        def subscribe(
+            observer: abc.ObserverBase[_T], scheduler: abc.SchedulerBase | None = None
+        ) -> abc.DisposableBase:
+            timer = scheduler or TimeoutScheduler.singleton()
+            current = SerialDisposable()
+            retries = 0
+            emitted = False
+
+            def attempt(*_: Any) -> None:
+                current.disposable = source.subscribe(
+                    on_next, on_error, observer.on_completed, scheduler=scheduler
+                )
+
+            def on_next(value: _T) -> None:
+                nonlocal emitted
+                emitted = True
+                observer.on_next(value)
+
+            def on_error(error: Exception) -> None:
+                nonlocal retries
+                # Once something reached the subscriber a retry would repeat it: never then.
+                delay = None if emitted else retry_delay(error, retries, max_retries, backoff)
+                if delay is None:
+                    observer.on_error(error)
+                    return
+                retries += 1
+                current.disposable = timer.schedule_relative(delay, attempt)
+
+            attempt()
+            return current
+
+        return Observable(subscribe)
+
+    return retry_unstarted
