@@ -32,6 +32,7 @@ import reactivex
 from pydantic import BaseModel, ConfigDict
 from reactivex import Observable, abc
 from reactivex import operators as ops
+from reactivex.disposable import CompositeDisposable, SerialDisposable
 from reactivex.scheduler import VirtualTimeScheduler
 
 from rxreact._immediate import immediately
@@ -78,6 +79,28 @@ def _shared_pool(name: str, workers: int) -> ElasticScheduler:
         if name not in _default_schedulers:
             _default_schedulers[name] = ElasticScheduler(workers, name=f"rxreact-{name}")
         return _default_schedulers[name]
+
+
+def _subscribe_on(source: Observable[Any], scheduler: abc.SchedulerBase) -> Observable[Any]:
+    """Subscribe to ``source`` on ``scheduler``; dispose synchronously.
+
+    Loading memory and the first events then happen on the agent's scheduler, not on the
+    thread that called subscribe. Unlike ``ops.subscribe_on``, which also *disposes* on the
+    scheduler (later, on another thread), disposal here is immediate: when ``dispose()``
+    returns, the HTTP stream is being closed and running tools' tokens are set.
+    """
+
+    def subscribe(
+        observer: abc.ObserverBase[Any], _: abc.SchedulerBase | None = None
+    ) -> abc.DisposableBase:
+        inner = SerialDisposable()
+
+        def action(scheduler_: abc.SchedulerBase, __: Any = None) -> None:
+            inner.disposable = source.subscribe(observer, scheduler=scheduler_)
+
+        return CompositeDisposable(scheduler.schedule(action), inner)
+
+    return Observable(subscribe)
 
 
 class AgentResult(BaseModel):
@@ -180,9 +203,7 @@ class ReactAgent:
         return reactivex.defer(lambda _: self._events(_Run(self, question, conversation_id)))
 
     def _events(self, run: _Run) -> Observable[Any]:
-        # subscribe_on: loading memory and the first events happen on the agent's scheduler,
-        # not on the thread that called subscribe.
-        return reactivex.defer(lambda _: run.start()).pipe(ops.subscribe_on(self.scheduler))
+        return _subscribe_on(reactivex.defer(lambda _: run.start()), self.scheduler)
 
     def text(self, question: str, conversation_id: str | None = None) -> Observable[str]:
         """Only the live answer text of the run (``text_delta`` payloads).
