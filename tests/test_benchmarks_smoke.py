@@ -1,0 +1,101 @@
+"""The benchmark scripts work: every workload once, tiny, against the loopback mock.
+
+Correctness only: nothing here asserts a time (the benchmark itself is the check).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from benchmarks import peers, scale, slow_subscriber
+from benchmarks.__main__ import _selected
+from benchmarks._harness import BenchError, Table, check_answer, mock_server, run_child
+from benchmarks._stacks import STACKS, make_session
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    with mock_server() as base_url:
+        yield base_url
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_each_stack_runs_the_conversation(url: str, stack: str) -> None:
+    session, close = make_session(stack, url, 20)
+    try:
+        result = session()
+    finally:
+        close()
+    assert result["deltas"] == (0 if stack == "httpx_sync_read" else 20)
+    assert result["cpu_s"] > 0
+
+
+@pytest.mark.parametrize("async_tool", [False, True])
+def test_rxreact_runs_k_tools_each_once(url: str, async_tool: bool) -> None:
+    session, close = make_session(
+        "rxreact", url, 5, tool_calls=4, tool_sleep_s=0.01, async_tool=async_tool
+    )
+    try:
+        result = session()  # the session checks that exactly 4 tool calls ran
+    finally:
+        close()
+    assert result["tool_span_s"] > 0
+
+
+def test_sessions_child_prints_medians(url: str) -> None:
+    result = run_child("_sessions", ["rxreact", url, "10", "1"])
+    assert result["stack"] == "rxreact"
+    assert result["deltas"] == 10
+
+
+@pytest.mark.parametrize("stack", scale.STACKS)
+def test_scale_runs_complete_with_the_right_text(url: str, stack: str) -> None:
+    measure = scale._rxreact if stack == "rxreact" else scale._httpx_async
+    result = measure(url, 5, 5, 1.0, 30.0)
+    assert result["finished"]
+    assert result["correct"] == 5
+    assert result["errors"] == 0
+    assert result["peak_threads"] >= 1
+
+
+def test_slow_subscriber_child(url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    slow_subscriber.child([url, "300", "50", "16"])
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert result["buffer_size"] == 16
+    assert result["peak_rss_mb"] >= result["base_rss_mb"] > 0
+
+
+def test_wrong_answer_fails_loudly() -> None:
+    check_answer("w0 w1 w2", 3)
+    with pytest.raises(BenchError):
+        check_answer("w0 w2 w1", 3)
+
+
+def test_peers_without_venv_print_the_reference_table() -> None:
+    table = peers.run(quick=True, rxreact_ratio=1.0, peers=[])
+    text = table.render()
+    assert "REFERENCE" in text
+    assert "langgraph" in text
+
+
+def test_table_renders_markdown() -> None:
+    table = Table("t", ["a", "b"])
+    table.add("x", float("nan"))
+    table.add("y", 1234.5)
+    assert table.render().splitlines()[2:6] == [
+        "| a | b    |",
+        "|---|------|",
+        "| x | n/a  |",
+        "| y | 1234 |",
+    ]
+
+
+def test_workload_selection() -> None:
+    assert _selected("1,scale") == ["per_chunk", "scale"]
+    with pytest.raises(SystemExit):
+        _selected("nope")
