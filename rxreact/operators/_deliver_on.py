@@ -10,7 +10,7 @@ from reactivex.disposable import CompositeDisposable, Disposable, SerialDisposab
 
 _T = TypeVar("_T")
 
-_NEXT, _ERROR, _COMPLETED = 0, 1, 2
+_get_ident = threading.get_ident
 
 
 def deliver_on_(
@@ -20,58 +20,80 @@ def deliver_on_(
         def subscribe(
             observer: abc.ObserverBase[_T], subscribe_scheduler: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
-            subscriber_thread = threading.get_ident()
-            queue: deque[tuple[int, Any]] = deque()
-            lock = threading.Condition()
+            subscriber_thread = _get_ident()
+            # Values only: the terminal notification waits in ``state.terminal`` and is
+            # delivered once the queue is empty, so the per-item path allocates nothing.
+            queue: deque[Any] = deque()
+            # A plain Lock entered with ``with`` costs a third of a Condition's Python-level
+            # ``__enter__``; the Condition on the same lock is used only to wait for room.
+            lock = threading.Lock()
+            room = threading.Condition(lock)
             state = _DrainState()
             drain_disposable = SerialDisposable()
+            deliver = observer.on_next
 
             def drain(_: abc.SchedulerBase, __: Any = None) -> None:
                 # One scheduled action delivers everything queued so far: one thread-pool hop
                 # per burst of chunks instead of one per chunk (RxPY's observe_on).
-                state.drain_thread = threading.get_ident()
+                state.drain_thread = _get_ident()
                 while True:
                     with lock:
-                        if state.disposed or not queue:
+                        if state.disposed:
                             state.scheduled = False
-                            lock.notify_all()
                             return
+                        if not queue:
+                            terminal = state.terminal
+                            if terminal is None:
+                                state.scheduled = False
+                                return
+                            state.disposed = True
+                            break
                         batch = list(queue)
                         queue.clear()
-                        lock.notify_all()  # room again: release a held-back producer
-                    for kind, value in batch:
+                        if state.waiting:
+                            room.notify_all()  # room again: release a held-back producer
+                    for value in batch:
                         if state.disposed:
                             return
-                        if kind == _NEXT:
-                            observer.on_next(value)
-                        elif kind == _ERROR:
-                            state.disposed = True
-                            observer.on_error(value)
-                            return
-                        else:
-                            state.disposed = True
-                            observer.on_completed()
-                            return
+                        deliver(value)
+                (error,) = terminal
+                if error is not None:
+                    observer.on_error(error)
+                else:
+                    observer.on_completed()
 
-            def enqueue(kind: int, value: Any) -> None:
+            def on_next(value: Any) -> None:
                 with lock:
-                    if state.disposed:
+                    if state.disposed or state.terminal is not None:
                         return
                     if (
-                        kind == _NEXT
-                        and max_buffer is not None
+                        max_buffer is not None
                         and len(queue) >= max_buffer
-                        and threading.get_ident() not in (subscriber_thread, state.drain_thread)
+                        and _get_ident() not in (subscriber_thread, state.drain_thread)
                     ):
                         # Backpressure: hold the producer (the HTTP reader) until the consumer
                         # catches up. Never on the thread that subscribed or drains (a
                         # TestScheduler runs everything on one thread): a thread cannot wait for
                         # itself, so there the buffer grows instead of deadlocking.
-                        while len(queue) >= max_buffer and not state.disposed:
-                            lock.wait(0.5)
+                        state.waiting += 1
+                        try:
+                            while len(queue) >= max_buffer and not state.disposed:
+                                room.wait(0.5)
+                        finally:
+                            state.waiting -= 1
                         if state.disposed:
                             return
-                    queue.append((kind, value))
+                    queue.append(value)
+                    if state.scheduled:
+                        return
+                    state.scheduled = True
+                drain_disposable.disposable = scheduler.schedule(drain)
+
+            def end(error: Exception | None) -> None:
+                with lock:
+                    if state.disposed or state.terminal is not None:
+                        return
+                    state.terminal = (error,)
                     if state.scheduled:
                         return
                     state.scheduled = True
@@ -81,12 +103,12 @@ def deliver_on_(
                 with lock:
                     state.disposed = True
                     queue.clear()
-                    lock.notify_all()
+                    room.notify_all()
 
             subscription = source.subscribe(
-                lambda value: enqueue(_NEXT, value),
-                lambda error: enqueue(_ERROR, error),
-                lambda: enqueue(_COMPLETED, None),
+                on_next,
+                end,
+                lambda: end(None),
                 scheduler=subscribe_scheduler,
             )
             # Mark disposed first: it releases a held-back producer before the source is torn down.
@@ -98,9 +120,14 @@ def deliver_on_(
 
 
 class _DrainState:
-    __slots__ = ("disposed", "drain_thread", "scheduled")
+    __slots__ = ("disposed", "drain_thread", "scheduled", "terminal", "waiting")
 
     def __init__(self) -> None:
         self.scheduled = False
         self.disposed = False
         self.drain_thread: int | None = None
+        self.terminal: tuple[Exception | None] | None = None
+        """``(error,)`` once the source ended (``(None,)``: completed); delivered after the
+        queued values."""
+        self.waiting = 0
+        """Producers held back, waiting for room."""
