@@ -26,7 +26,8 @@ last line was cut mid-way (no line ending before EOF) is still discarded: it is 
 
 Performance (CPython 3.11, a ~270-byte ``data: {...}\\n\\n`` chunk, ``timeit``): 0.6 µs per
 event with one whole single-line event per ``feed`` (a fast path), 0.6 µs when one read carries
-many, 1.3 µs with CRLF line endings. It works on whole byte buffers (one ``bytes.split`` per read), never per character.
+many, 1.3 µs with CRLF line endings. It works on whole byte buffers (one ``bytes.split`` per
+read), never per character.
 """
 
 from __future__ import annotations
