@@ -2,8 +2,8 @@
 
 Per chunk, the loop does one :func:`~rxreact.model.wire.parse_chunk` and one ``emit``; the
 SSE decoder and the watchdog's clock work per read (one read often carries many events), and
-``<think>`` splitting costs one call per text chunk. No ``iter_lines``: the decoder splits
-whole byte buffers.
+``<think>`` splitting costs one call per text chunk only until the text is known to be plain
+answer. No ``iter_lines``: the decoder splits whole byte buffers.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def read_sse(response: httpx.Response, call: ModelCall[ChatChunk], think_tags: b
 
     def handle(events: list[SSEEvent]) -> bool:
         """Emit what the events carry; True at ``[DONE]``."""
-        nonlocal saw_finish
+        nonlocal saw_finish, splitter
         call.busy = True
         for event in events:
             data = event.data
@@ -56,6 +56,8 @@ def read_sse(response: httpx.Response, call: ModelCall[ChatChunk], think_tags: b
                 saw_finish = True
             if splitter is not None and chunk.text:
                 chunk = _split_think(splitter, chunk)
+                if splitter.passing_through:
+                    splitter = None  # plain answer from here on: no call per chunk
                 if chunk is None:
                     continue
             emit(chunk)

@@ -54,6 +54,12 @@ class ThinkTagSplitter:
         self._reasoning_started = False
         """Some non-whitespace reasoning was returned (leading whitespace is dropped)."""
 
+    @property
+    def passing_through(self) -> bool:
+        """True once the text is known to be answer only: every later piece passes unchanged
+        and :meth:`flush` returns nothing (a caller may stop feeding)."""
+        return self._state is _State.ANSWER
+
     def feed(self, text: str) -> tuple[str, str]:
         """Take the next piece of text; return ``(reasoning, answer)`` ready to show now."""
         state = self._state
