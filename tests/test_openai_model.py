@@ -676,38 +676,3 @@ def test_the_key_never_shows(caplog: pytest.LogCaptureFixture) -> None:
     for text in [*shown, str(error), repr(error), error.body, str(refused.error), caplog.text]:
         assert KEY not in text
     assert "retry 1/1" in caplog.text  # the log did record the retry, without the key
-
-
-# -- connection reuse -----------------------------------------------------------------------
-
-
-def test_a_stream_disposed_at_its_completion_leaves_the_connection_reusable(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # concat disposes each finished source at once; the I/O thread is then still reading the
-    # end of the body, and must be allowed to finish so the next request reuses the connection.
-    from reactivex.disposable import SerialDisposable
-
-    connects: list[Any] = []
-    real_connect = socket.socket.connect
-
-    def counting_connect(sock: socket.socket, address: Any) -> None:
-        connects.append(address)
-        real_connect(sock, address)
-
-    monkeypatch.setattr(socket.socket, "connect", counting_connect)
-    with serve([text_reply("one"), text_reply("two")]) as (_, model):
-        for _ in range(2):
-            done = threading.Event()
-            subscription = SerialDisposable()
-
-            def completed(subscription: SerialDisposable = subscription, done: Any = done) -> None:
-                subscription.dispose()
-                done.set()
-
-            subscription.disposable = model.stream(REQUEST).subscribe(on_completed=completed)
-            assert done.wait(5)
-            for thread in threading.enumerate():
-                if thread.name == "rxreact-http":
-                    thread.join(5)
-    assert len(connects) == 1

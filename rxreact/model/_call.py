@@ -56,10 +56,6 @@ IO_SCHEDULER: abc.SchedulerBase = NewThreadScheduler(
 )
 """The default I/O scheduler: one daemon thread per attempt (see the module docstring)."""
 
-DRAIN_GRACE = 1.0
-"""Seconds a completed call's I/O thread may go on reading the end of the body after a dispose
-before the socket is shut down (a server that stalls after ``[DONE]``)."""
-
 _TIMER_SCHEDULER = EventLoopScheduler(
     thread_factory=lambda target: threading.Thread(target=target, daemon=True, name="rxreact-timer")
 )
@@ -150,7 +146,6 @@ class ModelCall(Generic[_T]):
         self._retries = 0
         self._task = SerialDisposable()  # the scheduled attempt, or the backoff timer
         self._watchdog = SerialDisposable()
-        self._grace = SerialDisposable()  # the drain's deadline after a completed dispose
         # Per attempt:
         self._sock: socket.socket | None = None
         self._timed_out: ModelTimeoutError | None = None
@@ -173,29 +168,14 @@ class ModelCall(Generic[_T]):
         return Disposable(self.dispose)
 
     def dispose(self) -> None:
-        """Cancel: no notification after this returns; a blocked read is woken by a shutdown.
-
-        After a normal completion the I/O thread is only reading the end of the body (after
-        ``[DONE]``) so that the connection can go back to the pool; a subscriber disposes right
-        then (``concat`` does, at every completion). Shutting the socket down there would cost
-        every request a new connection, so the drain gets :data:`DRAIN_GRACE` seconds first.
-        """
+        """Cancel: no notification after this returns; a blocked read is woken by a shutdown."""
         with self._lock:
             if self._disposed:
                 return
             self._disposed = True
-            if self._done and not self._attempt_over:
-                self._grace.disposable = self._timer.schedule_relative(DRAIN_GRACE, self._cut)
-            else:
-                self._shutdown_socket()
+            self._shutdown_socket()
         self._watchdog.dispose()
         self._task.dispose()
-
-    def _cut(self, _: abc.SchedulerBase, __: Any = None) -> None:
-        """The drain after completion outlived its grace: free the thread."""
-        with self._lock:
-            if not self._attempt_over:
-                self._shutdown_socket()
 
     # -- used by the attempt, on the I/O thread ---------------------------------------------
 
@@ -299,7 +279,6 @@ class ModelCall(Generic[_T]):
         with self._lock:
             self._attempt_over = True
             self._sock = None
-            self._grace.dispose()
             if self._disposed or self._done:
                 return
             if self._timed_out is not None:
