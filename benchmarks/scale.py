@@ -59,7 +59,7 @@ def _latencies(url: str, received: dict[str, list[float]]) -> tuple[list[float],
     sent = reply["sent"]
     out: list[float] = []
     for run, times in received.items():
-        out += [r - s for r, s in zip(times, sent[run][1:], strict=False)]
+        out += [r - s for r, s in zip(times, sent.get(run, [])[1:], strict=False)]
     return out, reply["cpu_s"]
 
 
