@@ -25,9 +25,10 @@ from typing import Any, TypeVar
 
 from reactivex import abc, typing
 from reactivex.disposable import CompositeDisposable, Disposable, SingleAssignmentDisposable
+from reactivex.scheduler import ImmediateScheduler, TrampolineScheduler
 from reactivex.scheduler.periodicscheduler import PeriodicScheduler
 
-__all__ = ["ElasticScheduler"]
+__all__ = ["ElasticScheduler", "timer_scheduler"]
 
 _TState = TypeVar("_TState")
 
@@ -155,3 +156,26 @@ def _timer_thread() -> _TimerThread:
         if _timer is None:
             _timer = _TimerThread()
         return _timer
+
+
+_default_timers_lock = threading.Lock()
+_default_timers: ElasticScheduler | None = None
+
+
+def timer_scheduler(scheduler: abc.SchedulerBase | None) -> abc.SchedulerBase:
+    """Where to run a timed wait (watchdog, backoff, pause): ``scheduler``, unless it would block.
+
+    With no scheduler, or an immediate / trampoline one (which would run a relative schedule by
+    blocking the calling thread), a shared two-thread :class:`ElasticScheduler` is used: its
+    timers wait on the one shared timer thread. A virtual-time scheduler is kept as it is, so
+    a ``TestScheduler`` drives every wait.
+    """
+    global _default_timers
+    if scheduler is not None and not isinstance(
+        scheduler, ImmediateScheduler | TrampolineScheduler
+    ):
+        return scheduler
+    with _default_timers_lock:
+        if _default_timers is None:
+            _default_timers = ElasticScheduler(2, name="rxreact-timer")
+        return _default_timers

@@ -42,3 +42,19 @@ def test_timers_fire_in_due_order_on_pool_threads_and_cancel() -> None:
     assert done.wait(5)
     assert order == ["first", "second", "last"]
     assert all(name.startswith("pool") for name in names)
+
+
+def test_timer_scheduler_keeps_real_and_virtual_schedulers_and_replaces_blocking_ones() -> None:
+    from reactivex.scheduler import ImmediateScheduler, TrampolineScheduler
+    from reactivex.testing import TestScheduler
+
+    from rxreact.scheduling import timer_scheduler
+
+    virtual = TestScheduler()
+    pool = ElasticScheduler(1)
+    assert timer_scheduler(virtual) is virtual
+    assert timer_scheduler(pool) is pool
+    shared = timer_scheduler(None)
+    assert isinstance(shared, ElasticScheduler)
+    assert timer_scheduler(ImmediateScheduler.singleton()) is shared
+    assert timer_scheduler(TrampolineScheduler()) is shared

@@ -8,9 +8,11 @@ Threads, and why:
   new streams behind long ones, with their first-chunk clocks already running. A thread start
   costs ~0.1 ms, nothing next to an HTTP round trip. ``on_next`` is called on that thread.
 - **Timer scheduler.** The watchdog and the retry backoff are relative schedules on the
-  subscribe-time scheduler (so a virtual-time scheduler drives them), else on one shared
-  timer thread (an ``EventLoopScheduler``). A trampoline or immediate scheduler would run a
-  timer by blocking the calling thread, so those are replaced by the shared one too.
+  subscribe-time scheduler (so a virtual-time scheduler drives them), else on the shared
+  timer pool of :func:`rxreact.scheduling.timer_scheduler` (one timer thread for the whole
+  process; a ``TimeoutScheduler`` would start a thread per timer, ~0.25 ms of CPU each). A
+  trampoline or immediate scheduler would run a timer by blocking the calling thread, so
+  those are replaced by the shared one too.
 - **Cancellation.** A thread blocked in ``recv`` is not woken by closing the httpx response
   from another thread, but it is by shutting the socket down: :meth:`ModelCall.dispose` and the
   watchdog do that. Every emission holds a lock and checks a flag, so once ``dispose()`` has
@@ -36,17 +38,12 @@ from typing import Any, Generic, NamedTuple, TypeVar
 import httpx
 from reactivex import abc
 from reactivex.disposable import Disposable, SerialDisposable
-from reactivex.scheduler import (
-    EventLoopScheduler,
-    ImmediateScheduler,
-    NewThreadScheduler,
-    TrampolineScheduler,
-)
+from reactivex.scheduler import NewThreadScheduler
 
 from rxreact.errors import ModelTimeoutError
 from rxreact.model.retry import Backoff, retry_delay
 
-__all__ = ["IO_SCHEDULER", "ModelCall", "Stopped", "Timeouts", "timer_scheduler"]
+__all__ = ["IO_SCHEDULER", "ModelCall", "Stopped", "Timeouts"]
 
 _T = TypeVar("_T")
 log = logging.getLogger("rxreact.model.openai")
@@ -56,14 +53,6 @@ IO_SCHEDULER: abc.SchedulerBase = NewThreadScheduler(
 )
 """The default I/O scheduler: one daemon thread per attempt (see the module docstring)."""
 
-_TIMER_SCHEDULER = EventLoopScheduler(
-    thread_factory=lambda target: threading.Thread(target=target, daemon=True, name="rxreact-timer")
-)
-"""Watchdogs and backoff waits when the subscriber gives no scheduler: one shared thread.
-
-Measured: a ``TimeoutScheduler`` starts a thread per timer, ~0.25 ms of CPU each, a third of
-the whole cost of a short streamed request; a queue on one thread costs a few µs.
-"""
 _RECHECK = 0.05
 """Seconds before the watchdog looks again when the reader holds the lock."""
 
@@ -98,13 +87,6 @@ class Timeouts(NamedTuple):
         if self.first_chunk is None or self.between_chunks is None:
             return None
         return max(self.first_chunk, self.between_chunks)
-
-
-def timer_scheduler(scheduler: abc.SchedulerBase | None) -> abc.SchedulerBase:
-    """The scheduler for watchdogs and backoff: the subscriber's, unless it would block."""
-    if scheduler is None or isinstance(scheduler, ImmediateScheduler | TrampolineScheduler):
-        return _TIMER_SCHEDULER
-    return scheduler
 
 
 class Stopped(Exception):

@@ -32,7 +32,7 @@ from rxreact.errors import (
     ModelTimeoutError,
 )
 from rxreact.messages import ChatRequest
-from rxreact.model._call import IO_SCHEDULER, ModelCall, Timeouts, timer_scheduler
+from rxreact.model._call import IO_SCHEDULER, ModelCall, Timeouts
 from rxreact.model._http_errors import not_a_stream, status_error
 from rxreact.model._http_stream import read_sse
 from rxreact.model.chunks import ChatChunk, ModelResponse
@@ -40,6 +40,7 @@ from rxreact.model.request_codec import encode_request
 from rxreact.model.retry import Backoff
 from rxreact.model.think import split_think
 from rxreact.model.wire import parse_completion
+from rxreact.scheduling import timer_scheduler
 
 __all__ = ["OpenAIChatModel"]
 

@@ -14,7 +14,6 @@ from typing import Any
 
 from reactivex import Observable, abc
 from reactivex.disposable import CompositeDisposable, Disposable, SerialDisposable
-from reactivex.scheduler import TimeoutScheduler
 
 from rxreact.errors import ModelError, StreamInterruptedError, http_error_for_status
 from rxreact.messages import ChatRequest
@@ -30,6 +29,7 @@ from rxreact.model.script import (
     ReplyItem,
     Script,
 )
+from rxreact.scheduling import timer_scheduler
 
 __all__ = ["ScriptedModel"]
 
@@ -52,7 +52,7 @@ class ScriptedModel:
     Args:
         script: the replies in request order, or a function from each request to its reply.
         scheduler: scheduler for emission and pauses when the subscriber gives none
-            (default: a timeout scheduler, i.e. real time on background threads).
+            (default: rxreact's shared timer pool, i.e. real time on background threads).
 
     Attributes:
         requests: every request received, in order (for assertions).
@@ -86,7 +86,7 @@ class ScriptedModel:
         def subscribe(
             observer: abc.ObserverBase[ChatChunk], scheduler: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
-            sched = scheduler or self._scheduler or TimeoutScheduler.singleton()
+            sched = timer_scheduler(scheduler or self._scheduler)
             try:
                 items = _reply_items(self._next_reply(request))
             except Exception as error:  # a script function that raises ends the stream

@@ -5,9 +5,9 @@ from typing import Any, TypeVar
 
 from reactivex import Observable, abc
 from reactivex.disposable import SerialDisposable
-from reactivex.scheduler import TimeoutScheduler
 
 from rxreact.model.retry import Backoff, retry_delay
+from rxreact.scheduling import timer_scheduler
 
 _T = TypeVar("_T")
 
@@ -19,7 +19,7 @@ def retry_unstarted_(
         def subscribe(
             observer: abc.ObserverBase[_T], scheduler: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
-            timer = scheduler or TimeoutScheduler.singleton()
+            timer = timer_scheduler(scheduler)
             current = SerialDisposable()
             retries = 0
             emitted = False
