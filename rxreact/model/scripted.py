@@ -29,6 +29,8 @@ from rxreact.model.script import (
     ReplyItem,
     Script,
 )
+from rxreact.model.sse import SSEDecoder
+from rxreact.model.wire import DONE, parse_chunk
 from rxreact.scheduling import timer_scheduler
 
 __all__ = ["ScriptedModel"]
@@ -125,9 +127,8 @@ def _reply_items(reply: Reply) -> Sequence[ReplyItem]:
 
 
 def _decode_raw(data: bytes) -> list[ReplyItem]:
-    from rxreact.model.sse import SSEDecoder
-    from rxreact.model.wire import DONE, parse_chunk
-
+    """Recorded SSE bytes as reply items, with the end rules of a real stream: no ``[DONE]``
+    becomes a :class:`Disconnect` (an error unless a finish reason was seen)."""
     decoder = SSEDecoder()
     items: list[ReplyItem] = []
     try:
@@ -139,6 +140,8 @@ def _decode_raw(data: bytes) -> list[ReplyItem]:
                 items.append(chunk)
     except ModelError as error:
         items.append(Fail(error))
+        return items
+    items.append(Disconnect())
     return items
 
 
