@@ -58,7 +58,7 @@ from rxreact.messages import (
 from rxreact.model.base import ChatModel
 from rxreact.operators import deliver_on, finish_round, process_chunk, run_tools
 from rxreact.round import Mode, RoundState
-from rxreact.scheduling import ElasticScheduler
+from rxreact.scheduling import shared_scheduler
 from rxreact.tools import Tool, as_tool
 
 __all__ = ["FORCED_FINAL_INSTRUCTION", "AgentResult", "ReactAgent"]
@@ -69,16 +69,6 @@ FORCED_FINAL_INSTRUCTION = (
     "If the information is incomplete, say what is missing and give your best answer."
 )
 """The instruction appended (as a user message) for the forced final round."""
-
-_default_scheduler_lock = threading.Lock()
-_default_schedulers: dict[str, ElasticScheduler] = {}
-
-
-def _shared_pool(name: str, workers: int) -> ElasticScheduler:
-    with _default_scheduler_lock:
-        if name not in _default_schedulers:
-            _default_schedulers[name] = ElasticScheduler(workers, name=f"rxreact-{name}")
-        return _default_schedulers[name]
 
 
 def _subscribe_on(source: Observable[Any], scheduler: abc.SchedulerBase) -> Observable[Any]:
@@ -174,9 +164,9 @@ class ReactAgent:
         self.max_rounds = max_rounds
         self.memory = memory
         self.system_prompt = system_prompt
-        self.scheduler: abc.SchedulerBase = scheduler or _shared_pool("agent", 8)
+        self.scheduler: abc.SchedulerBase = scheduler or shared_scheduler("agent", 8)
         self.tools_scheduler: abc.SchedulerBase = (
-            tools_scheduler or scheduler or _shared_pool("tools", 16)
+            tools_scheduler or scheduler or shared_scheduler("tools", 16)
         )
         self.tool_timeout = tool_timeout
         self.max_tool_errors = max_tool_errors
@@ -244,8 +234,7 @@ class ReactAgent:
                 # Blocking on virtual time means advancing it. The base class's start runs until
                 # nothing is left; TestScheduler.start would also jump the clock to 1000.
                 VirtualTimeScheduler.start(self.scheduler)
-            while not done.wait(0.5):
-                pass
+            done.wait()
         finally:
             subscription.dispose()
         if "error" in outcome:

@@ -99,8 +99,7 @@ def render_run(agent: ReactAgent, question: str, conversation_id: str | None, ou
 
     subscription = agent.stream(question, conversation_id).subscribe(renderer, on_error, done.set)
     try:
-        while not done.wait(0.2):
-            pass
+        done.wait()
     finally:
         subscription.dispose()
     if errors:

@@ -28,7 +28,7 @@ from reactivex.disposable import CompositeDisposable, Disposable, SingleAssignme
 from reactivex.scheduler import ImmediateScheduler, TrampolineScheduler
 from reactivex.scheduler.periodicscheduler import PeriodicScheduler
 
-__all__ = ["ElasticScheduler", "timer_scheduler"]
+__all__ = ["ElasticScheduler", "shared_scheduler", "timer_scheduler"]
 
 _TState = TypeVar("_TState")
 
@@ -158,8 +158,16 @@ def _timer_thread() -> _TimerThread:
         return _timer
 
 
-_default_timers_lock = threading.Lock()
-_default_timers: ElasticScheduler | None = None
+_shared_lock = threading.Lock()
+_shared: dict[str, ElasticScheduler] = {}
+
+
+def shared_scheduler(name: str, max_workers: int) -> ElasticScheduler:
+    """The process-wide :class:`ElasticScheduler` called ``name``, made on first use."""
+    with _shared_lock:
+        if name not in _shared:
+            _shared[name] = ElasticScheduler(max_workers, name=f"rxreact-{name}")
+        return _shared[name]
 
 
 def timer_scheduler(scheduler: abc.SchedulerBase | None) -> abc.SchedulerBase:
@@ -170,12 +178,8 @@ def timer_scheduler(scheduler: abc.SchedulerBase | None) -> abc.SchedulerBase:
     timers wait on the one shared timer thread. A virtual-time scheduler is kept as it is, so
     a ``TestScheduler`` drives every wait.
     """
-    global _default_timers
     if scheduler is not None and not isinstance(
         scheduler, ImmediateScheduler | TrampolineScheduler
     ):
         return scheduler
-    with _default_timers_lock:
-        if _default_timers is None:
-            _default_timers = ElasticScheduler(2, name="rxreact-timer")
-        return _default_timers
+    return shared_scheduler("timer", 2)
