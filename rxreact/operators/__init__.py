@@ -14,6 +14,11 @@ from rxreact.events import ToolResult
 from rxreact.messages import ToolCall
 from rxreact.model.chunks import ChatChunk
 from rxreact.model.retry import Backoff
+from rxreact.operators._deliver_on import deliver_on_
+from rxreact.operators._finish_round import finish_round_
+from rxreact.operators._process_chunk import process_chunk_
+from rxreact.operators._retry_unstarted import retry_unstarted_
+from rxreact.operators._run_tools import run_tools_
 from rxreact.round import RoundState
 from rxreact.tools import Tool
 
@@ -50,7 +55,6 @@ def deliver_on(
     Returns:
         An operator ``Observable[T] -> Observable[T]``.
     """
-    from rxreact.operators._deliver_on import deliver_on_
 
     return deliver_on_(scheduler, max_buffer)
 
@@ -77,7 +81,6 @@ def process_chunk(state: RoundState) -> Callable[[Observable[ChatChunk]], Observ
     Returns:
         An operator ``Observable[ChatChunk] -> Observable[AgentEvent]``.
     """
-    from rxreact.operators._process_chunk import process_chunk_
 
     return process_chunk_(state)
 
@@ -98,7 +101,6 @@ def finish_round(state: RoundState) -> Callable[[Observable[Any]], Observable[An
     Returns:
         An operator ``Observable[AgentEvent] -> Observable[AgentEvent]``.
     """
-    from rxreact.operators._finish_round import finish_round_
 
     return finish_round_(state)
 
@@ -139,7 +141,6 @@ def run_tools(
     Returns:
         An operator ``Observable[ToolCall] -> Observable[AgentEvent]``.
     """
-    from rxreact.operators._run_tools import run_tools_
 
     return run_tools_(
         tools,
@@ -173,6 +174,5 @@ def retry_unstarted(
     Returns:
         An operator ``Observable[T] -> Observable[T]``.
     """
-    from rxreact.operators._retry_unstarted import retry_unstarted_
 
     return retry_unstarted_(max_retries, backoff or Backoff())
