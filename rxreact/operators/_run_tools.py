@@ -45,33 +45,35 @@ def run_tools_(
                 results[position] = event
                 return event
 
+            def failed(message: str) -> Observable[Any]:
+                return reactivex.defer(lambda _: immediately(result(message, True)))
+
+            def run(tool: Tool, arguments: dict[str, Any]) -> Observable[Any]:
+                body = tool.invoke(arguments, CancellationToken(), tools_scheduler)
+                timeout = tool.timeout if tool.timeout is not None else default_timeout
+                if timeout is not None:
+                    body = body.pipe(
+                        ops.timeout(timeout, reactivex.throw(_ToolTimeoutError(timeout)), scheduler)
+                    )
+                return body.pipe(
+                    ops.map(lambda value: result(_to_text(value), False)),
+                    ops.catch(lambda error, _: immediately(result(_describe(call, error), True))),
+                )
+
             started = immediately(
                 ToolExecutionStarted(round=round_number, call_id=call.id, name=call.name)
             )
             tool = tools.get(call.name)
             if tool is None:
                 known = ", ".join(sorted(tools)) or "(none)"
-                message = f"Error: there is no tool named {call.name!r}. Valid tools: {known}."
-                return reactivex.concat(
-                    started, reactivex.defer(lambda _: immediately(result(message, True)))
+                outcome = failed(
+                    f"Error: there is no tool named {call.name!r}. Valid tools: {known}."
                 )
-            try:
-                arguments = tool.parse_arguments(call.arguments)
-            except ToolArgumentsError as error:
-                message = f"Error calling tool {call.name!r}: {error}"
-                return reactivex.concat(
-                    started, reactivex.defer(lambda _: immediately(result(message, True)))
-                )
-            body = tool.invoke(arguments, CancellationToken(), tools_scheduler)
-            timeout = tool.timeout if tool.timeout is not None else default_timeout
-            if timeout is not None:
-                body = body.pipe(
-                    ops.timeout(timeout, reactivex.throw(_ToolTimeoutError(timeout)), scheduler)
-                )
-            outcome = body.pipe(
-                ops.map(lambda value: result(_to_text(value), False)),
-                ops.catch(lambda error, _: immediately(result(_describe(call, error), True))),
-            )
+            else:
+                try:
+                    outcome = run(tool, tool.parse_arguments(call.arguments))
+                except ToolArgumentsError as error:
+                    outcome = failed(f"Error calling tool {call.name!r}: {error}")
             return reactivex.concat(started, outcome)
 
         return reactivex.defer(factory)
