@@ -111,13 +111,16 @@ def test_deliver_on_holds_a_fast_producer_back() -> None:
     pool = ThreadPoolScheduler(1)
     release = threading.Event()
     produced: list[int] = []
+    progress = threading.Condition()
     consumed: list[int] = []
     done = threading.Event()
 
     def producer(observer: Any, scheduler: Any = None) -> Any:
         def run() -> None:
             for i in range(100):
-                produced.append(i)
+                with progress:
+                    produced.append(i)
+                    progress.notify_all()
                 observer.on_next(i)
             observer.on_completed()
 
@@ -132,15 +135,12 @@ def test_deliver_on_holds_a_fast_producer_back() -> None:
     reactivex.create(producer).pipe(deliver_on(pool, max_buffer=8)).subscribe(
         slow_consumer, on_completed=done.set
     )
-    # the bound: 8 queued + one drained batch (<= 8) in delivery + the item the producer holds
-    deadline = threading.Event()
-    for _ in range(200):
-        if len(produced) >= 17:
-            break
-        deadline.wait(0.01)
-    held_at = len(produced)
-    deadline.wait(0.1)  # give a non-bounded producer time to run away (it must not)
-    assert len(produced) == held_at <= 2 * 8 + 1
+    # The bound: 8 queued + one drained batch (<= 8) in delivery + the item the producer holds.
+    # At least 1 + 8 + 1 are produced before the producer must stop; past 17 it ran away.
+    with progress:
+        assert progress.wait_for(lambda: len(produced) >= 10, timeout=10)
+        ran_away = progress.wait_for(lambda: len(produced) > 2 * 8 + 1, timeout=0.2)
+    assert not ran_away, f"producer was not held back: {len(produced)} produced"
     release.set()
     assert done.wait(10)
     assert consumed == list(range(100))
