@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import TypeVar
 
 import reactivex
-from reactivex import Observable
+from reactivex import Observable, abc
 from reactivex.scheduler import ImmediateScheduler
 
-__all__ = ["immediately"]
+__all__ = ["immediately", "starting_with"]
 
 _T = TypeVar("_T")
 
@@ -27,3 +27,25 @@ def immediately(*values: _T) -> Observable[_T]:
         immediately(a, b):  (ab|)
     """
     return reactivex.from_iterable(values, scheduler=ImmediateScheduler.singleton())
+
+
+def starting_with(source: Observable[_T], *values: _T) -> Observable[_T]:
+    """Emit ``values`` during subscribe, then subscribe to ``source``; no scheduler hop.
+
+    ``source.pipe(ops.start_with(...))`` is a ``concat``: it would subscribe to ``source`` in
+    an action scheduled on the subscribe-time scheduler (a thread-pool hop per round).
+
+    ::
+
+        source:                  ---x---y--|
+        starting_with(a, b):     (ab)x---y--|
+    """
+
+    def subscribe(
+        observer: abc.ObserverBase[_T], scheduler: abc.SchedulerBase | None = None
+    ) -> abc.DisposableBase:
+        for value in values:
+            observer.on_next(value)
+        return source.subscribe(observer, scheduler=scheduler)
+
+    return Observable(subscribe)

@@ -2,22 +2,23 @@
 
 ::
 
-    stream(q) = defer(load history)                              on the agent scheduler
-                 concat  round(1)
-                 round(n) = RoundStarted
-                            model.stream(request)                chunks, on an I/O thread
-                              .pipe(deliver_on(scheduler),       publishOn(boundedElastic)
-                                    process_chunk(state),        mode decided, events live
-                                    finish_round(state))         RoundFinished
-                            concat defer(next step)
-                 next step: FINAL_ANSWER -> commit memory, FinalAnswer, complete
-                            TOOL_CALL    -> run_tools (merged, concurrent)
-                                            concat defer(results in call order ->
-                                                  round(n+1) | MaxRoundsReached, forced)
+    stream(q) = concat_with_iterable(steps)          each step subscribed on the agent
+                                                     scheduler when the one before completes
+    steps:      load history, add the question
+                round(n) = (RoundStarted) then
+                           model.stream(request)                chunks, on an I/O thread
+                             .pipe(deliver_on(scheduler),       publishOn(boundedElastic)
+                                   process_chunk(state),        mode decided, events live
+                                   finish_round(state))         RoundFinished
+                FINAL_ANSWER -> commit memory, (FinalAnswer), complete
+                TOOL_CALL    -> run_tools (merged, concurrent, results in call order)
+                                -> round(n+1), or (MaxRoundsReached) + the forced round
 
-Nothing blocks a scheduler thread and nothing sleeps: every continuation is a ``defer``
-subscribed when the previous part completes, so the same code runs on thread pools for real
-and on a ``TestScheduler`` in virtual time.
+The steps are a generator: the code between two ``yield`` statements runs when the previous step
+completed, so it reads like the loop it is, and the events of every round reach the
+subscriber through the same few observers (no nesting per round). Nothing blocks a scheduler
+thread and nothing sleeps, so the same code runs on thread pools for real and on a
+``TestScheduler`` in virtual time.
 """
 
 from __future__ import annotations
@@ -25,17 +26,16 @@ from __future__ import annotations
 import asyncio
 import threading
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from typing import Any, cast
 
 import reactivex
 from pydantic import BaseModel, ConfigDict
 from reactivex import Observable, abc
 from reactivex import operators as ops
-from reactivex.disposable import CompositeDisposable, SerialDisposable
 from reactivex.scheduler import VirtualTimeScheduler
 
-from rxreact._immediate import immediately
+from rxreact._immediate import immediately, starting_with
 from rxreact.errors import AgentError, ChatMemoryError, RxReactError, ToolErrorBudgetExceededError
 from rxreact.events import (
     AgentEvent,
@@ -51,6 +51,7 @@ from rxreact.messages import (
     ChatRequest,
     Message,
     SystemMessage,
+    ToolCall,
     ToolMessage,
     Usage,
     UserMessage,
@@ -69,28 +70,6 @@ FORCED_FINAL_INSTRUCTION = (
     "If the information is incomplete, say what is missing and give your best answer."
 )
 """The instruction appended (as a user message) for the forced final round."""
-
-
-def _subscribe_on(source: Observable[Any], scheduler: abc.SchedulerBase) -> Observable[Any]:
-    """Subscribe to ``source`` on ``scheduler``; dispose synchronously.
-
-    Loading memory and the first events then happen on the agent's scheduler, not on the
-    thread that called subscribe. Unlike ``ops.subscribe_on``, which also *disposes* on the
-    scheduler (later, on another thread), disposal here is immediate: when ``dispose()``
-    returns, the HTTP stream is being closed and running tools' tokens are set.
-    """
-
-    def subscribe(
-        observer: abc.ObserverBase[Any], _: abc.SchedulerBase | None = None
-    ) -> abc.DisposableBase:
-        inner = SerialDisposable()
-
-        def action(scheduler_: abc.SchedulerBase, __: Any = None) -> None:
-            inner.disposable = source.subscribe(observer, scheduler=scheduler_)
-
-        return CompositeDisposable(scheduler.schedule(action), inner)
-
-    return Observable(subscribe)
 
 
 class AgentResult(BaseModel):
@@ -190,10 +169,30 @@ class ReactAgent:
         Failures arrive through ``on_error`` as :class:`~rxreact.RxReactError` subclasses.
         """
 
-        return reactivex.defer(lambda _: self._events(_Run(self, question, conversation_id)))
+        def subscribe(
+            observer: abc.ObserverBase[Any], _: abc.SchedulerBase | None = None
+        ) -> abc.DisposableBase:
+            return self._events(_Run(self, question, conversation_id)).subscribe(observer)
+
+        return Observable(subscribe)
 
     def _events(self, run: _Run) -> Observable[Any]:
-        return _subscribe_on(reactivex.defer(lambda _: run.start()), self.scheduler)
+        """The run on the agent's scheduler.
+
+        Its steps are subscribed there (``concat_with_iterable`` schedules each one, the first
+        included, on the subscribe-time scheduler), so loading memory and the first events
+        never run on the subscribing thread. Disposal is synchronous: when ``dispose()``
+        returns, the HTTP stream is being closed and running tools' tokens are set (unlike
+        ``ops.subscribe_on``, which disposes later, on the scheduler).
+        """
+        steps, scheduler = run.events(), self.scheduler
+
+        def subscribe(
+            observer: abc.ObserverBase[Any], _: abc.SchedulerBase | None = None
+        ) -> abc.DisposableBase:
+            return steps.subscribe(observer, scheduler=scheduler)
+
+        return Observable(subscribe)
 
     def text(self, question: str, conversation_id: str | None = None) -> Observable[str]:
         """Only the live answer text of the run (``text_delta`` payloads).
@@ -292,20 +291,63 @@ class _Run:
         self.tool_errors = 0
         self.run_id = uuid.uuid4().hex[:12]
 
-    # Everything below runs inside defer factories, on scheduler threads.
+    def events(self) -> Observable[Any]:
+        """The run: its steps, each subscribed when the one before completes."""
+        return reactivex.concat_with_iterable(self._steps())
 
-    def start(self) -> Observable[Any]:
+    # Everything below runs inside the generator, resumed on the agent's scheduler threads.
+
+    def _steps(self) -> Iterator[Observable[Any]]:
+        r"""The ReAct loop, one Observable per step.
+
+        ``concat_with_iterable`` pulls the next step only when the previous one completed, so
+        the code between two ``yield`` statements sees the finished round (or tool results) it
+        depends on; an exception raised here ends the run through ``on_error``. The loop is
+        flat on purpose: nested ``concat(..., defer(next))`` would add two observer layers
+        per round to the path of every chunk.
+        """
         agent = self.agent
-        if agent.memory is not None and self.conversation_id is not None:
-            try:
-                loaded = agent.memory.load(self.conversation_id)
-            except RxReactError:
-                raise
-            except Exception as error:
-                raise ChatMemoryError(f"could not load conversation: {error}") from error
-            self.history.extend(loaded)
+        self._load_history()
         self._add(UserMessage(content=self.question))
-        return self._round(forced=False)
+        prefix: tuple[Any, ...] = ()
+        forced = False
+        while True:
+            state = RoundState(self.rounds + 1, forced=forced)
+            yield self._round(state, prefix)
+            if state.usage is not None:
+                self.usage = state.usage + self.usage
+            self._add(state.assistant_message(keep_reasoning=agent.send_reasoning))
+            if state.mode is not Mode.TOOL_CALL:
+                self._commit_memory()
+                yield immediately(self._final_answer(state))
+                return
+            calls = state.tool_calls()
+            results: list[ToolResult | None] = [None] * len(calls)
+            yield immediately(*calls).pipe(
+                run_tools(
+                    agent.tools,
+                    round_number=state.round,
+                    results=results,
+                    scheduler=agent.scheduler,
+                    tools_scheduler=agent.tools_scheduler,
+                    default_timeout=agent.tool_timeout,
+                )
+            )
+            self._add_results(calls, results)
+            if self.rounds >= agent.max_rounds:
+                prefix, forced = (MaxRoundsReached(round=state.round),), True
+
+    def _load_history(self) -> None:
+        agent = self.agent
+        if agent.memory is None or self.conversation_id is None:
+            return
+        try:
+            loaded = agent.memory.load(self.conversation_id)
+        except RxReactError:
+            raise
+        except Exception as error:
+            raise ChatMemoryError(f"could not load conversation: {error}") from error
+        self.history.extend(loaded)
 
     def _add(self, message: Message) -> None:
         self.history.append(message)
@@ -324,45 +366,19 @@ class _Run:
         choice = "none" if forced and tools else None
         return ChatRequest(messages=tuple(messages), tools=tools, tool_choice=choice)
 
-    def _round(self, forced: bool) -> Observable[Any]:
+    def _round(self, state: RoundState, prefix: tuple[Any, ...]) -> Observable[Any]:
         agent = self.agent
-        self.rounds += 1
-        state = RoundState(self.rounds, forced=forced)
-        request = self._request(forced)
+        self.rounds = state.round
+        request = self._request(state.forced)
         model_events = agent.model.stream(request).pipe(
             deliver_on(agent.scheduler, agent.buffer_size),
             process_chunk(state),
             finish_round(state),
         )
-        return reactivex.concat(
-            immediately(RoundStarted(round=state.round)),
-            model_events,
-            reactivex.defer(lambda _: self._after_round(state)),
-        )
+        return starting_with(model_events, *prefix, RoundStarted(round=state.round))
 
-    def _after_round(self, state: RoundState) -> Observable[Any]:
-        self.usage = state.usage + self.usage if state.usage is not None else self.usage
-        if state.mode is not Mode.TOOL_CALL:
-            return self._finish(state)
-        self._add(state.assistant_message(keep_reasoning=self.agent.send_reasoning))
-        calls = state.tool_calls()
-        results: list[ToolResult | None] = [None] * len(calls)
-        tools = immediately(*calls).pipe(
-            run_tools(
-                self.agent.tools,
-                round_number=state.round,
-                results=results,
-                scheduler=self.agent.scheduler,
-                tools_scheduler=self.agent.tools_scheduler,
-                default_timeout=self.agent.tool_timeout,
-            )
-        )
-        return reactivex.concat(tools, reactivex.defer(lambda _: self._after_tools(state, results)))
-
-    def _after_tools(
-        self, state: RoundState, results: Sequence[ToolResult | None]
-    ) -> Observable[Any]:
-        for call, result in zip(state.tool_calls(), results, strict=True):
+    def _add_results(self, calls: Sequence[ToolCall], results: Sequence[ToolResult | None]) -> None:
+        for call, result in zip(calls, results, strict=True):
             if result is None:  # cannot happen unless a tool observable completed empty
                 raise AgentError(f"tool call {call.id} completed without a result")
             self._add(ToolMessage(tool_call_id=call.id, content=result.content, name=call.name))
@@ -372,28 +388,23 @@ class _Run:
                 f"{self.tool_errors} tool calls failed in this run "
                 f"(max_tool_errors={self.agent.max_tool_errors})"
             )
-        if self.rounds < self.agent.max_rounds:
-            return self._round(forced=False)
-        return reactivex.concat(
-            immediately(MaxRoundsReached(round=state.round)), self._round(forced=True)
-        )
 
-    def _finish(self, state: RoundState) -> Observable[Any]:
+    def _commit_memory(self) -> None:
         agent = self.agent
-        self._add(state.assistant_message(keep_reasoning=agent.send_reasoning))
-        if agent.memory is not None and self.conversation_id is not None:
-            try:
-                agent.memory.append(self.conversation_id, self.turn)
-            except RxReactError:
-                raise
-            except Exception as error:
-                raise ChatMemoryError(f"could not store conversation: {error}") from error
-        return immediately(
-            FinalAnswer(
-                round=state.round,
-                text=state.text,
-                rounds=self.rounds,
-                forced=state.forced,
-                usage=self.usage,
-            )
+        if agent.memory is None or self.conversation_id is None:
+            return
+        try:
+            agent.memory.append(self.conversation_id, self.turn)
+        except RxReactError:
+            raise
+        except Exception as error:
+            raise ChatMemoryError(f"could not store conversation: {error}") from error
+
+    def _final_answer(self, state: RoundState) -> FinalAnswer:
+        return FinalAnswer(
+            round=state.round,
+            text=state.text,
+            rounds=self.rounds,
+            forced=state.forced,
+            usage=self.usage,
         )
