@@ -1,0 +1,293 @@
+"""The chunked-body fast path: the decoder alone, then over real sockets with httpx."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import threading
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rxreact.model._chunked import (
+    ChunkedDecoder,
+    ChunkedFramingError,
+    achunked_body,
+    chunked_body,
+)
+
+
+def encode(chunks: list[bytes], ext: bytes = b"", trailers: bytes = b"") -> bytes:
+    body = b"".join(b"%x%s\r\n%s\r\n" % (len(c), ext, c) for c in chunks if c)
+    return body + b"0\r\n" + trailers + b"\r\n"
+
+
+def decode_in_pieces(data: bytes, cuts: list[int]) -> tuple[bytes, ChunkedDecoder]:
+    decoder = ChunkedDecoder()
+    out, last = [], 0
+    for cut in [*sorted(set(cuts)), len(data)]:
+        out.append(decoder.feed(data[last:cut]))
+        last = cut
+    return b"".join(out), decoder
+
+
+# -- the decoder ---------------------------------------------------------------------------
+
+
+@given(
+    chunks=st.lists(st.binary(min_size=1, max_size=300), max_size=12),
+    ext=st.sampled_from([b"", b";name=value", b" ;a=1;b", b'\t;q="x y"']),
+    trailers=st.sampled_from([b"", b"X-Trailer: 1\r\n", b"A: 1\r\nB: 2\r\n"]),
+    cuts=st.lists(st.integers(min_value=0, max_value=5000), max_size=20),
+)
+def test_any_split_of_the_body_decodes_to_the_payload(
+    chunks: list[bytes], ext: bytes, trailers: bytes, cuts: list[int]
+) -> None:
+    data = encode(chunks, ext, trailers)
+    payload, decoder = decode_in_pieces(data, [c % (len(data) + 1) for c in cuts])
+    assert payload == b"".join(chunks)
+    assert decoder.done and decoder.leftover == 0
+
+
+def test_chunk_data_passes_through_as_it_arrives() -> None:
+    decoder = ChunkedDecoder()
+    assert decoder.feed(b"a\r\n01234") == b"01234"  # half a chunk is not held back
+    assert decoder.feed(b"56789\r") == b"56789"
+    assert decoder.feed(b"\n3\r\nabc\r\n") == b"abc"
+    assert not decoder.done
+    assert decoder.feed(b"0\r\n\r\n") == b""
+    assert decoder.done
+
+
+def test_upper_case_hex_sizes() -> None:
+    payload, decoder = decode_in_pieces(b"1A\r\n" + b"x" * 26 + b"\r\n0\r\n\r\n", [])
+    assert payload == b"x" * 26 and decoder.done
+
+
+def test_bytes_after_the_end_are_counted_not_decoded() -> None:
+    decoder = ChunkedDecoder()
+    assert decoder.feed(b"1\r\na\r\n0\r\n\r\nHTTP/1.1") == b"a"
+    assert decoder.done and decoder.leftover == 8
+    assert decoder.feed(b"more") == b""
+    assert decoder.leftover == 12
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"zz\r\nabc\r\n",  # not hex
+        b"3\r\nabcX\r\n",  # data not followed by CRLF
+        b"-1\r\n",
+        b"3 garbage\r\nabc\r\n",
+        b"1" * 5000,  # a size line that never ends
+        b"0\r\n" + b"X: " + b"y" * 5000,  # a trailer line that never ends
+    ],
+)
+def test_malformed_framing_is_a_protocol_error(data: bytes) -> None:
+    decoder = ChunkedDecoder()
+    with pytest.raises(ChunkedFramingError) as info:
+        decoder.feed(data)
+    assert isinstance(info.value, httpx.RemoteProtocolError)  # handled as httpx's own would be
+
+
+def test_a_split_size_line_waits_for_its_end() -> None:
+    decoder = ChunkedDecoder()
+    assert decoder.feed(b"1") == b""
+    assert decoder.feed(b"0\r\n" + b"y" * 16) == b"y" * 16
+    assert decoder.feed(b"\r\n0\r") == b""
+    assert decoder.feed(b"\n\r\n") == b"" and decoder.done
+
+
+# -- over real sockets ---------------------------------------------------------------------
+
+
+class RawHTTPServer:
+    """A keep-alive loopback server that answers every request with given raw bytes.
+
+    ``reply`` is a list of byte strings sent with one ``sendall`` each (the response head
+    included). Counts accepted connections, so a test can tell whether httpx reused one.
+    """
+
+    def __init__(self, reply: list[bytes]) -> None:
+        self.reply = reply
+        self.connections = 0
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._threads: list[threading.Thread] = []
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._listener.getsockname()[1]}/stream"
+
+    def __enter__(self) -> RawHTTPServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self._stop.set()
+        with contextlib.suppress(OSError):  # shutdown wakes the blocked accept; close does not
+            self._listener.shutdown(socket.SHUT_RDWR)
+        self._listener.close()
+        self._thread.join(5)
+        for thread in self._threads:
+            thread.join(5)
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                return
+            self.connections += 1
+            thread = threading.Thread(target=self._handle, args=(conn,), daemon=True)
+            self._threads.append(thread)
+            thread.start()
+
+    def _handle(self, conn: socket.socket) -> None:
+        with conn:
+            buffer = b""
+            while True:
+                while b"\r\n\r\n" not in buffer:
+                    data = conn.recv(65536)
+                    if not data:
+                        return
+                    buffer += data
+                head, _, buffer = buffer.partition(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n")[1:]:
+                    name, _, value = line.partition(b":")
+                    if name.strip().lower() == b"content-length":
+                        length = int(value)
+                while len(buffer) < length:
+                    buffer += conn.recv(65536)
+                buffer = buffer[length:]
+                try:
+                    for piece in self.reply:
+                        conn.sendall(piece)
+                except OSError:
+                    return
+
+
+def head(extra: bytes = b"") -> bytes:
+    return (
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+        b"Transfer-Encoding: chunked\r\n" + extra + b"\r\n"
+    )
+
+
+EVENTS = [b'data: {"n": %d}\n\n' % i for i in range(50)]
+
+
+def fetch(client: httpx.Client, url: str) -> tuple[bytes | None, bool]:
+    """POST; the fast path's body (None if it did not apply) and whether it read to the end."""
+    with client.stream("POST", url, content=b"{}") as response:
+        pieces = chunked_body(response, 5.0)
+        if pieces is None:
+            return None, False
+        return b"".join(pieces), True
+
+
+@pytest.mark.parametrize(("ext", "trailers"), [(b"", b""), (b";x=1", b"X-Checksum: abc\r\n")])
+def test_the_body_is_read_and_the_connection_reused(ext: bytes, trailers: bytes) -> None:
+    body = encode(EVENTS, ext, trailers)
+    # The head and the first chunks in one write (h11 buffers them), the rest in pieces.
+    reply = [head() + body[:100], body[100:1000], body[1000:]]
+    with RawHTTPServer(reply) as server, httpx.Client() as client:
+        for _ in range(3):
+            payload, _ = fetch(client, server.url)
+            assert payload == b"".join(EVENTS)
+        assert server.connections == 1
+
+
+def test_a_silent_server_hits_the_read_limit() -> None:
+    body = encode(EVENTS)
+    with (
+        RawHTTPServer([head() + body[:500]]) as server,
+        httpx.Client() as client,
+        client.stream("POST", server.url, content=b"{}") as response,
+    ):
+        pieces = chunked_body(response, 0.2)
+        assert pieces is not None
+        # The server keeps the connection open, silent: the read limit ends the wait.
+        with pytest.raises(httpx.ReadTimeout):
+            for _ in pieces:
+                pass
+
+
+def test_eof_before_the_last_chunk_ends_the_pieces_early() -> None:
+    body = encode(EVENTS)
+    server = RawHTTPServer([head() + body[:500]])
+
+    def close_after_reply(conn: socket.socket) -> None:
+        with conn:
+            conn.recv(65536)
+            conn.sendall(server.reply[0])
+
+    server._handle = close_after_reply  # type: ignore[method-assign]
+    with server, httpx.Client() as client:
+        with client.stream("POST", server.url, content=b"{}") as response:
+            pieces = chunked_body(response, 5.0)
+            assert pieces is not None
+            received = b"".join(pieces)
+        assert b"".join(EVENTS).startswith(received) and len(received) < len(body)
+        server.reply = [head() + body]
+        server._handle = RawHTTPServer._handle.__get__(server)  # type: ignore[method-assign]
+        payload, _ = fetch(client, server.url)  # a new connection, the broken one is gone
+        assert payload == b"".join(EVENTS)
+
+
+def test_malformed_framing_over_http_is_a_remote_protocol_error() -> None:
+    with (
+        RawHTTPServer([head() + b"5\r\nabcdeXX"]) as server,
+        httpx.Client() as client,
+        client.stream("POST", server.url, content=b"{}") as response,
+    ):
+        pieces = chunked_body(response, 5.0)
+        assert pieces is not None
+        with pytest.raises(httpx.RemoteProtocolError):
+            list(pieces)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        [b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"],
+        [head(b"Content-Encoding: gzip\r\n") + b"0\r\n\r\n"],
+    ],
+    ids=["content-length", "content-encoding"],
+)
+def test_other_bodies_are_left_to_httpx(reply: list[bytes]) -> None:
+    with RawHTTPServer(reply) as server, httpx.Client() as client:
+        assert fetch(client, server.url) == (None, False)
+
+
+def test_a_transport_that_is_not_httpcore_is_left_to_httpx() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"Transfer-Encoding": "chunked"}, content=b"x")
+
+    with httpx.Client(transport=httpx.MockTransport(handler)) as client:
+        assert fetch(client, "http://test/stream") == (None, False)
+
+
+def test_async_client_reads_and_reuses_the_connection() -> None:
+    body = encode(EVENTS, b";e", b"T: 1\r\n")
+    reply = [head() + body[:64], body[64:]]
+
+    async def main(url: str) -> list[bytes]:
+        out = []
+        async with httpx.AsyncClient() as client:
+            for _ in range(3):
+                async with client.stream("POST", url, content=b"{}") as response:
+                    pieces = achunked_body(response, 5.0)
+                    assert pieces is not None
+                    out.append(b"".join([piece async for piece in pieces]))
+        return out
+
+    with RawHTTPServer(reply) as server:
+        assert asyncio.run(main(server.url)) == [b"".join(EVENTS)] * 3
+        assert server.connections == 1
