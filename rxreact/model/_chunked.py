@@ -23,6 +23,7 @@ expected (another httpcore, HTTP/2, a custom transport, a mock transport) the ca
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -178,6 +179,17 @@ def _hand_back(h11_state: Any, decoder: ChunkedDecoder) -> bool:
     return True
 
 
+@contextlib.contextmanager
+def _as_httpx_errors() -> Iterator[None]:
+    """httpcore's read errors as the httpx ones ``iter_raw`` raises for them."""
+    try:
+        yield
+    except httpcore.TimeoutException as exc:
+        raise httpx.ReadTimeout(str(exc)) from exc
+    except httpcore.NetworkError as exc:
+        raise httpx.ReadError(str(exc)) from exc
+
+
 def chunked_body(response: httpx.Response, read_timeout: float | None) -> Iterator[bytes] | None:
     """The decoded body of ``response`` in socket-sized pieces, or ``None`` (use ``iter_raw``).
 
@@ -205,12 +217,8 @@ def _read_sync(
                 break
         if closed:
             return
-        try:
+        with _as_httpx_errors():
             data = network.read(_READ_SIZE, read_timeout)
-        except httpcore.TimeoutException as exc:
-            raise httpx.ReadTimeout(str(exc)) from exc
-        except httpcore.NetworkError as exc:
-            raise httpx.ReadError(str(exc)) from exc
         if not data:
             return  # EOF before the end of the body
     if _hand_back(h11_state, decoder):
@@ -228,6 +236,7 @@ def achunked_body(
     return _read_async(response, link[0], link[1], read_timeout)
 
 
+# The twin of _read_sync, as httpcore has twin sync and async connections.
 async def _read_async(
     response: httpx.Response, h11_state: Any, network: Any, read_timeout: float | None
 ) -> AsyncIterator[bytes]:
@@ -242,12 +251,8 @@ async def _read_async(
                 break
         if closed:
             return
-        try:
+        with _as_httpx_errors():
             data = await network.read(_READ_SIZE, read_timeout)
-        except httpcore.TimeoutException as exc:
-            raise httpx.ReadTimeout(str(exc)) from exc
-        except httpcore.NetworkError as exc:
-            raise httpx.ReadError(str(exc)) from exc
         if not data:
             return
     if _hand_back(h11_state, decoder):
