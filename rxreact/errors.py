@@ -135,6 +135,9 @@ class ProviderStreamError(ModelError):
         code: the provider's error code, if any (str or int as sent).
         error_type: the provider's error type, if any.
         payload: the whole error object as sent.
+        usage: the usage the provider sent with the error (a :class:`~rxreact.messages.Usage`;
+            OpenRouter bills a stream cut by an error and says so in the error chunk), or
+            ``None``.
     """
 
     def __init__(
@@ -143,11 +146,13 @@ class ProviderStreamError(ModelError):
         code: Any = None,
         error_type: str | None = None,
         payload: dict[str, Any] | None = None,
+        usage: Any = None,
     ) -> None:
         self.provider_message = provider_message
         self.code = code
         self.error_type = error_type
         self.payload = payload or {}
+        self.usage = usage
         detail = f" ({code})" if code is not None else ""
         super().__init__(f"provider error in stream{detail}: {provider_message}")
 

@@ -45,18 +45,42 @@ class Usage(BaseModel):
     """Their sum, as the provider reports it."""
 
     def __add__(self, other: Usage | None) -> Usage:
-        """Sum the three counts; a count stays ``None`` only when both sides are ``None``."""
+        """Sum two usages (a run's rounds): every count adds up, the provider's extras too.
+
+        A count stays ``None`` only when both sides are ``None``. Extras merge key by key:
+        numbers add up (``cost``), nested objects merge the same way
+        (``prompt_tokens_details.cached_tokens``), a key on one side only is kept, and where
+        the two sides hold different non-numbers (a string, a flag) the left one's is kept.
+        """
         if other is None:
             return self
 
-        def add(a: int | None, b: int | None) -> int | None:
-            return None if a is None and b is None else (a or 0) + (b or 0)
-
+        counts = {}
+        for name in ("prompt_tokens", "completion_tokens", "total_tokens"):
+            a, b = getattr(self, name), getattr(other, name)
+            if a is not None or b is not None:  # unset stays unset: no null the provider never sent
+                counts[name] = (a or 0) + (b or 0)
         return Usage(
-            prompt_tokens=add(self.prompt_tokens, other.prompt_tokens),
-            completion_tokens=add(self.completion_tokens, other.completion_tokens),
-            total_tokens=add(self.total_tokens, other.total_tokens),
+            **counts,
+            **_merge_extras(self.__pydantic_extra__ or {}, other.__pydantic_extra__ or {}),
         )
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _merge_extras(left: dict[str, Any], right: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(right)
+    for key, a in left.items():
+        b = right.get(key)
+        if _is_number(a) and _is_number(b):
+            merged[key] = a + b
+        elif isinstance(a, dict) and isinstance(b, dict):
+            merged[key] = _merge_extras(a, b)
+        elif a is not None or key not in right:
+            merged[key] = a
+    return merged
 
 
 class ToolCall(_Model):

@@ -6,8 +6,8 @@ from random splits of its bytes, and byte by byte, with the same result.
 
 For a file whose expectation has an ``error``, the stream must end in a
 ``ProviderStreamError`` carrying the provider's message and error object; what was assembled
-before the error must match the other fields, except ``usage``: a stream that ends in an error
-has no result, and the usage such a stream reports may ride on the error chunk itself.
+before the error must match the other fields; ``usage`` is the one the error chunk carries
+(``ProviderStreamError.usage``).
 """
 
 from __future__ import annotations
@@ -95,7 +95,8 @@ def check(path: Path, pieces: Iterable[bytes]) -> None:
         assert error is not None, "the stream must end in a ProviderStreamError"
         assert expected["error"]["message"] in str(error)
         assert error.payload == expected["error"]
-        del got["usage"]
+        # The usage of a stream that ends in an error rides on the error chunk.
+        got["usage"] = None if error.usage is None else error.usage.model_dump(exclude_unset=True)
     else:
         assert error is None, f"unexpected provider error: {error}"
     assert got == {key: expected[key] for key in got}

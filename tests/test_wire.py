@@ -264,6 +264,24 @@ def test_error_field_inside_an_ordinary_chunk() -> None:
     assert caught.value.code == 400
 
 
+def test_usage_sent_with_an_error_rides_on_the_error() -> None:
+    usage = {"prompt_tokens": 43, "completion_tokens": 10, "cost": 0}
+    data = chunk({"content": ""}, top={"error": {"message": "cut"}, "usage": usage})
+    with pytest.raises(ProviderStreamError) as caught:
+        parse_chunk(data)
+    assert caught.value.usage is not None
+    assert caught.value.usage.model_dump(exclude_unset=True) == usage
+    with pytest.raises(ProviderStreamError) as caught:
+        parse_chunk('{"error": {"message": "x"}}', "error")
+    assert caught.value.usage is None
+
+
+def test_a_malformed_usage_beside_an_error_does_not_hide_the_error() -> None:
+    with pytest.raises(ProviderStreamError, match="cut") as caught:
+        parse_chunk('{"error": {"message": "cut"}, "usage": {"prompt_tokens": "many"}}')
+    assert caught.value.usage is None
+
+
 def test_error_as_a_string() -> None:
     with pytest.raises(ProviderStreamError, match="boom") as caught:
         parse_chunk('{"error": "boom"}')

@@ -87,7 +87,7 @@ def parse_chunk(data: str | bytes, event: str | None = None) -> ChatChunk | None
         raise _protocol_error("expected a JSON object", data)
     error = obj.get("error")
     if error:
-        raise _provider_error(error)
+        raise _provider_error(error, obj.get("usage"))
     try:
         choices = obj.get("choices")
         usage = obj.get("usage")
@@ -290,15 +290,20 @@ def _error_event(data: str | bytes) -> ProviderStreamError:
     except ValueError:
         obj = None
     if type(obj) is dict:
-        return _provider_error(obj.get("error") or obj)
+        return _provider_error(obj.get("error") or obj, obj.get("usage"))
     text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
     return ProviderStreamError(text.strip() or "error event without a message")
 
 
-def _provider_error(error: Any) -> ProviderStreamError:
-    """Map a provider's ``error`` value (usually an object, sometimes a bare string)."""
+def _provider_error(error: Any, usage: Any = None) -> ProviderStreamError:
+    """Map a provider's ``error`` value (usually an object, sometimes a bare string), with the
+    usage sent beside it (kept when it is a valid usage object: the error is what matters)."""
+    try:
+        billed = None if usage is None else Usage.model_validate(usage)
+    except ValidationError:
+        billed = None
     if type(error) is not dict:
-        return ProviderStreamError(str(error), payload={"error": error})
+        return ProviderStreamError(str(error), payload={"error": error}, usage=billed)
     message = error.get("message")
     error_type = error.get("type")
     return ProviderStreamError(
@@ -306,6 +311,7 @@ def _provider_error(error: Any) -> ProviderStreamError:
         code=error.get("code"),
         error_type=error_type if type(error_type) is str else None,
         payload=error,
+        usage=billed,
     )
 
 
