@@ -84,6 +84,18 @@ def stages(url: str, chunks: int, sessions: int) -> list[tuple[str, float]]:
                     if event.data != DONE:
                         parse_chunk(event.data, event.event)
 
+    def fast_sse_parse() -> None:
+        from rxreact.model._chunked import chunked_body
+
+        with client.stream("POST", f"{url}/chat/completions", content=body) as r:
+            decoder = SSEDecoder()
+            pieces = chunked_body(r, 60.0)
+            assert pieces is not None, "the chunked fast path does not apply"
+            for piece in pieces:
+                for event in decoder.feed(piece):
+                    if event.data != DONE:
+                        parse_chunk(event.data, event.event)
+
     def observed(build: Callable[[Any], Any]) -> Callable[[], None]:
         def once() -> None:
             done = threading.Event()
@@ -118,6 +130,7 @@ def stages(url: str, chunks: int, sessions: int) -> list[tuple[str, float]]:
     steps: list[tuple[str, Callable[[], None]]] = [
         ("httpx iter_raw (answer request only)", raw),
         ("+ SSEDecoder.feed + parse_chunk", sse_parse),
+        ("chunked_body (socket reads) + SSEDecoder + parse_chunk", fast_sse_parse),
         ("OpenAIChatModel.stream (reader thread, ModelCall)", observed(lambda s: s)),
         ("+ deliver_on(pool)", observed(lambda s: s.pipe(deliver_on(pool)))),
         ("+ process_chunk + finish_round (events)", observed(with_round)),
@@ -211,9 +224,9 @@ def main() -> None:
             return
         # The stages first: cProfile cannot be switched off in other threads afterwards.
         if not args.fixed:
-            print("stage                                              cpu us/chunk")
+            print(f"{'stage':58s} cpu us/chunk")
             for name, cost in stages(url, chunks, args.sessions):
-                print(f"{name:50s} {cost:8.2f}")
+                print(f"{name:58s} {cost:8.2f}")
             print()
         profile_all_threads(url, chunks, args.sessions, args.top)
 
