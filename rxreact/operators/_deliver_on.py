@@ -8,6 +8,8 @@ from typing import Any, TypeVar
 from reactivex import Observable, abc
 from reactivex.disposable import CompositeDisposable, Disposable, SerialDisposable
 
+from rxreact import _valve
+
 _T = TypeVar("_T")
 
 _get_ident = threading.get_ident
@@ -52,6 +54,9 @@ def deliver_on_(
                         queue.clear()
                         if state.waiting:
                             room.notify_all()  # room again: release a held-back producer
+                        if state.valve is not None:
+                            state.valve.open()  # ... or let a loop-mode producer read again
+                            state.valve = None
                     for value in batch:
                         if state.disposed:
                             return
@@ -75,14 +80,21 @@ def deliver_on_(
                         # catches up. Never on the thread that subscribed or drains (a
                         # TestScheduler runs everything on one thread): a thread cannot wait for
                         # itself, so there the buffer grows instead of deadlocking.
-                        state.waiting += 1
-                        try:
-                            while len(queue) >= max_buffer and not state.disposed:
-                                room.wait(0.5)
-                        finally:
-                            state.waiting -= 1
-                        if state.disposed:
-                            return
+                        valve = _valve.CURRENT.get()
+                        if valve is not None:
+                            # A producer on the shared I/O loop must not block it: it stops
+                            # reading after this read's events instead (see rxreact._valve).
+                            valve.close()
+                            state.valve = valve
+                        else:
+                            state.waiting += 1
+                            try:
+                                while len(queue) >= max_buffer and not state.disposed:
+                                    room.wait(0.5)
+                            finally:
+                                state.waiting -= 1
+                            if state.disposed:
+                                return
                     queue.append(value)
                     if state.scheduled:
                         return
@@ -104,6 +116,9 @@ def deliver_on_(
                     state.disposed = True
                     queue.clear()
                     room.notify_all()
+                    if state.valve is not None:
+                        state.valve.open()
+                        state.valve = None
 
             subscription = source.subscribe(
                 on_next,
@@ -120,7 +135,7 @@ def deliver_on_(
 
 
 class _DrainState:
-    __slots__ = ("disposed", "drain_thread", "scheduled", "terminal", "waiting")
+    __slots__ = ("disposed", "drain_thread", "scheduled", "terminal", "valve", "waiting")
 
     def __init__(self) -> None:
         self.scheduled = False
@@ -131,3 +146,5 @@ class _DrainState:
         queued values."""
         self.waiting = 0
         """Producers held back, waiting for room."""
+        self.valve: _valve.Valve | None = None
+        """The valve of a loop-mode producer this consumer closed (opened again with room)."""
