@@ -24,3 +24,11 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
         return real_connect(self, address)  # type: ignore[arg-type]
 
     monkeypatch.setattr(socket.socket, "connect", guarded_connect)
+
+
+@pytest.fixture(params=["thread", "loop"])
+def io_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run the test once per I/O mode of ``OpenAIChatModel`` (models that choose none)."""
+    mode: str = request.param
+    monkeypatch.setenv("RXREACT_IO", mode)
+    return mode

@@ -13,7 +13,7 @@ from rxreact.messages import ChatRequest
 from rxreact.model.script import Hang, Script, text_reply, tool_call_reply
 from rxreact.testing import MockOpenAIServer
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("io_mode")]
 
 
 @tool

@@ -18,7 +18,7 @@ from typing import Any, Self
 import httpx
 import pytest
 from reactivex import Observable, abc
-from reactivex.scheduler import CurrentThreadScheduler, NewThreadScheduler
+from reactivex.scheduler import CurrentThreadScheduler
 from reactivex.testing import TestScheduler
 
 from rxreact.errors import (
@@ -39,7 +39,7 @@ from rxreact.messages import ChatRequest, Usage, UserMessage
 from rxreact.model._http_errors import provider_message, retry_after
 from rxreact.model.assembly import assemble
 from rxreact.model.chunks import ChatChunk, ModelResponse
-from rxreact.model.openai import OpenAIChatModel
+from rxreact.model.openai import OpenAIChatModel, run_on_io_loop
 from rxreact.model.retry import Backoff
 from rxreact.model.script import (
     Disconnect,
@@ -56,7 +56,8 @@ from rxreact.model.script import (
 )
 from rxreact.testing import MockOpenAIServer
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("io_mode")]
+IO_THREAD = {"thread": "rxreact-http", "loop": "rxreact-io"}
 
 FIXTURES = Path(__file__).parents[2] / "shared/fixtures/streams"
 KEY = "sk-test-0123456789SECRET"
@@ -121,14 +122,15 @@ def serve(script: Script, **options: Any) -> Iterator[tuple[MockOpenAIServer, Op
 # -- success --------------------------------------------------------------------------------
 
 
-def test_streams_the_scripted_chunks_on_an_io_thread() -> None:
+def test_streams_the_scripted_chunks_on_an_io_thread(io_mode: str) -> None:
     reply = text_reply("Hello there, world.", reasoning="Greet", usage=Usage(total_tokens=5))
     with serve([reply]) as (server, model):
         recorder = collect(model.stream(REQUEST))
 
+    assert model.io == io_mode
     assert recorder.completed
     assert recorder.items == reply
-    assert recorder.threads == {"rxreact-http"}
+    assert recorder.threads == {IO_THREAD[io_mode]}
     assert server.requests[0]["stream"] is True
     assert server.requests[0]["stream_options"] == {"include_usage": True}
     assert server.request_headers[0]["authorization"] == f"Bearer {KEY}"
@@ -224,13 +226,15 @@ def test_json_instead_of_a_stream_is_the_providers_error() -> None:
     assert recorder.error.provider_message == "quota exhausted"
 
 
-def test_an_html_page_is_not_a_stream() -> None:
+def test_an_html_page_is_not_a_stream(io_mode: str) -> None:
     portal = httpx.MockTransport(lambda _: httpx.Response(200, html="<p>Log in to the Wi-Fi</p>"))
-    with (
-        httpx.Client(transport=portal) as client,
-        OpenAIChatModel("m", base_url="http://127.0.0.1:9/v1", http_client=client) as model,
-    ):
+    client = httpx.Client(transport=portal)
+    aclient = httpx.AsyncClient(transport=portal)
+    http_client = aclient if io_mode == "loop" else client
+    with OpenAIChatModel("m", base_url="http://127.0.0.1:9/v1", http_client=http_client) as model:
         recorder = collect(model.stream(REQUEST))
+    client.close()
+    run_on_io_loop(aclient.aclose())
 
     assert isinstance(recorder.error, StreamProtocolError)
     assert "text/html" in str(recorder.error)
@@ -383,16 +387,9 @@ class RecordingTestScheduler(TestScheduler):
         return disposable
 
 
-class CountingScheduler(NewThreadScheduler):
-    """The default I/O threads, counting the attempts scheduled."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.count = 0
-
-    def schedule(self, action: Any, state: Any = None) -> Any:
-        self.count += 1
-        return super().schedule(action, state)
+def attempts(caplog: pytest.LogCaptureFixture) -> int:
+    """Attempts that sent a request, in either I/O mode (each logs its POST)."""
+    return sum(r.getMessage().startswith("POST ") for r in caplog.records)
 
 
 def test_backoff_waits_on_the_subscribers_scheduler() -> None:
@@ -418,10 +415,10 @@ def test_backoff_waits_on_the_subscribers_scheduler() -> None:
     assert len(server.requests) == 3
 
 
-def test_dispose_during_backoff_cancels_the_retry() -> None:
+def test_dispose_during_backoff_cancels_the_retry(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, "rxreact.model.openai")
     scheduler = RecordingTestScheduler()
-    io = CountingScheduler()
-    options = {"first_chunk_timeout": None, "chunk_timeout": None, "io_scheduler": io}
+    options = {"first_chunk_timeout": None, "chunk_timeout": None}
     with serve([HTTPErrorReply(503), text_reply("never")], **options) as (server, model):
         recorder = Recorder()
         subscription = recorder.subscribe(model.stream(REQUEST), scheduler=scheduler)
@@ -429,7 +426,7 @@ def test_dispose_during_backoff_cancels_the_retry() -> None:
         subscription.dispose()
         scheduler.advance_by(10.0)
 
-    assert io.count == 1
+    assert attempts(caplog) == 1
     assert len(server.requests) == 1
     assert not recorder.done.is_set()
 
@@ -442,19 +439,21 @@ def test_a_trampoline_scheduler_is_not_used_for_waits() -> None:
         assert recorder.wait().completed
 
 
-def test_connection_refused_is_retried_then_a_connection_error() -> None:
+def test_connection_refused_is_retried_then_a_connection_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG, "rxreact.model.openai")
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    io = CountingScheduler()
     with OpenAIChatModel(
-        "m", base_url=f"http://127.0.0.1:{port}/v1", backoff=FAST, max_retries=1, io_scheduler=io
+        "m", base_url=f"http://127.0.0.1:{port}/v1", backoff=FAST, max_retries=1
     ) as model:
         recorder = collect(model.stream(REQUEST))
 
     assert isinstance(recorder.error, ModelConnectionError)
     assert f"127.0.0.1:{port}" in str(recorder.error)
-    assert io.count == 2
+    assert attempts(caplog) == 2
 
 
 # -- timeouts -------------------------------------------------------------------------------

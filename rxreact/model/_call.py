@@ -1,6 +1,13 @@
 """One model request as one Observable subscription: attempts, retries, watchdog, cancellation.
 
-Threads, and why:
+:class:`ModelCall` holds what every I/O mode shares: the retry policy (only before the first
+emission, backoff on the timer scheduler), the watchdog, and the lock and flag that keep
+everything from the observer once ``dispose()`` has returned. How an attempt runs and how a
+running one is aborted is the mode's: :class:`ThreadCall` here (a blocking attempt on a thread,
+aborted by shutting its socket down), :class:`~rxreact.model._aio.LoopCall` for the shared
+asyncio loop (a coroutine, aborted by cancelling its task).
+
+Threads of the thread mode, and why:
 
 - **I/O thread.** Each attempt (the blocking httpx request and read loop) runs on the I/O
   scheduler, by default a new daemon thread per attempt (:data:`IO_SCHEDULER`). A stream holds
@@ -43,7 +50,7 @@ from reactivex.scheduler import NewThreadScheduler
 from rxreact.errors import ModelTimeoutError
 from rxreact.model.retry import Backoff, retry_delay
 
-__all__ = ["IO_SCHEDULER", "ModelCall", "Stopped", "Timeouts"]
+__all__ = ["IO_SCHEDULER", "CallSettings", "ModelCall", "Stopped", "ThreadCall", "Timeouts"]
 
 _T = TypeVar("_T")
 log = logging.getLogger("rxreact.model.openai")
@@ -89,6 +96,16 @@ class Timeouts(NamedTuple):
         return max(self.first_chunk, self.between_chunks)
 
 
+class CallSettings(NamedTuple):
+    """What a subscription's attempts follow: limits, retries, and where timed waits run."""
+
+    timeouts: Timeouts
+    max_retries: int
+    backoff: Backoff
+    timer: abc.SchedulerBase
+    """Runs the watchdog and the backoff (see :func:`rxreact.scheduling.timer_scheduler`)."""
+
+
 class Stopped(Exception):
     """Raised into the read loop when the subscription was disposed: stop reading."""
 
@@ -96,29 +113,17 @@ class Stopped(Exception):
 class ModelCall(Generic[_T]):
     """The state of one subscription: attempts, retries, the watchdog and cancellation.
 
-    ``attempt(call)`` runs on the I/O scheduler: it sends the request, wraps the response in
-    :meth:`attached`, emits with :meth:`emit`, and returns normally for a normal end (it may
-    call :meth:`finish` earlier) or raises a :class:`ModelError`. Failed attempts are retried
-    per :func:`~rxreact.model.retry.retry_delay` until something was emitted.
+    An attempt sends the request, emits with :meth:`emit`, and returns normally for a normal
+    end (it may call :meth:`finish` earlier) or raises a :class:`ModelError`. Failed attempts
+    are retried per :func:`~rxreact.model.retry.retry_delay` until something was emitted.
+    A subclass runs the attempts (:meth:`_schedule_attempt`, which calls :meth:`_begin` and
+    :meth:`_end` around each) and aborts a running one (:meth:`_abort`).
     """
 
-    def __init__(
-        self,
-        attempt: Callable[[ModelCall[_T]], None],
-        observer: abc.ObserverBase[_T],
-        *,
-        timeouts: Timeouts,
-        max_retries: int,
-        backoff: Backoff,
-        io_scheduler: abc.SchedulerBase,
-        timer: abc.SchedulerBase,
-    ) -> None:
+    def __init__(self, observer: abc.ObserverBase[_T], settings: CallSettings) -> None:
+        timeouts, self._max_retries, self._backoff, timer = settings
         self.timeouts = timeouts
-        self._attempt = attempt
         self._observer = observer
-        self._max_retries = max_retries
-        self._backoff = backoff
-        self._io = io_scheduler
         self._timer = timer
         # Reentrant: an observer may dispose from inside on_next, on this very thread.
         self._lock = threading.RLock()
@@ -129,13 +134,12 @@ class ModelCall(Generic[_T]):
         self._task = SerialDisposable()  # the scheduled attempt, or the backoff timer
         self._watchdog = SerialDisposable()
         # Per attempt:
-        self._sock: socket.socket | None = None
         self._timed_out: ModelTimeoutError | None = None
         self._attempt_over = True
         self._started: datetime = timer.now
         self._last_event: datetime | None = None
         self.httpx_timeout = timeouts.for_httpx()
-        """The httpx ``timeout`` extension of the current attempt (mutated by :meth:`attached`)."""
+        """The httpx ``timeout`` extension of the current attempt (see :meth:`headers_in`)."""
         self.busy = False
         """The reader is handing a batch of events downstream (a slow consumer is not silence)."""
 
@@ -146,50 +150,28 @@ class ModelCall(Generic[_T]):
 
     def start(self) -> abc.DisposableBase:
         """Schedule the first attempt; the returned disposable cancels the whole call."""
-        self._task.disposable = self._io.schedule(self._run)
+        self._schedule_attempt()
         return Disposable(self.dispose)
 
     def dispose(self) -> None:
-        """Cancel: no notification after this returns; a blocked read is woken by a shutdown."""
+        """Cancel: no notification after this returns; a running attempt is aborted."""
         with self._lock:
             if self._disposed:
                 return
             self._disposed = True
-            self._shutdown_socket()
+            self._abort()
         self._watchdog.dispose()
         self._task.dispose()
 
     # -- used by the attempt, on the I/O thread ---------------------------------------------
 
-    def trace(self, name: str, info: dict[str, Any]) -> None:
-        """httpx ``trace`` extension: learn the socket of a new connection before the headers."""
-        if name in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
-            stream = info.get("return_value")
-            if stream is not None:
-                self._register(stream.get_extra_info("socket"))
+    def headers_in(self) -> None:
+        """The response headers arrived: lift httpx's read limit to the backstop.
 
-    @contextlib.contextmanager
-    def attached(self, response: httpx.Response) -> Iterator[httpx.Response]:
-        """Make ``response`` abortable while the block runs.
-
-        The socket is forgotten before the block ends, that is before httpx returns the
-        connection to its pool, so a late dispose cannot shut down someone else's request.
-        HTTP/2 multiplexes requests on one socket, so it is never shut down for one of them.
-
-        The read limit of :attr:`httpx_timeout` is lifted to the backstop here: httpcore reads
-        it again when the body iteration starts. (Should it stop doing so, a body silence would
-        still end in a timeout, at the first-chunk limit.)
+        httpcore reads it again when the body iteration starts. (Should it stop doing so, a
+        body silence would still end in a timeout, at the first-chunk limit.)
         """
         self.httpx_timeout["read"] = self.timeouts.body_read
-        if response.http_version != "HTTP/2":
-            stream = response.extensions.get("network_stream")
-            if stream is not None:
-                self._register(stream.get_extra_info("socket"))
-        try:
-            yield response
-        finally:
-            with self._lock:
-                self._sock = None
 
     def emit(self, value: _T) -> None:
         """``on_next``, unless the call was disposed or ended (then the read loop is stopped)."""
@@ -222,26 +204,23 @@ class ModelCall(Generic[_T]):
                     if not self._attempt_over:
                         self._arm(between)
 
-    # -- internals --------------------------------------------------------------------------
+    # -- for the subclasses -----------------------------------------------------------------
 
-    def _register(self, sock: socket.socket | None) -> None:
-        with self._lock:
-            self._sock = sock
-            if self._disposed or self._timed_out is not None:
-                self._shutdown_socket()
+    def _schedule_attempt(self) -> None:
+        """Start an attempt on the I/O side, kept in ``self._task`` (disposing it cancels a
+        scheduled attempt that has not started yet)."""
+        raise NotImplementedError
 
-    def _shutdown_socket(self) -> None:
-        # Called with the lock held: the socket cannot go back to the pool meanwhile.
-        if self._sock is not None:
-            with contextlib.suppress(OSError):
-                # The base-class method: SSLSocket.shutdown would also drop its SSL object
-                # under the feet of the reading thread.
-                socket.socket.shutdown(self._sock, socket.SHUT_RDWR)
+    def _abort(self) -> None:
+        """Make the running attempt stop soon (called with the lock held, from any thread)."""
+        raise NotImplementedError
 
-    def _run(self, _: abc.SchedulerBase, __: Any = None) -> None:
+    def _begin(self) -> bool:
+        """Called first by an attempt, on the I/O side: reset its state, arm the watchdog.
+        False: the call was disposed, do not send anything."""
         with self._lock:
             if self._disposed:
-                return
+                return False
             self._attempt_over = False
             self._timed_out = None
             self._last_event = None
@@ -250,17 +229,14 @@ class ModelCall(Generic[_T]):
             self._started = self._timer.now
             if self.timeouts.first_chunk is not None:
                 self._arm(self.timeouts.first_chunk)
-        error: Exception | None = None
-        try:
-            self._attempt(self)
-        except Stopped:
-            pass
-        except Exception as exc:
-            error = exc
+            return True
+
+    def _end(self, error: Exception | None) -> None:
+        """Called last by an attempt with how it ended: complete, fail, or schedule a retry."""
         self._watchdog.disposable = Disposable()
         with self._lock:
             self._attempt_over = True
-            self._sock = None
+            self._attempt_ended()
             if self._disposed or self._done:
                 return
             if self._timed_out is not None:
@@ -280,10 +256,15 @@ class ModelCall(Generic[_T]):
             if not self._disposed:
                 self._task.disposable = self._timer.schedule_relative(delay, self._retry)
 
+    def _attempt_ended(self) -> None:
+        """Forget the attempt's I/O handles (called with the lock held)."""
+
+    # -- internals --------------------------------------------------------------------------
+
     def _retry(self, _: abc.SchedulerBase, __: Any = None) -> None:
         with self._lock:
             if not self._disposed:
-                self._task.disposable = self._io.schedule(self._run)
+                self._schedule_attempt()
 
     def _fail(self, error: Exception) -> None:
         with self._lock:
@@ -323,4 +304,82 @@ class ModelCall(Generic[_T]):
             return
         self._timed_out = ModelTimeoutError(self.phase, limit)
         log.debug("%s: aborting the read", self._timed_out)
-        self._shutdown_socket()
+        self._abort()
+
+
+class ThreadCall(ModelCall[_T]):
+    """Each attempt blocks an I/O-scheduler thread; a read is aborted by a socket shutdown.
+
+    ``attempt(call)`` sends the request and wraps the response in :meth:`attached`.
+    """
+
+    def __init__(
+        self,
+        attempt: Callable[[ThreadCall[_T]], None],
+        observer: abc.ObserverBase[_T],
+        settings: CallSettings,
+        io_scheduler: abc.SchedulerBase,
+    ) -> None:
+        super().__init__(observer, settings)
+        self._attempt = attempt
+        self._io = io_scheduler
+        self._sock: socket.socket | None = None
+
+    def trace(self, name: str, info: dict[str, Any]) -> None:
+        """httpx ``trace`` extension: learn the socket of a new connection before the headers."""
+        if name in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+            stream = info.get("return_value")
+            if stream is not None:
+                self._register(stream.get_extra_info("socket"))
+
+    @contextlib.contextmanager
+    def attached(self, response: httpx.Response) -> Iterator[httpx.Response]:
+        """Make ``response`` abortable while the block runs.
+
+        The socket is forgotten before the block ends, that is before httpx returns the
+        connection to its pool, so a late dispose cannot shut down someone else's request.
+        HTTP/2 multiplexes requests on one socket, so it is never shut down for one of them.
+        """
+        self.headers_in()
+        if response.http_version != "HTTP/2":
+            stream = response.extensions.get("network_stream")
+            if stream is not None:
+                self._register(stream.get_extra_info("socket"))
+        try:
+            yield response
+        finally:
+            with self._lock:
+                self._sock = None
+
+    def _schedule_attempt(self) -> None:
+        self._task.disposable = self._io.schedule(self._run)
+
+    def _abort(self) -> None:
+        # A thread blocked in recv is woken by a shutdown, not by closing the response.
+        # Called with the lock held: the socket cannot go back to the pool meanwhile.
+        if self._sock is not None:
+            with contextlib.suppress(OSError):
+                # The base-class method: SSLSocket.shutdown would also drop its SSL object
+                # under the feet of the reading thread.
+                socket.socket.shutdown(self._sock, socket.SHUT_RDWR)
+
+    def _attempt_ended(self) -> None:
+        self._sock = None
+
+    def _register(self, sock: socket.socket | None) -> None:
+        with self._lock:
+            self._sock = sock
+            if self._disposed or self._timed_out is not None:
+                self._abort()
+
+    def _run(self, _: abc.SchedulerBase, __: Any = None) -> None:
+        if not self._begin():
+            return
+        error: Exception | None = None
+        try:
+            self._attempt(self)
+        except Stopped:
+            pass
+        except Exception as exc:
+            error = exc
+        self._end(error)

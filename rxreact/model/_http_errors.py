@@ -18,7 +18,10 @@ import httpx
 from rxreact.errors import ModelError, ModelHTTPError, StreamProtocolError, http_error_for_status
 from rxreact.model.wire import parse_chunk
 
-__all__ = ["not_a_stream", "provider_message", "retry_after", "status_error"]
+__all__ = ["NOT_A_STREAM_TYPES", "not_a_stream", "provider_message", "retry_after", "status_error"]
+
+NOT_A_STREAM_TYPES = ("application/json", "text/html")
+"""Content types that a stream request's answer is plainly not a stream in (the body is read)."""
 
 _BODY_LIMIT = 2000
 """Characters of an error body kept on the exception."""
@@ -42,7 +45,7 @@ def not_a_stream(response: httpx.Response, redact: Callable[[str], str]) -> Mode
     event streams loosely (``text/plain``, none at all).
     """
     kind = response.headers.get("content-type", "")
-    if not kind.startswith(("application/json", "text/html")):
+    if not kind.startswith(NOT_A_STREAM_TYPES):
         return None
     response.read()
     text = redact(response.text)

@@ -4,27 +4,37 @@ Per chunk, the loop does one :func:`~rxreact.model.wire.parse_chunk` and one ``e
 SSE decoder and the watchdog's clock work per read (one read often carries many events), and
 ``<think>`` splitting costs one call per text chunk only until the text is known to be plain
 answer. No ``iter_lines``: the decoder splits whole byte buffers.
+
+:class:`_Events` is everything but the reading, shared by :func:`read_sse` (a blocking
+response, thread mode) and :func:`aread_sse` (an async one on the I/O loop, which also waits
+for its valve between reads: see :mod:`rxreact._valve`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 
 import httpx
 
 from rxreact.errors import StreamInterruptedError
+from rxreact.model._aio import LoopCall
 from rxreact.model._call import ModelCall
 from rxreact.model.chunks import ChatChunk
 from rxreact.model.sse import SSEDecoder, SSEEvent
 from rxreact.model.think import ThinkTagSplitter
 from rxreact.model.wire import DONE, parse_chunk
 
-__all__ = ["read_sse"]
+__all__ = ["aread_sse", "read_sse"]
 
 _DRAIN_LIMIT = 1 << 16
 """Bytes read after ``[DONE]`` to reach the end of the body, so the connection can be reused."""
+_DRAIN_SECONDS = 1.0
+"""Loop mode: the longest wait for the end of the body after ``[DONE]`` (then it is closed)."""
 _EMPTY_CHUNK = ChatChunk()
+_BROKEN = (httpx.RemoteProtocolError, httpx.ReadError)
+"""A connection broken mid-body is an end of the body: the end rules decide what it means."""
 
 
 def read_sse(response: httpx.Response, call: ModelCall[ChatChunk], think_tags: bool) -> None:
@@ -35,15 +45,79 @@ def read_sse(response: httpx.Response, call: ModelCall[ChatChunk], think_tags: b
     raises :class:`StreamInterruptedError`. A connection broken mid-body is such an end.
     Provider errors raised by :func:`~rxreact.model.wire.parse_chunk` propagate as they are.
     """
-    decoder = SSEDecoder()
-    feed = decoder.feed
-    emit = call.emit
-    splitter = ThinkTagSplitter() if think_tags else None
-    saw_finish = False
+    events = _Events(call, think_tags)
+    feed, handle, batch_read = events.decoder.feed, events.handle, call.batch_read
+    pieces = (
+        response.iter_bytes() if "content-encoding" in response.headers else response.iter_raw()
+    )
+    done = False
+    with contextlib.suppress(*_BROKEN):
+        for piece in pieces:
+            batch = feed(piece)
+            if batch:
+                if handle(batch):
+                    done = True
+                    break
+                batch_read()
+    events.end(done)
+    read = 0
+    with contextlib.suppress(httpx.HTTPError):
+        for piece in pieces:  # the rest of the body, so httpx can reuse the connection
+            read += len(piece)
+            if read > _DRAIN_LIMIT:
+                return
 
-    def handle(events: list[SSEEvent]) -> bool:
-        """Emit what the events carry; True at ``[DONE]``."""
-        nonlocal saw_finish, splitter
+
+async def aread_sse(response: httpx.Response, call: LoopCall[ChatChunk], think_tags: bool) -> None:
+    """:func:`read_sse` for an async response, on the I/O loop.
+
+    After each read's events, a closed valve (a full consumer) is awaited open before the
+    next read; meanwhile the call stays busy, so the watchdog does not take the wait for a
+    silent server.
+    """
+    events = _Events(call, think_tags)
+    feed, handle, batch_read = events.decoder.feed, events.handle, call.batch_read
+    valve = call.valve
+    pieces: AsyncIterator[bytes] = (
+        response.aiter_bytes() if "content-encoding" in response.headers else response.aiter_raw()
+    )
+    done = False
+    with contextlib.suppress(*_BROKEN):
+        async for piece in pieces:
+            batch = feed(piece)
+            if batch:
+                if handle(batch):
+                    done = True
+                    break
+                if valve.closed:
+                    await valve.wait_open()
+                batch_read()
+    events.end(done)
+    read = 0
+    with contextlib.suppress(httpx.HTTPError, TimeoutError):
+        async with asyncio.timeout(_DRAIN_SECONDS):
+            async for piece in pieces:
+                read += len(piece)
+                if read > _DRAIN_LIMIT:
+                    return
+
+
+class _Events:
+    """Decoded events → emitted chunks, and the end rules; the reading is the caller's."""
+
+    __slots__ = ("_call", "_saw_finish", "_splitter", "decoder")
+
+    def __init__(self, call: ModelCall[ChatChunk], think_tags: bool) -> None:
+        self._call = call
+        self.decoder = SSEDecoder()
+        self._splitter = ThinkTagSplitter() if think_tags else None
+        self._saw_finish = False
+
+    def handle(self, events: list[SSEEvent]) -> bool:
+        """Emit what the events carry (the call is busy meanwhile); True at ``[DONE]``."""
+        call = self._call
+        emit = call.emit
+        splitter = self._splitter
         call.busy = True
         for event in events:
             data = event.data
@@ -53,42 +127,30 @@ def read_sse(response: httpx.Response, call: ModelCall[ChatChunk], think_tags: b
             if chunk is None:
                 continue
             if chunk.finish_reason is not None:
-                saw_finish = True
+                self._saw_finish = True
             if splitter is not None and chunk.text:
                 chunk = _split_think(splitter, chunk)
                 if splitter.passing_through:
-                    splitter = None  # plain answer from here on: no call per chunk
+                    splitter = self._splitter = None  # plain answer from here on
                 if chunk is None:
                     continue
             emit(chunk)
-        call.batch_read()
         return False
 
-    pieces = (
-        response.iter_bytes() if "content-encoding" in response.headers else response.iter_raw()
-    )
-    done = False
-    try:
-        for piece in pieces:
-            events = feed(piece)
-            if events and handle(events):
-                done = True
-                break
-    except (httpx.RemoteProtocolError, httpx.ReadError):
-        pass  # a broken connection is an end of the body: the rules below decide
-    if not done:
-        tail = decoder.close()
-        done = bool(tail) and handle(tail)
-        if not done and not saw_finish:
-            raise StreamInterruptedError(
-                "the stream ended without [DONE] and without a finish_reason"
-            )
-    if splitter is not None:
-        reasoning, answer = splitter.flush()
-        if reasoning or answer:
-            emit(ChatChunk(text=answer or None, reasoning=reasoning or None))
-    call.finish()
-    _drain(pieces)
+    def end(self, done: bool) -> None:
+        """The body ended (``done``: at ``[DONE]``): apply the end rules, then complete."""
+        if not done:
+            tail = self.decoder.close()
+            done = bool(tail) and self.handle(tail)
+            if not done and not self._saw_finish:
+                raise StreamInterruptedError(
+                    "the stream ended without [DONE] and without a finish_reason"
+                )
+        if self._splitter is not None:
+            reasoning, answer = self._splitter.flush()
+            if reasoning or answer:
+                self._call.emit(ChatChunk(text=answer or None, reasoning=reasoning or None))
+        self._call.finish()
 
 
 def _split_think(splitter: ThinkTagSplitter, chunk: ChatChunk) -> ChatChunk | None:
@@ -100,13 +162,3 @@ def _split_think(splitter: ThinkTagSplitter, chunk: ChatChunk) -> ChatChunk | No
         reasoning = chunk.reasoning + reasoning
     split = chunk._replace(text=answer or None, reasoning=reasoning or chunk.reasoning)
     return None if split == _EMPTY_CHUNK else split
-
-
-def _drain(pieces: Iterator[bytes]) -> None:
-    """Read the end of the body (after ``[DONE]``) so httpx can reuse the connection."""
-    read = 0
-    with contextlib.suppress(httpx.HTTPError):
-        for piece in pieces:
-            read += len(piece)
-            if read > _DRAIN_LIMIT:
-                return

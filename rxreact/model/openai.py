@@ -7,20 +7,23 @@ through :func:`_map_transport_error`, the one place that maps them. The API key 
 in a repr, a log line or an exception message: messages are built from our own fields, and
 anything quoted from a provider has the key masked.
 
-Threads, timers and cancellation: see :mod:`rxreact.model._call`.
+Threads, timers and cancellation: see :class:`OpenAIChatModel`, :mod:`rxreact.model._call`
+(what the I/O modes share, and thread mode) and :mod:`rxreact.model._aio` (loop mode).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ipaddress
 import json
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterator
+import weakref
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Any, Literal, Self, TypeVar
 
 import httpx
 from reactivex import Observable, abc
@@ -32,9 +35,10 @@ from rxreact.errors import (
     ModelTimeoutError,
 )
 from rxreact.messages import ChatRequest
-from rxreact.model._call import IO_SCHEDULER, ModelCall, Timeouts
-from rxreact.model._http_errors import not_a_stream, status_error
-from rxreact.model._http_stream import read_sse
+from rxreact.model._aio import LoopCall, io_loop, on_io_loop, run_on_io_loop
+from rxreact.model._call import IO_SCHEDULER, CallSettings, ModelCall, ThreadCall, Timeouts
+from rxreact.model._http_errors import NOT_A_STREAM_TYPES, not_a_stream, status_error
+from rxreact.model._http_stream import aread_sse, read_sse
 from rxreact.model.chunks import ChatChunk, ModelResponse
 from rxreact.model.request_codec import encode_request
 from rxreact.model.retry import Backoff
@@ -42,12 +46,16 @@ from rxreact.model.think import split_think
 from rxreact.model.wire import parse_completion
 from rxreact.scheduling import timer_scheduler
 
-__all__ = ["OpenAIChatModel"]
+__all__ = ["DEFAULT_IO", "OpenAIChatModel", "run_on_io_loop"]
 
 _T = TypeVar("_T")
 log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+IOMode = Literal["thread", "loop"]
+DEFAULT_IO: IOMode = "thread"
+"""The I/O mode when nothing chooses one (see :class:`OpenAIChatModel` for the measurements)."""
 
 
 class _Secret:
@@ -88,9 +96,27 @@ class OpenAIChatModel:
         think_tags: move a leading ``<think>…</think>`` in the answer text to the reasoning.
         include_usage: ask streams for a trailing usage chunk.
         headers: extra request headers.
-        http_client: an ``httpx.Client`` to use (and not close); default: one of our own,
-            created on first use and closed by :meth:`close`.
-        io_scheduler: where attempts run; default one new daemon thread per attempt.
+        http_client: an ``httpx.Client`` (thread mode) or ``httpx.AsyncClient`` (loop mode) to
+            use and not close; default: one of our own, created on first use and closed by
+            :meth:`close`. An ``AsyncClient`` is used on rxreact's I/O loop only, so close it
+            there: ``rxreact.model.openai.run_on_io_loop(client.aclose())``.
+        io: ``"thread"`` or ``"loop"`` (below). Default: what ``http_client`` or
+            ``io_scheduler`` implies, else ``$RXREACT_IO``, else :data:`DEFAULT_IO`.
+        io_scheduler: thread mode: where attempts run; default one new daemon thread each.
+
+    I/O modes (``on_next`` of :meth:`stream` is called on the I/O thread of the mode):
+
+    - ``"loop"``: every stream of the process is read on ONE asyncio event loop, on one
+      daemon thread (``rxreact-io``), with an ``httpx.AsyncClient``. Threads stay at one
+      however many streams run; a completed stream's connection goes back to the pool. A
+      subscriber must not block ``on_next`` (it would stall every stream): hand chunks over
+      with :func:`~rxreact.operators.deliver_on`, which the agent does and which holds a
+      slow consumer's stream back cooperatively, without blocking the loop.
+    - ``"thread"``: each request attempt reads with the blocking ``httpx.Client`` on its own
+      daemon thread (``rxreact-http``). Blocking in ``on_next`` holds back only that stream.
+      Each request opens a new connection (a dispose right after the end shuts the socket).
+
+    The default is thread mode, the mode rxreact always had, until measurement says otherwise.
     """
 
     def __init__(
@@ -108,7 +134,8 @@ class OpenAIChatModel:
         think_tags: bool = True,
         include_usage: bool = True,
         headers: dict[str, str] | None = None,
-        http_client: httpx.Client | None = None,
+        http_client: httpx.Client | httpx.AsyncClient | None = None,
+        io: IOMode | None = None,
         io_scheduler: abc.SchedulerBase | None = None,
     ) -> None:
         model = model or os.environ.get("RXREACT_MODEL")
@@ -139,10 +166,14 @@ class OpenAIChatModel:
         self._think_tags = think_tags
         self._include_usage = include_usage
         self._headers = dict(headers or {})
+        self.io: IOMode = _io_mode(io, http_client, io_scheduler)
+        """``"thread"`` or ``"loop"``: how this model reads its streams."""
         self._io = io_scheduler or IO_SCHEDULER
-        self._client = http_client
+        self._client = http_client if isinstance(http_client, httpx.Client) else None
+        self._aclient = http_client if isinstance(http_client, httpx.AsyncClient) else None
         self._owns_client = http_client is None
         self._client_lock = threading.Lock()
+        self._finalizer: weakref.finalize[Any, Any] | None = None
 
     def __repr__(self) -> str:
         return f"OpenAIChatModel(model={self.model!r}, base_url={self.base_url!r})"
@@ -157,7 +188,8 @@ class OpenAIChatModel:
 
             r: the role chunk   t: text / reasoning / tool-call chunks   f: the finish reason
 
-        The request is sent and read on the I/O scheduler; ``on_next`` is called there.
+        The request is sent and read on the I/O thread of the model's mode (see the class);
+        ``on_next`` is called there.
         Failures before the first chunk are retried (429, 5xx, connection, cut stream);
         after it, every error goes straight to ``on_error``. Disposing closes the connection.
         Errors: :class:`~rxreact.errors.ModelError` subclasses, or
@@ -171,14 +203,19 @@ class OpenAIChatModel:
             what :meth:`complete` returns for the same reply.
         """
 
-        def attempt(call: ModelCall[ChatChunk], content: bytes) -> None:
+        def attempt(call: ThreadCall[ChatChunk], content: bytes) -> None:
             with self._exchange(call, content, stream=True) as response:
-                error = not_a_stream(response, self._redact)
-                if error is not None:
-                    raise error
+                self._check_stream(response)
                 read_sse(response, call, self._think_tags)
 
-        return self._observable(request, stream=True, attempt=attempt)
+        async def aattempt(call: LoopCall[ChatChunk], content: bytes) -> None:
+            async with self._aexchange(call, content, stream=True) as response:
+                if response.headers.get("content-type", "").startswith(NOT_A_STREAM_TYPES):
+                    await response.aread()  # the check quotes the body
+                self._check_stream(response)
+                await aread_sse(response, call, self._think_tags)
+
+        return self._observable(request, stream=True, attempt=attempt, aattempt=aattempt)
 
     def complete(self, request: ChatRequest) -> ModelResponse:
         """Request one whole response (blocking, non-streaming), with the stream's retry policy.
@@ -190,11 +227,18 @@ class OpenAIChatModel:
             ConfigurationError: no API key is set.
         """
 
-        def attempt(call: ModelCall[ModelResponse], content: bytes) -> None:
+        if self.io == "loop" and on_io_loop():
+            raise RuntimeError("complete() would block the I/O loop it waits for: use stream()")
+
+        def attempt(call: ThreadCall[ModelResponse], content: bytes) -> None:
             with self._exchange(call, content, stream=False) as response:
                 call.batch_read()  # the headers are the "first chunk" of a whole response
-                body = response.read()
-                call.emit(self._split_think(parse_completion(body)))
+                call.emit(self._split_think(parse_completion(response.read())))
+
+        async def aattempt(call: LoopCall[ModelResponse], content: bytes) -> None:
+            async with self._aexchange(call, content, stream=False) as response:
+                call.batch_read()
+                call.emit(self._split_think(parse_completion(await response.aread())))
 
         done = threading.Event()
         outcome: list[Any] = []
@@ -203,7 +247,8 @@ class OpenAIChatModel:
             outcome.append(value)
             done.set()
 
-        subscription = self._observable(request, stream=False, attempt=attempt).subscribe(
+        source = self._observable(request, stream=False, attempt=attempt, aattempt=aattempt)
+        subscription = source.subscribe(
             on_next=outcome.append, on_error=settle, on_completed=done.set
         )
         try:
@@ -217,13 +262,24 @@ class OpenAIChatModel:
         return result
 
     def close(self) -> None:
-        """Close the httpx client if this model created it (a later request opens a new one)."""
+        """Close the httpx client if this model created it (a later request opens a new one).
+
+        Loop mode: the client is closed on the I/O loop, waited for unless called from it.
+        """
         if not self._owns_client:
             return
         with self._client_lock:
             client, self._client = self._client, None
+            aclient, self._aclient = self._aclient, None
         if client is not None:
             client.close()
+        if aclient is not None:
+            if self._finalizer is not None:
+                self._finalizer.detach()
+            if on_io_loop():
+                _close_soon(aclient)
+            else:
+                run_on_io_loop(aclient.aclose())
 
     def __enter__(self) -> Self:
         return self
@@ -243,27 +299,35 @@ class OpenAIChatModel:
         request: ChatRequest,
         *,
         stream: bool,
-        attempt: Callable[[ModelCall[_T], bytes], None],
+        attempt: Callable[[ThreadCall[_T], bytes], None],
+        aattempt: Callable[[LoopCall[_T], bytes], Coroutine[Any, Any, None]],
     ) -> Observable[_T]:
         def subscribe(
             observer: abc.ObserverBase[_T], scheduler: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
             body: list[bytes] = []  # encoded on the I/O thread, once for all attempts
 
-            def run(call: ModelCall[_T]) -> None:
+            def content() -> bytes:
                 if not body:
                     body.append(self._encode(request, stream))
-                attempt(call, body[0])
+                return body[0]
 
-            call = ModelCall(
-                run,
-                observer,
-                timeouts=self._timeouts,
-                max_retries=self._max_retries,
-                backoff=self._backoff,
-                io_scheduler=self._io,
-                timer=timer_scheduler(scheduler),
+            settings = CallSettings(
+                self._timeouts, self._max_retries, self._backoff, timer_scheduler(scheduler)
             )
+            call: ModelCall[_T]
+            if self.io == "loop":
+
+                async def arun(call: LoopCall[_T]) -> None:
+                    await aattempt(call, content())
+
+                call = LoopCall(arun, observer, settings)
+            else:
+
+                def run(call: ThreadCall[_T]) -> None:
+                    attempt(call, content())
+
+                call = ThreadCall(run, observer, settings, self._io)
             return call.start()
 
         return Observable(subscribe)
@@ -283,27 +347,51 @@ class OpenAIChatModel:
 
     @contextlib.contextmanager
     def _exchange(
-        self, call: ModelCall[Any], content: bytes, *, stream: bool
+        self, call: ThreadCall[Any], content: bytes, *, stream: bool
     ) -> Iterator[httpx.Response]:
         """POST the body; yield the 2xx response, abortable by the call; map every failure."""
-        headers = self._headers_for(stream)
-        log.debug("POST %s (stream=%s)", self._url, stream)
+        request = self._request(call, content, stream)
+        request["extensions"]["trace"] = call.trace
         try:
-            with (
-                self._http_client().stream(
-                    "POST",
-                    self._url,
-                    content=content,
-                    headers=headers,
-                    extensions={"timeout": call.httpx_timeout, "trace": call.trace},
-                ) as response,
-                call.attached(response),
-            ):
+            with self._http_client().stream(**request) as response, call.attached(response):
                 if response.status_code >= 400:
                     raise status_error(response, self._redact)
                 yield response
         except httpx.HTTPError as exc:
             raise _map_transport_error(exc, self, call.phase) from exc
+
+    @contextlib.asynccontextmanager
+    async def _aexchange(
+        self, call: LoopCall[Any], content: bytes, *, stream: bool
+    ) -> AsyncIterator[httpx.Response]:
+        """:meth:`_exchange` on the I/O loop (a cancelled task is what aborts it)."""
+        request = self._request(call, content, stream)
+        try:
+            async with self._async_client().stream(**request) as response:
+                call.headers_in()
+                if response.status_code >= 400:
+                    await response.aread()
+                    raise status_error(response, self._redact)
+                yield response
+        except httpx.HTTPError as exc:
+            raise _map_transport_error(exc, self, call.phase) from exc
+
+    def _request(self, call: ModelCall[Any], content: bytes, stream: bool) -> dict[str, Any]:
+        """The arguments of ``client.stream`` for one attempt."""
+        headers = self._headers_for(stream)
+        log.debug("POST %s (stream=%s)", self._url, stream)
+        return {
+            "method": "POST",
+            "url": self._url,
+            "content": content,
+            "headers": headers,
+            "extensions": {"timeout": call.httpx_timeout},
+        }
+
+    def _check_stream(self, response: httpx.Response) -> None:
+        error = not_a_stream(response, self._redact)
+        if error is not None:
+            raise error
 
     def _headers_for(self, stream: bool) -> dict[str, str]:
         headers = {
@@ -326,6 +414,15 @@ class OpenAIChatModel:
                 self._client = httpx.Client()  # timeouts are set per request
             return self._client
 
+    def _async_client(self) -> httpx.AsyncClient:
+        with self._client_lock:
+            if self._aclient is None:
+                self._aclient = client = httpx.AsyncClient()
+                # Bound to the I/O loop, where a caller cannot easily close it: a model that
+                # is dropped without close() has its client closed there, not left to the GC.
+                self._finalizer = weakref.finalize(self, _close_soon, client)
+            return self._aclient
+
     def _redact(self, text: str) -> str:
         if self._api_key is not None:
             text = text.replace(self._api_key.reveal(), "***")
@@ -340,6 +437,52 @@ class OpenAIChatModel:
         if response.reasoning:
             reasoning = response.reasoning + reasoning
         return response.model_copy(update={"content": content, "reasoning": reasoning})
+
+
+_closing: set[asyncio.Task[None]] = set()
+"""Closes in flight (the loop keeps only weak references to its tasks)."""
+
+
+def _close_soon(client: httpx.AsyncClient) -> None:
+    """Close ``client`` on the I/O loop, without waiting (callable from any thread)."""
+    loop = io_loop()
+
+    def start() -> None:
+        task = loop.create_task(client.aclose())
+        _closing.add(task)
+        task.add_done_callback(_closing.discard)
+
+    loop.call_soon_threadsafe(start)
+
+
+def _io_mode(
+    io: IOMode | None,
+    client: httpx.Client | httpx.AsyncClient | None,
+    io_scheduler: abc.SchedulerBase | None,
+) -> IOMode:
+    """The I/O mode: what the arguments say or imply, else ``$RXREACT_IO``, else the default."""
+    implied: IOMode | None = None
+    if isinstance(client, httpx.AsyncClient):
+        implied = "loop"
+    elif client is not None or io_scheduler is not None:
+        implied = "thread"
+    if io is not None and io != "thread" and io != "loop":
+        raise ConfigurationError(f"io must be 'thread' or 'loop', got {io!r}")
+    if io is not None and implied is not None and io != implied:
+        raise ConfigurationError(
+            f"io={io!r} does not fit the arguments: an httpx.AsyncClient reads in loop mode, "
+            "an httpx.Client or an io_scheduler in thread mode"
+        )
+    if io is not None:
+        return io
+    if implied is not None:
+        return implied
+    env = os.environ.get("RXREACT_IO") or DEFAULT_IO
+    if env == "thread":
+        return "thread"
+    if env == "loop":
+        return "loop"
+    raise ConfigurationError(f"RXREACT_IO must be 'thread' or 'loop', got {env!r}")
 
 
 def _map_transport_error(exc: httpx.HTTPError, model: OpenAIChatModel, phase: str) -> ModelError:

@@ -53,11 +53,14 @@ class HTTPServer(ThreadingHTTPServer):
         self.owner = owner
         self._connections: set[socket.socket] = set()
         self._conn_lock = threading.Lock()
+        self.opened = 0
+        """Connections accepted so far (a client that reuses its connections opens few)."""
         super().__init__(address, _Handler)
 
     def track(self, conn: socket.socket, active: bool) -> None:
         with self._conn_lock:
             (self._connections.add if active else self._connections.discard)(conn)
+            self.opened += active
 
     def close_connections(self) -> None:
         """Wake handlers idling on keep-alive connections: their next read sees EOF."""

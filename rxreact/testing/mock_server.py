@@ -83,6 +83,7 @@ class MockOpenAIServer:
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)  # a request or a disconnect was seen
         self._disconnects = 0
+        self._connections = 0  # kept from the stopped server
         self._served = 0
         self._httpd: HTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -102,6 +103,12 @@ class MockOpenAIServer:
         """How many responses the client abandoned before the server finished them."""
         with self._lock:
             return self._disconnects
+
+    @property
+    def connections(self) -> int:
+        """How many connections the server accepted (requests on a reused one count once)."""
+        httpd = self._httpd
+        return self._connections if httpd is None else httpd.opened
 
     def wait_for_disconnects(self, count: int = 1, timeout: float = 5.0) -> bool:
         """Block until at least ``count`` abandoned responses were seen; False on timeout."""
@@ -125,6 +132,7 @@ class MockOpenAIServer:
         httpd, self._httpd = self._httpd, None
         if httpd is None:
             return
+        self._connections = httpd.opened
         self._wake_w.send(b"x")
         if self._thread is not None:
             self._thread.join()
