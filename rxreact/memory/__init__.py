@@ -1,6 +1,14 @@
-"""Chat memory: conversation histories kept between runs, by conversation id."""
+"""Chat memory: conversation histories kept between runs, by conversation id.
+
+Three backends keep the same :class:`ChatMemory` contract: :class:`InMemoryChatMemory` (one
+process, gone when it exits), :class:`SQLiteChatMemory` (a file: survives restarts, the CLI's
+default) and :class:`RedisChatMemory` (shared by many processes and machines; needs the
+``redis`` extra, imported only when one is constructed).
+"""
 
 from rxreact.memory.base import ChatMemory
 from rxreact.memory.in_memory import InMemoryChatMemory
+from rxreact.memory.redis import RedisChatMemory
+from rxreact.memory.sqlite import SQLiteChatMemory
 
-__all__ = ["ChatMemory", "InMemoryChatMemory"]
+__all__ = ["ChatMemory", "InMemoryChatMemory", "RedisChatMemory", "SQLiteChatMemory"]

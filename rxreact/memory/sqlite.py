@@ -1,0 +1,190 @@
+"""A chat memory in a SQLite file: the CLI's embedded default, survives restarts."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from types import TracebackType
+from typing import Self
+
+from rxreact.errors import ChatMemoryError
+from rxreact.memory._turns import decode_turns, encode_turn
+from rxreact.messages import Message
+
+__all__ = ["SQLiteChatMemory"]
+
+#: ``PRAGMA application_id`` of our files ("rxRM"): tells our database from someone else's.
+APPLICATION_ID = 0x7278524D
+#: ``PRAGMA user_version`` of the schema below; bump it, with a migration, when the schema changes.
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE turns (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    conversation_id TEXT NOT NULL,
+    messages TEXT NOT NULL
+);
+CREATE INDEX turns_by_conversation ON turns (conversation_id, seq);
+"""
+
+
+class SQLiteChatMemory:
+    """Histories in a SQLite file, one row per turn; optionally trimmed to the last ``max_turns``.
+
+    A row holds one whole turn (the messages of one :meth:`append`, as JSON), so trimming drops
+    whole rows and an assistant tool-call message can never be separated from its tool results.
+    One connection is shared by all threads under a lock (the agent calls from pool threads,
+    and a connection per thread would leak one for every pool thread that ever touched it);
+    WAL mode lets other processes on the same file read while this one writes, and
+    ``timeout`` is how long a write waits for another process's write to finish.
+
+    The file is marked with an application id and a schema version (``PRAGMA user_version``),
+    so a file that is not ours, or one written by a newer rxreact, is refused with a
+    :class:`~rxreact.ChatMemoryError` instead of being written into.
+
+    Args:
+        path: the database file (created with its schema when missing or empty).
+        max_turns: keep only the last this many turns of each conversation.
+        timeout: seconds to wait for another connection's write lock.
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str], *, max_turns: int | None = None, timeout: float = 5.0
+    ) -> None:
+        if max_turns is not None and max_turns < 1:
+            raise ValueError("max_turns must be at least 1")
+        self.path = os.fspath(path)
+        self._max_turns = max_turns
+        self._lock = threading.Lock()
+        try:
+            # isolation_level=None: no implicit transactions; append() opens its own.
+            self._db = sqlite3.connect(
+                self.path, timeout=timeout, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as error:
+            raise ChatMemoryError(f"cannot open chat memory {self.path!r}: {error}") from error
+        try:
+            self._prepare()
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _prepare(self) -> None:
+        """Create the schema in a new file, or check that an existing one is ours."""
+        with self._transaction("open"):
+            app_id, version = self._pragma("application_id"), self._pragma("user_version")
+            if app_id == 0 and version == 0 and not self._has_tables():
+                self._db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        self._db.execute(statement)
+            elif app_id != APPLICATION_ID:
+                raise ChatMemoryError(f"{self.path!r} is not an rxreact chat memory")
+            elif version > SCHEMA_VERSION:
+                raise ChatMemoryError(
+                    f"{self.path!r} has schema version {version}, newer than this rxreact's "
+                    f"{SCHEMA_VERSION}: upgrade rxreact"
+                )
+            elif version < SCHEMA_VERSION:  # pragma: no cover - no older version exists yet
+                raise ChatMemoryError(f"{self.path!r} has unknown schema version {version}")
+        # Outside the transaction: the journal mode cannot change inside one. An in-memory
+        # database answers "memory" and stays so, which is fine.
+        with self._guard("open"):
+            self._db.execute("PRAGMA journal_mode = WAL")
+
+    def _pragma(self, name: str) -> int:
+        value: int = self._db.execute(f"PRAGMA {name}").fetchone()[0]
+        return value
+
+    def _has_tables(self) -> bool:
+        return self._db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is not None
+
+    @contextmanager
+    def _guard(self, action: str) -> Iterator[sqlite3.Connection]:
+        """The connection under the lock; every sqlite3 failure becomes a ChatMemoryError."""
+        with self._lock:
+            try:
+                yield self._db
+            except sqlite3.Error as error:
+                raise ChatMemoryError(
+                    f"chat memory {self.path!r}: could not {action}: {error}"
+                ) from error
+
+    @contextmanager
+    def _transaction(self, action: str) -> Iterator[sqlite3.Connection]:
+        """One write transaction: all of it or none of it.
+
+        ``BEGIN IMMEDIATE`` takes the write lock up front, so two processes appending at once
+        queue on ``timeout`` instead of failing when a read lock cannot be upgraded.
+        """
+        with self._guard(action) as db:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+
+    def load(self, conversation_id: str) -> list[Message]:
+        """The conversation's messages, oldest first (empty for an unknown id)."""
+        with self._guard("load the conversation") as db:
+            rows = db.execute(
+                "SELECT seq, messages FROM turns WHERE conversation_id = ? ORDER BY seq",
+                (conversation_id,),
+            ).fetchall()
+        return decode_turns(rows, f"chat memory {self.path!r}", conversation_id)
+
+    def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
+        """Add a turn (one row) and trim, in one transaction; an empty turn adds nothing."""
+        if not messages:
+            return
+        data = encode_turn(messages).decode()
+        with self._transaction("store the turn") as db:
+            db.execute(
+                "INSERT INTO turns (conversation_id, messages) VALUES (?, ?)",
+                (conversation_id, data),
+            )
+            if self._max_turns is not None:
+                db.execute(
+                    "DELETE FROM turns WHERE conversation_id = ? AND seq <= ("
+                    "SELECT seq FROM turns WHERE conversation_id = ? "
+                    "ORDER BY seq DESC LIMIT 1 OFFSET ?)",
+                    (conversation_id, conversation_id, self._max_turns),
+                )
+
+    def conversation_ids(self) -> list[str]:
+        """The ids with a stored history, in the order they were started."""
+        with self._guard("list conversations") as db:
+            rows = db.execute(
+                "SELECT conversation_id FROM turns GROUP BY conversation_id ORDER BY MIN(seq)"
+            ).fetchall()
+        return [row[0] for row in rows]
+
+    def clear(self, conversation_id: str | None = None) -> None:
+        """Forget one conversation, or all."""
+        with self._transaction("clear") as db:
+            if conversation_id is None:
+                db.execute("DELETE FROM turns")
+            else:
+                db.execute("DELETE FROM turns WHERE conversation_id = ?", (conversation_id,))
+
+    def close(self) -> None:
+        """Close the connection (idempotent); later calls raise ChatMemoryError."""
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()

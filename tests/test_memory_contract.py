@@ -1,0 +1,226 @@
+"""The ChatMemory contract, once, for every backend: in-memory, SQLite (a file), Redis (real)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from redis_server import RedisServer, running_redis_server
+
+from rxreact.memory import ChatMemory, InMemoryChatMemory, RedisChatMemory, SQLiteChatMemory
+from rxreact.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+
+MakeMemory = Callable[..., Any]
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[RedisServer]:
+    with running_redis_server() as server:
+        yield server
+
+
+@pytest.fixture(params=["in_memory", "sqlite", "redis"])
+def make_memory(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[MakeMemory]:
+    """A factory of fresh, empty memories of one backend: ``make_memory(max_turns=...)``."""
+    made: list[Any] = []
+    backend = request.param
+    if backend == "redis":
+        server: RedisServer = request.getfixturevalue("redis_server")
+        import redis
+
+        with redis.Redis.from_url(server.url) as client:
+            client.flushdb()
+
+    def make(**kw: Any) -> Any:
+        memory: Any
+        if backend == "in_memory":
+            memory = InMemoryChatMemory(**kw)
+        elif backend == "sqlite":
+            memory = SQLiteChatMemory(tmp_path / f"memory{len(made)}.db", **kw)
+        else:
+            memory = RedisChatMemory(server.url, prefix=f"test{len(made)}:", **kw)
+        made.append(memory)
+        return memory
+
+    yield make
+    for memory in made:
+        if hasattr(memory, "close"):
+            memory.close()
+
+
+def turn(tag: str, *, tools: int = 1) -> list[Message]:
+    """A whole turn with every message kind: question, tool round(s), their results, answer."""
+    messages: list[Message] = [UserMessage(content=f"{tag}: question")]
+    calls = tuple(
+        ToolCall(id=f"{tag}-call{i}", name="get_weather", arguments=f'{{"city": "{tag}{i}"}}')
+        for i in range(tools)
+    )
+    if calls:
+        messages.append(
+            AssistantMessage(content=None, tool_calls=calls, reasoning=f"{tag}: need weather")
+        )
+        messages += [
+            ToolMessage(tool_call_id=c.id, content=f"{tag}{i}: sunny", name=c.name)
+            for i, c in enumerate(calls)
+        ]
+    messages.append(AssistantMessage(content=f"{tag}: answer", reasoning="done"))
+    return messages
+
+
+def split_turns(history: list[Message]) -> list[list[Message]]:
+    """The history cut at each user message (where a turn starts)."""
+    turns: list[list[Message]] = []
+    for message in history:
+        if isinstance(message, UserMessage) or not turns:
+            turns.append([])
+        turns[-1].append(message)
+    return turns
+
+
+def assert_tool_calls_answered(history: list[Message]) -> None:
+    """Every assistant tool call is followed by its results, every result by its call."""
+    pending: set[str] = set()
+    for message in history:
+        if isinstance(message, AssistantMessage):
+            assert not pending, f"tool calls {pending} left unanswered"
+            pending = {c.id for c in message.tool_calls}
+        elif isinstance(message, ToolMessage):
+            assert message.tool_call_id in pending, f"orphan tool result {message.tool_call_id}"
+            pending.discard(message.tool_call_id)
+    assert not pending
+
+
+def test_every_backend_is_a_chat_memory(make_memory: MakeMemory) -> None:
+    assert isinstance(make_memory(), ChatMemory)
+
+
+def test_unknown_conversation_is_empty(make_memory: MakeMemory) -> None:
+    assert make_memory().load("nobody") == []
+
+
+def test_every_message_kind_round_trips(make_memory: MakeMemory) -> None:
+    memory = make_memory()
+    first = [SystemMessage(content="be brief"), *turn("a", tools=2)]
+    second = turn("b", tools=0)
+    memory.append("c", first)
+    memory.append("c", second)
+    loaded = memory.load("c")
+    assert loaded == [*first, *second]
+    assert [type(m) for m in loaded] == [type(m) for m in (*first, *second)]
+    assert loaded[2].tool_calls[1].arguments == '{"city": "a1"}'
+    assert loaded[2].reasoning == "a: need weather"
+
+
+def test_unicode_and_odd_ids_round_trip(make_memory: MakeMemory) -> None:
+    memory = make_memory()
+    question = UserMessage(content='北京天气？ 🌤 "quoted" \\ \n')
+    messages = [question, AssistantMessage(content="晴")]
+    for conversation in ("user:42/chat*[1]", "北京", ""):
+        memory.append(conversation, messages)
+        assert memory.load(conversation) == messages
+
+
+def test_conversations_are_kept_apart(make_memory: MakeMemory) -> None:
+    memory = make_memory()
+    memory.append("a", turn("a1"))
+    memory.append("b", turn("b1"))
+    memory.append("a", turn("a2"))
+    assert memory.load("a") == [*turn("a1"), *turn("a2")]
+    assert memory.load("b") == turn("b1")
+    assert sorted(memory.conversation_ids()) == ["a", "b"]
+
+
+def test_clear_one_conversation_or_all(make_memory: MakeMemory) -> None:
+    memory = make_memory()
+    for conversation in ("a", "b", "c"):
+        memory.append(conversation, turn(conversation))
+    memory.clear("b")
+    assert memory.load("b") == []
+    assert sorted(memory.conversation_ids()) == ["a", "c"]
+    memory.clear()
+    assert memory.conversation_ids() == []
+    assert memory.load("a") == []
+
+
+def test_trimming_keeps_whole_turns(make_memory: MakeMemory) -> None:
+    memory = make_memory(max_turns=2)
+    turns = [turn(f"t{i}", tools=i % 3) for i in range(5)]
+    for i, messages in enumerate(turns):
+        memory.append("c", messages)
+        kept = memory.load("c")
+        assert split_turns(kept) == turns[max(0, i - 1) : i + 1]
+        assert isinstance(kept[0], UserMessage)
+        assert_tool_calls_answered(kept)
+
+
+def test_max_turns_must_be_positive(make_memory: MakeMemory) -> None:
+    with pytest.raises(ValueError, match="max_turns"):
+        make_memory(max_turns=0)
+
+
+def test_concurrent_turns_never_interleave(make_memory: MakeMemory) -> None:
+    memory = make_memory()
+    writers, turns_each = 6, 8
+    start = threading.Barrier(writers)
+    errors: list[BaseException] = []
+
+    def write(w: int) -> None:
+        try:
+            start.wait(timeout=10)
+            for i in range(turns_each):
+                memory.append("shared", turn(f"w{w}-{i}", tools=2))
+        except BaseException as error:  # pragma: no cover - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=write, args=(w,)) for w in range(writers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert not errors
+    turns = split_turns(memory.load("shared"))
+    assert len(turns) == writers * turns_each
+    for messages in turns:  # each turn whole and in order: every message carries its tag
+        tag = messages[0].content.split(":")[0]
+        assert messages == turn(tag, tools=2)
+    for w in range(writers):  # each writer's turns in the order it wrote them
+        mine = [t[0].content for t in turns if t[0].content.startswith(f"w{w}-")]
+        assert mine == [f"w{w}-{i}: question" for i in range(turns_each)]
+
+
+def test_readers_never_see_a_partial_turn_or_an_untrimmed_window(make_memory: MakeMemory) -> None:
+    memory = make_memory(max_turns=3)
+    done = threading.Event()
+    seen: list[list[list[Message]]] = []
+    errors: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            while not done.is_set():
+                seen.append(split_turns(memory.load("c")))
+        except BaseException as error:  # pragma: no cover - reported below
+            errors.append(error)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        for i in range(60):
+            memory.append("c", turn(f"t{i}", tools=2))
+    finally:
+        done.set()
+        reader.join(timeout=30)
+    assert not errors
+    assert seen
+    for turns in seen:
+        assert len(turns) <= 3
+        for messages in turns:
+            assert messages == turn(messages[0].content.split(":")[0], tools=2)

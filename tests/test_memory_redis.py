@@ -1,0 +1,151 @@
+"""RedisChatMemory against a real redis-server: keys, ttl, prefixes, failures, the lazy import."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from redis_server import RedisServer, free_port, running_redis_server
+
+from rxreact import ChatMemoryError, ConfigurationError
+from rxreact.memory import RedisChatMemory
+from rxreact.messages import AssistantMessage, UserMessage
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[RedisServer]:
+    with running_redis_server() as server:
+        yield server
+
+
+@pytest.fixture
+def client(redis_server: RedisServer) -> Iterator[Any]:
+    """A client of an empty database."""
+    import redis
+
+    with redis.Redis.from_url(redis_server.url) as client:
+        client.flushdb()
+        yield client
+
+
+def qa(tag: str) -> list[UserMessage | AssistantMessage]:
+    return [UserMessage(content=f"{tag}?"), AssistantMessage(content=f"{tag}.")]
+
+
+def test_one_list_element_per_turn_under_the_prefix(client: Any) -> None:
+    memory = RedisChatMemory(client, prefix="app:")
+    memory.append("c", qa("one"))
+    memory.append("c", qa("two"))
+    assert client.keys("*") == [b"app:turns:c"]
+    assert client.llen("app:turns:c") == 2
+    assert client.ttl("app:turns:c") == -1  # no ttl: kept until cleared
+
+
+def test_prefixes_keep_memories_apart(client: Any) -> None:
+    first, second = RedisChatMemory(client, prefix="a:"), RedisChatMemory(client, prefix="a*[")
+    first.append("c", qa("first"))
+    second.append("c", qa("second"))
+    second.append("d", qa("second"))
+    assert first.load("c") == qa("first")
+    assert second.load("c") == qa("second")
+    assert first.conversation_ids() == ["c"]  # the glob characters in "a*[" match nothing else
+    assert second.conversation_ids() == ["c", "d"]
+    second.clear()
+    assert first.load("c") == qa("first")
+    assert second.conversation_ids() == []
+
+
+def test_clear_all_goes_past_one_batch(client: Any) -> None:
+    memory = RedisChatMemory(client)
+    for i in range(1200):
+        client.rpush(f"rxreact:turns:{i}", b"[]")
+    client.set("other", b"kept")
+    memory.clear()
+    assert client.keys("*") == [b"other"]
+
+
+@pytest.mark.parametrize("ttl", [30, 30.0, timedelta(seconds=30)])
+def test_ttl_is_set_and_refreshed_by_each_turn(client: Any, ttl: Any) -> None:
+    memory = RedisChatMemory(client, ttl=ttl)
+    memory.append("c", qa("one"))
+    assert 0 < client.pttl("rxreact:turns:c") <= 30_000
+    client.pexpire("rxreact:turns:c", 5_000)
+    memory.append("c", qa("two"))
+    assert 5_000 < client.pttl("rxreact:turns:c") <= 30_000
+
+
+def test_ttl_and_max_turns_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="ttl"):
+        RedisChatMemory("redis://127.0.0.1:1/0", ttl=0)
+    with pytest.raises(ValueError, match="max_turns"):
+        RedisChatMemory("redis://127.0.0.1:1/0", max_turns=0)
+
+
+def test_a_client_from_a_url_is_closed_a_given_one_is_not(redis_server: RedisServer) -> None:
+    import redis
+
+    with redis.Redis.from_url(redis_server.url) as client:
+        with RedisChatMemory(client) as memory:
+            memory.append("closing", qa("one"))
+        assert client.ping()  # still usable
+        with RedisChatMemory(redis_server.url) as memory:
+            assert memory.load("closing") == qa("one")
+        client.delete("rxreact:turns:closing")
+
+
+def test_a_client_that_decodes_responses_works_too(redis_server: RedisServer) -> None:
+    import redis
+
+    with redis.Redis.from_url(redis_server.url, decode_responses=True) as client:
+        memory = RedisChatMemory(client, prefix="decoded:")
+        memory.append("c", qa("one"))
+        assert memory.load("c") == qa("one")
+        assert memory.conversation_ids() == ["c"]
+        memory.clear()
+
+
+def test_a_corrupt_element_is_a_clear_error(client: Any) -> None:
+    memory = RedisChatMemory(client)
+    memory.append("c", qa("one"))
+    client.rpush("rxreact:turns:c", b"{not json")
+    with pytest.raises(ChatMemoryError, match=r"turn 1 .*corrupt"):
+        memory.load("c")
+
+
+def test_a_refused_connection_is_a_chat_memory_error() -> None:
+    import redis
+
+    memory = RedisChatMemory(f"redis://127.0.0.1:{free_port()}/0")  # nothing listens there
+    with pytest.raises(ChatMemoryError, match="could not load") as caught:
+        memory.load("c")
+    assert isinstance(caught.value.__cause__, redis.ConnectionError)
+    with pytest.raises(ChatMemoryError, match="could not store") as caught:
+        memory.append("c", qa("one"))
+    assert isinstance(caught.value.__cause__, redis.ConnectionError)
+    memory.close()
+
+
+def test_without_redis_py_the_package_imports_and_construction_names_the_extra() -> None:
+    code = (
+        "import sys; sys.modules['redis'] = None\n"  # makes `import redis` fail
+        "import rxreact, rxreact.memory\n"
+        "from rxreact.memory import RedisChatMemory\n"
+        "try:\n"
+        "    RedisChatMemory('redis://127.0.0.1:1/0')\n"
+        "except rxreact.ConfigurationError as error:\n"
+        "    print(error)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert "pip install 'rxreact[redis]'" in result.stdout
+
+
+def test_missing_redis_py_raises_configuration_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "redis", None)
+    with pytest.raises(ConfigurationError, match=r"rxreact\[redis\]"):
+        RedisChatMemory("redis://127.0.0.1:1/0")
