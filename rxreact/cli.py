@@ -1,4 +1,9 @@
-"""The ``rxreact`` command: ``rxreact demo`` (no key needed) and ``rxreact chat "question"``."""
+"""The ``rxreact`` command: ``rxreact demo`` (no key needed) and ``rxreact chat "question"``.
+
+``rxreact chat --conversation ID`` keeps the conversation in a SQLite file (``--memory PATH``,
+by default under ``$XDG_DATA_HOME/rxreact/``), so the next invocation with the same id goes on
+where this one stopped.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +12,11 @@ import os
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any, TextIO
 
 from rxreact.agent import ReactAgent
-from rxreact.errors import ConfigurationError, RxReactError
+from rxreact.errors import ChatMemoryError, ConfigurationError, RxReactError
 from rxreact.events import (
     FinalAnswer,
     MaxRoundsReached,
@@ -22,9 +28,9 @@ from rxreact.events import (
     ToolExecutionStarted,
     ToolResult,
 )
-from rxreact.memory import InMemoryChatMemory
+from rxreact.memory import InMemoryChatMemory, SQLiteChatMemory
 
-__all__ = ["TerminalRenderer", "main"]
+__all__ = ["TerminalRenderer", "default_memory_path", "main"]
 
 
 class TerminalRenderer:
@@ -128,6 +134,27 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def default_memory_path() -> Path:
+    """Where ``chat --conversation`` keeps conversations when no ``--memory`` is given.
+
+    ``$XDG_DATA_HOME/rxreact/`` (the XDG base-directory place for user data that must survive
+    restarts), else ``~/.local/share/rxreact/``; a relative ``$XDG_DATA_HOME`` is ignored, as
+    the spec says.
+    """
+    data_home = os.environ.get("XDG_DATA_HOME", "")
+    base = Path(data_home) if os.path.isabs(data_home) else Path.home() / ".local" / "share"
+    return base / "rxreact" / "conversations.sqlite3"
+
+
+def _open_memory(path: str | None) -> SQLiteChatMemory:
+    file = Path(path) if path else default_memory_path()
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ChatMemoryError(f"cannot create {file.parent}: {error}") from error
+    return SQLiteChatMemory(file)
+
+
 def _chat(args: argparse.Namespace) -> int:
     from rxreact.model.openai import OpenAIChatModel
 
@@ -139,8 +166,16 @@ def _chat(args: argparse.Namespace) -> int:
         )
         return 2
     model = OpenAIChatModel(args.model, base_url=args.base_url)
-    agent = ReactAgent(model, max_rounds=args.max_rounds, system_prompt=args.system)
-    render_run(agent, args.question, None, sys.stdout)
+    # Memory only for a named conversation: a one-off question leaves no file behind.
+    memory = _open_memory(args.memory) if args.conversation is not None else None
+    try:
+        agent = ReactAgent(
+            model, max_rounds=args.max_rounds, system_prompt=args.system, memory=memory
+        )
+        render_run(agent, args.question, args.conversation, sys.stdout)
+    finally:
+        if memory is not None:
+            memory.close()
     return 0
 
 
@@ -156,6 +191,20 @@ def main(argv: list[str] | None = None) -> int:
     chat.add_argument("--base-url", default=None, help="endpoint (default: $OPENAI_BASE_URL)")
     chat.add_argument("--max-rounds", type=int, default=5)
     chat.add_argument("--system", default=None, help="system prompt")
+    chat.add_argument(
+        "--conversation",
+        metavar="ID",
+        default=None,
+        help="go on with this conversation across invocations (kept in --memory)",
+    )
+    chat.add_argument(
+        "--memory",
+        metavar="PATH",
+        default=None,
+        help="SQLite file of the conversations, used with --conversation "
+        "(default: $XDG_DATA_HOME/rxreact/conversations.sqlite3, "
+        "else ~/.local/share/rxreact/conversations.sqlite3)",
+    )
     args = parser.parse_args(argv)
     try:
         return _demo(args) if args.command == "demo" else _chat(args)

@@ -1,14 +1,18 @@
-"""The `rxreact` command: the no-key demo over real HTTP, and `chat` without a key."""
+"""The `rxreact` command: the no-key demo over real HTTP, `chat` without a key, `chat` memory."""
 
 from __future__ import annotations
 
 import io
 import re
 from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
 
 import pytest
 
-from rxreact.cli import main
+from rxreact.cli import default_memory_path, main
+from rxreact.memory import SQLiteChatMemory
+from rxreact.model.script import text_reply
+from rxreact.testing import MockOpenAIServer
 
 
 @pytest.mark.integration
@@ -32,4 +36,85 @@ def test_chat_without_a_key_says_so_plainly(monkeypatch: pytest.MonkeyPatch) -> 
     with redirect_stderr(err):
         assert main(["chat", "hello"]) == 2
     assert "OPENAI_API_KEY" in err.getvalue()
+    assert "Traceback" not in err.getvalue()
+
+
+def chat(*args: str) -> tuple[int, str]:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = main(["chat", *args])
+    return code, out.getvalue()
+
+
+@pytest.mark.integration
+def test_chat_conversation_goes_on_across_invocations(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two invocations, one --conversation: the second request carries the first turn.
+
+    A loopback --base-url needs no key, like the demo; each ``main`` call is a fresh command
+    that shares nothing with the one before but the --memory file.
+    """
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    db = tmp_path / "chat.db"
+    script = [text_reply("Hello Ada."), text_reply("You are Ada."), text_reply("Who?")]
+    with MockOpenAIServer(script) as server:
+        flags = ["--base-url", server.base_url, "--model", "mock", "--memory", str(db)]
+        assert chat("I am Ada.", *flags, "--conversation", "c1")[0] == 0
+        code, text = chat("Who am I?", *flags, "--conversation", "c1")
+        assert code == 0 and "You are Ada." in text
+        assert chat("Who am I?", *flags, "--conversation", "c2")[0] == 0
+    second, third = server.requests[1]["messages"], server.requests[2]["messages"]
+    assert [(m["role"], m["content"]) for m in second] == [
+        ("user", "I am Ada."),
+        ("assistant", "Hello Ada."),
+        ("user", "Who am I?"),
+    ]
+    assert [m["content"] for m in third] == ["Who am I?"]  # another conversation
+    with SQLiteChatMemory(db) as memory:
+        assert memory.conversation_ids() == ["c1", "c2"]
+
+
+@pytest.mark.integration
+def test_chat_memory_defaults_to_xdg_data_home_and_only_with_a_conversation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    default = tmp_path / "data" / "rxreact" / "conversations.sqlite3"
+    assert default_memory_path() == default
+    with MockOpenAIServer([text_reply("One."), text_reply("Two.")]) as server:
+        flags = ["--base-url", server.base_url, "--model", "mock"]
+        assert chat("Once?", *flags)[0] == 0
+        assert not default.exists()  # a one-off question keeps nothing
+        assert chat("Kept?", *flags, "--conversation", "c")[0] == 0
+    with SQLiteChatMemory(default) as memory:
+        assert [m.content for m in memory.load("c")] == ["Kept?", "Two."]
+
+
+def test_default_memory_path_without_xdg_data_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for value in (None, "", "relative/dir"):  # unset, empty and relative mean the default
+        if value is None:
+            monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+        else:
+            monkeypatch.setenv("XDG_DATA_HOME", value)
+        expected = tmp_path / ".local" / "share" / "rxreact" / "conversations.sqlite3"
+        assert default_memory_path() == expected
+
+
+def test_chat_with_a_memory_file_that_is_not_ours_says_so_plainly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n" * 200)
+    err = io.StringIO()
+    with redirect_stderr(err), redirect_stdout(io.StringIO()):
+        flags = ["--base-url", "http://127.0.0.1:9/v1", "--model", "m"]
+        code = main(["chat", "hi", *flags, "--conversation", "c", "--memory", str(notes)])
+    assert code == 1
+    assert "ChatMemoryError" in err.getvalue() and "notes.txt" in err.getvalue()
     assert "Traceback" not in err.getvalue()
