@@ -158,7 +158,7 @@ class SQLiteChatMemory:
                 )
 
     def conversation_ids(self) -> list[str]:
-        """The ids with a stored history, in the order they were started."""
+        """The ids with a stored history, by their oldest kept turn."""
         with self._guard("list conversations") as db:
             rows = db.execute(
                 "SELECT conversation_id FROM turns GROUP BY conversation_id ORDER BY MIN(seq)"
