@@ -69,7 +69,8 @@ def read_sse(response: httpx.Response, call: ModelCall[ChatChunk], think_tags: b
 
 
 async def aread_sse(response: httpx.Response, call: LoopCall[ChatChunk], think_tags: bool) -> None:
-    """:func:`read_sse` for an async response, on the I/O loop.
+    """:func:`read_sse` for an async response, on the I/O loop, except that it does not
+    complete: the attempt does, once the response is closed (see below).
 
     After each read's events, a closed valve (a full consumer) is awaited open before the
     next read; meanwhile the call stays busy, so the watchdog does not take the wait for a
@@ -92,7 +93,12 @@ async def aread_sse(response: httpx.Response, call: LoopCall[ChatChunk], think_t
                 if valve.closed:
                     await valve.wait_open()
                 batch_read()
-    events.end(done)
+    events.end(done, finish=False)
+    call.busy = True  # the watchdog must not time the drain out of a stream that has ended
+    # The rest of the body, before completing: the connection must be back in the pool when
+    # the subscriber's next request (the agent's next round) asks for one. Else every round
+    # opens a connection while the last one idles, and httpcore's pool, which scans all its
+    # connections for each idle one on every request, goes quadratic.
     read = 0
     with contextlib.suppress(httpx.HTTPError, TimeoutError):
         async with asyncio.timeout(_DRAIN_SECONDS):
@@ -137,8 +143,9 @@ class _Events:
             emit(chunk)
         return False
 
-    def end(self, done: bool) -> None:
-        """The body ended (``done``: at ``[DONE]``): apply the end rules, then complete."""
+    def end(self, done: bool, *, finish: bool = True) -> None:
+        """The body ended (``done``: at ``[DONE]``): apply the end rules, then complete
+        (unless not ``finish``)."""
         if not done:
             tail = self.decoder.close()
             done = bool(tail) and self.handle(tail)
@@ -150,7 +157,8 @@ class _Events:
             reasoning, answer = self._splitter.flush()
             if reasoning or answer:
                 self._call.emit(ChatChunk(text=answer or None, reasoning=reasoning or None))
-        self._call.finish()
+        if finish:
+            self._call.finish()
 
 
 def _split_think(splitter: ThinkTagSplitter, chunk: ChatChunk) -> ChatChunk | None:

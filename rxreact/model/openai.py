@@ -116,7 +116,11 @@ class OpenAIChatModel:
       daemon thread (``rxreact-http``). Blocking in ``on_next`` holds back only that stream.
       Each request opens a new connection (a dispose right after the end shuts the socket).
 
-    The default is thread mode, the mode rxreact always had, until measurement says otherwise.
+    The default stays thread mode, by measurement (2 cores): on one fast stream it costs a
+    little less per chunk (workload 1: 16.5-17.3 µs vs 17.6-18.1 µs, the async floor 14.3),
+    and a subscriber that blocks ``on_next`` stalls only its own stream. With many concurrent
+    streams choose loop mode: at 1,000 paced agent runs it held 28 threads instead of 903,
+    half the CPU (12 s vs 24 s) and wall time (14 s vs 24 s).
     """
 
     def __init__(
