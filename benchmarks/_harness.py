@@ -96,10 +96,15 @@ def mock_server() -> Iterator[str]:
             proc.stdout.close()
 
 
-def run_child(module: str, args: Sequence[str], timeout: float = CHILD_TIMEOUT_S) -> dict[str, Any]:
+def run_child(
+    module: str,
+    args: Sequence[str],
+    timeout: float = CHILD_TIMEOUT_S,
+    python: str = sys.executable,
+) -> dict[str, Any]:
     """Run ``python -m benchmarks.<module> --child ARGS``; return its last JSON line."""
     done = subprocess.run(
-        [sys.executable, "-m", f"benchmarks.{module}", "--child", *args],
+        [python, "-m", f"benchmarks.{module}", "--child", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,

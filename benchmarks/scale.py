@@ -8,18 +8,25 @@ warmed-up baseline, and the added per-chunk latency: subscriber receive time min
 mock's send time, p50/p99 over every answer chunk of every run (both clocks are the
 system-wide monotonic clock). Bounded: a run not finished by the deadline is a failure.
 
-Stacks: ``rxreact`` (one agent; the HTTP model's default I/O model is one OS thread per
-request attempt) and ``httpx_async`` (the peer harness's hand-written asyncio client, all
-runs as tasks on one event loop), both on an ``httpx`` client with room for every
-connection (httpx's default pool holds 100).
+Stacks: ``rxreact_thread`` and ``rxreact_loop`` (one agent; the HTTP model in thread mode,
+one OS thread per request attempt, or in loop mode, every stream on rxreact's one shared
+asyncio loop), ``httpx_async`` (the peer harness's hand-written asyncio client, all runs as
+tasks on one event loop: the floor) and, when the peers' venv has it (``PEERS_VENV``),
+``openai_async`` (the openai SDK's ``AsyncOpenAI`` streaming, the same loop by hand, run with
+that venv's Python). Every stack has an HTTP client with room for every connection (httpx's
+default pool holds 100).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
 import sys
 import threading
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -27,6 +34,7 @@ import httpx
 from benchmarks._harness import (
     MODEL,
     PROMPT,
+    TOOLS,
     BenchError,
     Table,
     ThreadSampler,
@@ -39,11 +47,24 @@ from benchmarks._harness import (
     run_child,
 )
 
-STACKS = ("rxreact", "httpx_async")
+STACKS = ("rxreact_thread", "rxreact_loop", "httpx_async", "openai_async")
 
 
-def _limits(runs: int) -> httpx.Limits:
-    return httpx.Limits(max_connections=runs + 8, max_keepalive_connections=runs + 8)
+def _limits(runs: int, keepalive: int | None = None) -> httpx.Limits:
+    """Room for every connection; ``keepalive``: how many may idle (default: all of them)."""
+    return httpx.Limits(
+        max_connections=runs + 8,
+        max_keepalive_connections=runs + 8 if keepalive is None else keepalive,
+    )
+
+
+LOOP_KEEPALIVE = 20
+"""rxreact_loop's keep-alive limit (httpx's default). httpcore's pool looks at every
+connection for each idle one, on every request and response end: with hundreds of idle
+connections that is quadratic. A client whose next request follows its last response at once
+(the floor) has few idle connections; an agent's next round comes a tool run later, so at
+1,000 runs most connections would idle between rounds. With more open connections than this
+limit, httpcore closes a connection when it goes idle instead of keeping it."""
 
 
 def _mock_cpu(url: str) -> float:
@@ -64,18 +85,22 @@ def _latencies(url: str, received: dict[str, list[float]]) -> tuple[list[float],
 
 
 def _rxreact(
-    url: str, runs: int, chunks: int, delay_ms: float, deadline_s: float
+    url: str, runs: int, chunks: int, delay_ms: float, deadline_s: float, io: str = "thread"
 ) -> dict[str, Any]:
     from rxreact import ReactAgent, tool
     from rxreact.events import TextDelta
-    from rxreact.model.openai import OpenAIChatModel
+    from rxreact.model.openai import OpenAIChatModel, run_on_io_loop
 
     @tool
     def get_weather(city: str) -> str:
         """Get the current weather for a city."""
         return f"The weather in {city} is sunny, 25 C."
 
-    client = httpx.Client(limits=_limits(runs))
+    client: httpx.Client | httpx.AsyncClient = (
+        httpx.AsyncClient(limits=_limits(runs, LOOP_KEEPALIVE))
+        if io == "loop"
+        else httpx.Client(limits=_limits(runs))
+    )
     model = OpenAIChatModel(
         MODEL,
         base_url=url,
@@ -125,7 +150,10 @@ def _rxreact(
     for subscription in subscriptions:
         subscription.dispose()
     model.close()
-    client.close()
+    if isinstance(client, httpx.AsyncClient):
+        run_on_io_loop(client.aclose())
+    else:
+        client.close()
     return _summary(
         url,
         runs,
@@ -142,10 +170,82 @@ def _rxreact(
     )
 
 
+_React = Callable[[Any, str, Callable[..., Awaitable[str]]], AsyncIterator[str]]
+
+
 def _httpx_async(
     url: str, runs: int, chunks: int, delay_ms: float, deadline_s: float
 ) -> dict[str, Any]:
     from benchmarks._stacks import async_react
+
+    def client() -> httpx.AsyncClient:
+        headers = {"Authorization": "Bearer sk-x", **mock_headers(chunks, 2, delay_ms)}
+        return httpx.AsyncClient(base_url=url, headers=headers, limits=_limits(runs), timeout=60)
+
+    return _asyncio_runs(url, runs, deadline_s, chunks, client, async_react)
+
+
+def _openai_async(
+    url: str, runs: int, chunks: int, delay_ms: float, deadline_s: float
+) -> dict[str, Any]:
+    from openai import AsyncOpenAI
+
+    from benchmarks._stacks import _assistant
+
+    def client() -> Any:
+        http = httpx.AsyncClient(limits=_limits(runs), timeout=60)
+        headers = mock_headers(chunks, 2, delay_ms)
+        return AsyncOpenAI(
+            api_key="sk-x", base_url=url, http_client=http, default_headers=headers, max_retries=0
+        )
+
+    async def react(
+        client: Any, prompt: str, get_weather: Callable[..., Awaitable[str]]
+    ) -> AsyncIterator[str]:
+        import json
+
+        messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
+        while True:
+            found: dict[int, dict[str, str]] = {}
+            stream = await client.chat.completions.create(
+                model=MODEL, messages=messages, tools=TOOLS, stream=True
+            )
+            async for chunk in stream:
+                if not chunk.choices:
+                    continue
+                delta = chunk.choices[0].delta
+                if delta.content:
+                    yield delta.content
+                for call in delta.tool_calls or ():
+                    slot = found.setdefault(call.index, {"id": "", "name": "", "arguments": ""})
+                    slot["id"] = call.id or slot["id"]
+                    if call.function is not None:
+                        slot["name"] += call.function.name or ""
+                        slot["arguments"] += call.function.arguments or ""
+            if not found:
+                return
+            calls = [found[i] for i in sorted(found)]
+            messages.append(_assistant(calls))
+            results = await asyncio.gather(
+                *(get_weather(**json.loads(c["arguments"])) for c in calls)
+            )
+            messages += [
+                {"role": "tool", "tool_call_id": c["id"], "content": r}
+                for c, r in zip(calls, results, strict=True)
+            ]
+
+    return _asyncio_runs(url, runs, deadline_s, chunks, client, react)
+
+
+def _asyncio_runs(
+    url: str,
+    runs: int,
+    deadline_s: float,
+    chunks: int,
+    open_client: Callable[[], Any],
+    react: _React,
+) -> dict[str, Any]:
+    """Every run as a task on one event loop: ``react(client, prompt, tool)`` yields the text."""
 
     async def get_weather(city: str) -> str:
         return f"The weather in {city} is sunny, 25 C."
@@ -154,24 +254,21 @@ def _httpx_async(
     texts: dict[str, list[str]] = {str(i): [] for i in range(runs)}
     errors: list[Exception] = []
 
-    async def one(client: httpx.AsyncClient, run: str) -> None:
+    async def one(client: Any, run: str) -> None:
         stamps, parts = received[run], texts[run]
         try:
-            async for text in async_react(client, f"{PROMPT} [run {run}]", get_weather):
+            async for text in react(client, f"{PROMPT} [run {run}]", get_weather):
                 if text:
                     stamps.append(time.monotonic())
                     parts.append(text)
         except Exception as error:
             errors.append(error)
 
-    async def main() -> tuple[bool, float, float, int, int]:
-        headers = {"Authorization": "Bearer sk-x", **mock_headers(chunks, 2, delay_ms)}
-        async with httpx.AsyncClient(
-            base_url=url, headers=headers, limits=_limits(runs), timeout=60
-        ) as client:
-            async for _ in async_react(client, PROMPT, get_weather):  # warm-up
+    async def main() -> tuple[bool, float, float, int, int, float]:
+        async with open_client() as client:
+            async for _ in react(client, PROMPT, get_weather):  # warm-up
                 pass
-            mock_cpu = (await client.get("/_sent")).json()["cpu_s"]
+            mock_cpu = _mock_cpu(url)
             base_rss = proc_status("VmRSS")
             reset_peak_rss()
             t0, c0 = time.perf_counter(), time.process_time()
@@ -264,8 +361,14 @@ def run(url: str, quick: bool) -> Table:
     )
     results = {}
     for stack in STACKS:
+        python = sys.executable
+        if stack == "openai_async":
+            python = _peers_python()
+            if python is None:
+                table.notes.append("openai_async: not run (no peers' venv with openai)")
+                continue
         args = [stack, url, str(runs), str(chunks), str(delay_ms), str(deadline_s)]
-        r = run_child("scale", args, timeout=deadline_s + 120)
+        r = run_child("scale", args, timeout=deadline_s + 120, python=python)
         results[stack] = r
         ok = f"{r['correct']}/{runs}" + ("" if r["finished"] else " (deadline)")
         table.add(
@@ -292,11 +395,28 @@ def run(url: str, quick: bool) -> Table:
     return table
 
 
+def measure(stack: str) -> Callable[[str, int, int, float, float], dict[str, Any]]:
+    """The measuring function of a stack: ``(url, runs, chunks, delay_ms, deadline_s)``."""
+    if stack.startswith("rxreact_"):
+        io = stack.removeprefix("rxreact_")
+        return lambda *args: _rxreact(*args, io=io)
+    return {"httpx_async": _httpx_async, "openai_async": _openai_async}[stack]
+
+
+def _peers_python() -> str | None:
+    """The peers' venv Python if it can import the openai SDK, else None."""
+    venv = os.environ.get("PEERS_VENV", str(Path.home() / ".cache" / "rxreact-peers-venv"))
+    python = Path(venv) / "bin" / "python"
+    if not python.exists():
+        return None
+    probe = subprocess.run([python, "-c", "import openai"], capture_output=True, check=False)
+    return str(python) if probe.returncode == 0 else None
+
+
 def child(argv: list[str]) -> None:
     stack, url = argv[0], argv[1]
     runs, chunks, delay_ms, deadline_s = int(argv[2]), int(argv[3]), float(argv[4]), float(argv[5])
-    measure = _rxreact if stack == "rxreact" else _httpx_async
-    emit({"stack": stack, **measure(url, runs, chunks, delay_ms, deadline_s)})
+    emit({"stack": stack, **measure(stack)(url, runs, chunks, delay_ms, deadline_s)})
 
 
 if __name__ == "__main__":
