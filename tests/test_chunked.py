@@ -112,8 +112,9 @@ class RawHTTPServer:
     included). Counts accepted connections, so a test can tell whether httpx reused one.
     """
 
-    def __init__(self, reply: list[bytes]) -> None:
+    def __init__(self, reply: list[bytes], *, close_after_reply: bool = False) -> None:
         self.reply = reply
+        self.close_after_reply = close_after_reply
         self.connections = 0
         self._listener = socket.create_server(("127.0.0.1", 0))
         self._stop = threading.Event()
@@ -171,6 +172,8 @@ class RawHTTPServer:
                         conn.sendall(piece)
                 except OSError:
                     return
+                if self.close_after_reply:
+                    return
 
 
 def head(extra: bytes = b"") -> bytes:
@@ -221,24 +224,19 @@ def test_a_silent_server_hits_the_read_limit() -> None:
 
 def test_eof_before_the_last_chunk_ends_the_pieces_early() -> None:
     body = encode(EVENTS)
-    server = RawHTTPServer([head() + body[:500]])
-
-    def close_after_reply(conn: socket.socket) -> None:
-        with conn:
-            conn.recv(65536)
-            conn.sendall(server.reply[0])
-
-    server._handle = close_after_reply  # type: ignore[method-assign]
-    with server, httpx.Client() as client:
+    with (
+        RawHTTPServer([head() + body[:500]], close_after_reply=True) as server,
+        httpx.Client() as client,
+    ):
         with client.stream("POST", server.url, content=b"{}") as response:
             pieces = chunked_body(response, 5.0)
             assert pieces is not None
             received = b"".join(pieces)
         assert b"".join(EVENTS).startswith(received) and len(received) < len(body)
-        server.reply = [head() + body]
-        server._handle = RawHTTPServer._handle.__get__(server)  # type: ignore[method-assign]
+        server.reply, server.close_after_reply = [head() + body], False
         payload, _ = fetch(client, server.url)  # a new connection, the broken one is gone
         assert payload == b"".join(EVENTS)
+        assert server.connections == 2
 
 
 def test_malformed_framing_over_http_is_a_remote_protocol_error() -> None:
@@ -291,3 +289,59 @@ def test_async_client_reads_and_reuses_the_connection() -> None:
     with RawHTTPServer(reply) as server:
         assert asyncio.run(main(server.url)) == [b"".join(EVENTS)] * 3
         assert server.connections == 1
+
+
+# -- through OpenAIChatModel and the agent, in both I/O modes -------------------------------
+
+
+@pytest.fixture
+def fast_path_uses(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Record, for every streamed response, whether the chunked fast path took it."""
+    from rxreact.model import _http_stream
+
+    uses: list[bool] = []
+
+    def spy(real: Any) -> Any:
+        def wrapper(response: httpx.Response, read_timeout: float | None) -> Any:
+            body = real(response, read_timeout)
+            uses.append(body is not None)
+            return body
+
+        return wrapper
+
+    monkeypatch.setattr(_http_stream, "chunked_body", spy(chunked_body))
+    monkeypatch.setattr(_http_stream, "achunked_body", spy(achunked_body))
+    return uses
+
+
+@pytest.mark.usefixtures("io_mode")
+def test_an_agent_run_reads_on_the_fast_path_over_one_connection(
+    fast_path_uses: list[bool],
+) -> None:
+    from rxreact import ReactAgent, tool
+    from rxreact.model.openai import OpenAIChatModel
+    from rxreact.model.script import text_reply, tool_call_reply
+    from rxreact.testing import MockOpenAIServer
+
+    @tool
+    def get_weather(city: str) -> str:
+        """The weather."""
+        return f"sunny in {city}"
+
+    script = [
+        tool_call_reply(("get_weather", {"city": "Oslo"}), ("get_weather", {"city": "Rome"})),
+        text_reply("Sunny in both."),
+        text_reply("Again."),
+    ]
+    with (
+        MockOpenAIServer(script) as server,
+        OpenAIChatModel("m", base_url=server.base_url) as model,
+    ):
+        agent = ReactAgent(model, [get_weather])
+        assert agent.call("Oslo and Rome?") == "Sunny in both."
+        # The agent disposes each round's stream as soon as it completes: that must not break
+        # the connection the round handed back to the pool.
+        assert agent.call("And now?") == "Again."
+        assert server.connections == 1
+    # If httpx or httpcore change shape, the fast path falls back silently: this says so.
+    assert fast_path_uses == [True, True, True]

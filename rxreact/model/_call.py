@@ -351,13 +351,23 @@ class ThreadCall(ModelCall[_T]):
             with self._lock:
                 self._sock = None
 
+    def release_socket(self) -> None:
+        """From now on this attempt's reads are not aborted by a shutdown (see :meth:`_abort`):
+        called once the events are all read, before the end of the body goes back to the pool.
+        """
+        with self._lock:
+            self._sock = None
+
     def _schedule_attempt(self) -> None:
         self._task.disposable = self._io.schedule(self._run)
 
     def _abort(self) -> None:
         # A thread blocked in recv is woken by a shutdown, not by closing the response.
-        # Called with the lock held: the socket cannot go back to the pool meanwhile.
-        if self._sock is not None:
+        # Called with the lock held. Never once the stream completed: the reader is then only
+        # reading the end of the body, and may already have handed the connection back to the
+        # pool (the end of the body does that, inside ``attached``), where the next request
+        # can have it. The subscriber's dispose right after on_completed must not break it.
+        if self._sock is not None and not self._done:
             with contextlib.suppress(OSError):
                 # The base-class method: SSLSocket.shutdown would also drop its SSL object
                 # under the feet of the reading thread.

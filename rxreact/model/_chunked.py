@@ -32,7 +32,7 @@ import h11
 import httpcore
 import httpx
 
-__all__ = ["ChunkedDecoder", "achunked_body", "chunked_body"]
+__all__ = ["ChunkedBody", "ChunkedDecoder", "achunked_body", "chunked_body"]
 
 _READ_SIZE = 1 << 16
 """Bytes asked of the socket per read (httpcore's own read size)."""
@@ -190,7 +190,7 @@ def _as_httpx_errors() -> Iterator[None]:
         raise httpx.ReadError(str(exc)) from exc
 
 
-def chunked_body(response: httpx.Response, read_timeout: float | None) -> Iterator[bytes] | None:
+def chunked_body(response: httpx.Response, read_timeout: float | None) -> ChunkedBody | None:
     """The decoded body of ``response`` in socket-sized pieces, or ``None`` (use ``iter_raw``).
 
     The iterator ends at the end of the body (or at EOF, or with ``httpx.ReadError`` /
@@ -200,30 +200,47 @@ def chunked_body(response: httpx.Response, read_timeout: float | None) -> Iterat
     link = _http11_link(response)
     if link is None:
         return None
-    return _read_sync(response, link[0], link[1], read_timeout)
+    return ChunkedBody(response, link[0], link[1], read_timeout)
 
 
-def _read_sync(
-    response: httpx.Response, h11_state: Any, network: Any, read_timeout: float | None
-) -> Iterator[bytes]:
-    decoder = ChunkedDecoder()
-    data, closed = h11_state.trailing_data
-    while True:
-        if data:
-            payload = decoder.feed(data)
-            if payload:
-                yield payload
-            if decoder.done:
-                break
-        if closed:
-            return
-        with _as_httpx_errors():
-            data = network.read(_READ_SIZE, read_timeout)
-        if not data:
-            return  # EOF before the end of the body
-    if _hand_back(h11_state, decoder):
-        for _ in response.iter_raw():  # h11 reads the end of the message
-            pass
+class ChunkedBody:
+    """One pass over a chunked body (an iterator); ``read_timeout`` applies from the next read.
+
+    Lowering it after the last event that matters (``[DONE]``) bounds the wait for the end of
+    the body, read only so that the connection can be reused.
+    """
+
+    def __init__(
+        self, response: httpx.Response, h11_state: Any, network: Any, read_timeout: float | None
+    ) -> None:
+        self.read_timeout = read_timeout
+        self._pieces = self._read(response, h11_state, network)
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self._pieces
+
+    def __next__(self) -> bytes:
+        return next(self._pieces)
+
+    def _read(self, response: httpx.Response, h11_state: Any, network: Any) -> Iterator[bytes]:
+        decoder = ChunkedDecoder()
+        data, closed = h11_state.trailing_data
+        while True:
+            if data:
+                payload = decoder.feed(data)
+                if payload:
+                    yield payload
+                if decoder.done:
+                    break
+            if closed:
+                return
+            with _as_httpx_errors():
+                data = network.read(_READ_SIZE, self.read_timeout)
+            if not data:
+                return  # EOF before the end of the body
+        if _hand_back(h11_state, decoder):
+            for _ in response.iter_raw():  # h11 reads the end of the message
+                pass
 
 
 def achunked_body(
@@ -236,7 +253,8 @@ def achunked_body(
     return _read_async(response, link[0], link[1], read_timeout)
 
 
-# The twin of _read_sync, as httpcore has twin sync and async connections.
+# The twin of ChunkedBody._read, as httpcore has twin sync and async connections. (Loop mode
+# bounds its wait for the end of the body with asyncio.timeout, so no settable timeout here.)
 async def _read_async(
     response: httpx.Response, h11_state: Any, network: Any, read_timeout: float | None
 ) -> AsyncIterator[bytes]:

@@ -3,7 +3,9 @@
 Per chunk, the loop does one :func:`~rxreact.model.wire.parse_chunk` and one ``emit``; the
 SSE decoder and the watchdog's clock work per read (one read often carries many events), and
 ``<think>`` splitting costs one call per text chunk only until the text is known to be plain
-answer. No ``iter_lines``: the decoder splits whole byte buffers.
+answer. No ``iter_lines``: the decoder splits whole byte buffers, and for the usual chunked
+HTTP/1.1 body those are whole socket reads (:mod:`~rxreact.model._chunked`), not one h11
+event per SSE event.
 
 :class:`_Events` is everything but the reading, shared by :func:`read_sse` (a blocking
 response, thread mode) and :func:`aread_sse` (an async one on the I/O loop, which also waits
@@ -14,13 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
 import httpx
 
 from rxreact.errors import StreamInterruptedError
 from rxreact.model._aio import LoopCall
-from rxreact.model._call import ModelCall
+from rxreact.model._call import ModelCall, ThreadCall
+from rxreact.model._chunked import achunked_body, chunked_body
 from rxreact.model.chunks import ChatChunk
 from rxreact.model.sse import SSEDecoder, SSEEvent
 from rxreact.model.think import ThinkTagSplitter
@@ -31,23 +34,30 @@ __all__ = ["aread_sse", "read_sse"]
 _DRAIN_LIMIT = 1 << 16
 """Bytes read after ``[DONE]`` to reach the end of the body, so the connection can be reused."""
 _DRAIN_SECONDS = 1.0
-"""Loop mode: the longest wait for the end of the body after ``[DONE]`` (then it is closed)."""
+"""The longest wait for the end of the body after ``[DONE]`` (then the connection is closed)."""
 _EMPTY_CHUNK = ChatChunk()
 _BROKEN = (httpx.RemoteProtocolError, httpx.ReadError)
 """A connection broken mid-body is an end of the body: the end rules decide what it means."""
 
 
-def read_sse(response: httpx.Response, call: ModelCall[ChatChunk], think_tags: bool) -> None:
+def read_sse(response: httpx.Response, call: ThreadCall[ChatChunk], think_tags: bool) -> None:
     """Emit the chunks of an SSE response body until ``[DONE]`` or the end of the body.
 
     ``[DONE]`` ends the stream, with or without a finish reason; so does the end of the body
     after a finish reason (a cut after it loses nothing). The end of the body without either
     raises :class:`StreamInterruptedError`. A connection broken mid-body is such an end.
     Provider errors raised by :func:`~rxreact.model.wire.parse_chunk` propagate as they are.
+
+    The end of the body is read too, so that httpx can reuse the connection. On the chunked
+    fast path that happens before completing, bounded by :data:`_DRAIN_SECONDS`, as in loop
+    mode: the connection is back in the pool when the subscriber's next request (the agent's
+    next round) asks for one. Through httpx's own ``iter_raw`` the wait could not be bounded,
+    so there the stream completes first and the end of the body is read after.
     """
     events = _Events(call, think_tags)
     feed, handle, batch_read = events.decoder.feed, events.handle, call.batch_read
-    pieces = (
+    fast = chunked_body(response, call.timeouts.body_read)
+    pieces = fast or (
         response.iter_bytes() if "content-encoding" in response.headers else response.iter_raw()
     )
     done = False
@@ -59,10 +69,24 @@ def read_sse(response: httpx.Response, call: ModelCall[ChatChunk], think_tags: b
                     done = True
                     break
                 batch_read()
-    events.end(done)
+    if fast is None:
+        events.end(done)
+        _drain(pieces)
+        return
+    events.end(done, finish=False)
+    # The reading that matters is over: from here a dispose must not shut the socket down,
+    # since the end of the body hands the connection back to the pool (for someone else).
+    call.release_socket()
+    fast.read_timeout = _DRAIN_SECONDS
+    _drain(pieces)
+    call.finish()
+
+
+def _drain(pieces: Iterator[bytes]) -> None:
+    """Read the rest of the body (at most :data:`_DRAIN_LIMIT` bytes), ignoring failures."""
     read = 0
     with contextlib.suppress(httpx.HTTPError):
-        for piece in pieces:  # the rest of the body, so httpx can reuse the connection
+        for piece in pieces:
             read += len(piece)
             if read > _DRAIN_LIMIT:
                 return
@@ -79,7 +103,7 @@ async def aread_sse(response: httpx.Response, call: LoopCall[ChatChunk], think_t
     events = _Events(call, think_tags)
     feed, handle, batch_read = events.decoder.feed, events.handle, call.batch_read
     valve = call.valve
-    pieces: AsyncIterator[bytes] = (
+    pieces: AsyncIterator[bytes] = achunked_body(response, call.timeouts.body_read) or (
         response.aiter_bytes() if "content-encoding" in response.headers else response.aiter_raw()
     )
     done = False
