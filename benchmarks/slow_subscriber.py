@@ -45,8 +45,10 @@ def child(argv: list[str]) -> None:
     def model(n: int) -> OpenAIChatModel:
         return OpenAIChatModel(MODEL, base_url=url, api_key="sk-x", headers=mock_headers(n))
 
-    ReactAgent(model(10), [get_weather]).call(PROMPT)  # warm-up
-    agent = ReactAgent(model(chunks), [get_weather], buffer_size=buffer_size)
+    with model(10) as warm_up:
+        ReactAgent(warm_up, [get_weather]).call(PROMPT)
+    measured = model(chunks)
+    agent = ReactAgent(measured, [get_weather], buffer_size=buffer_size)
     parts: list[str] = []
     failure: list[Exception] = []
     done = threading.Event()
@@ -69,6 +71,7 @@ def child(argv: list[str]) -> None:
     wall = time.perf_counter() - t0
     peak = proc_status("VmHWM")  # before checking: the check builds 100,000 strings itself
     subscription.dispose()
+    measured.close()
     if not finished or failure:
         raise BenchError(f"slow subscriber run failed: {failure or 'deadline'}")
     check_answer("".join(parts), chunks)

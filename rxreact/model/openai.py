@@ -178,6 +178,7 @@ class OpenAIChatModel:
         self._owns_client = http_client is None
         self._client_lock = threading.Lock()
         self._finalizer: weakref.finalize[Any, Any] | None = None
+        self._sync_finalizer: weakref.finalize[Any, Any] | None = None
 
     def __repr__(self) -> str:
         return f"OpenAIChatModel(model={self.model!r}, base_url={self.base_url!r})"
@@ -276,6 +277,8 @@ class OpenAIChatModel:
             client, self._client = self._client, None
             aclient, self._aclient = self._aclient, None
         if client is not None:
+            if self._sync_finalizer is not None:
+                self._sync_finalizer.detach()
             client.close()
         if aclient is not None:
             if self._finalizer is not None:
@@ -415,7 +418,11 @@ class OpenAIChatModel:
         # Created lazily, on the I/O thread: building its SSL context reads the CA bundle.
         with self._client_lock:
             if self._client is None:
-                self._client = httpx.Client()  # timeouts are set per request
+                self._client = client = httpx.Client()  # timeouts are set per request
+                # Connections stay open in its pool between requests: a model dropped without
+                # close() closes them when collected, not with a ResourceWarning per socket.
+                self._sync_finalizer = weakref.finalize(self, client.close)
+                self._sync_finalizer.atexit = False  # the process's end closes them anyway
             return self._client
 
     def _async_client(self) -> httpx.AsyncClient:
