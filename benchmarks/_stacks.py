@@ -2,7 +2,9 @@
 
 - ``rxreact``: :class:`~rxreact.ReactAgent` over :class:`~rxreact.model.openai.OpenAIChatModel`,
   the full agent loop; the subscriber gets every event on the agent's threads and keeps every
-  text delta.
+  text delta. The model reads in its default I/O mode (a thread per request).
+- ``rxreact_loop``: the same with ``OpenAIChatModel(io="loop")`` (every stream read on the
+  shared asyncio loop).
 - ``httpx_async``: the floor, the peer harness's ``raw_httpx`` (``peers/raw_httpx.py`` and
   ``peers/_common.py``, copied, not imported): ``httpx.AsyncClient.stream`` + ``aiter_lines``
   + ``json.loads`` per chunk + dict assembly of tool calls + ``asyncio.gather`` of the tools.
@@ -28,7 +30,7 @@ import httpx
 from benchmarks._harness import MODEL, PROMPT, TOOLS, BenchError, check_answer, mock_headers
 from benchmarks._mock_server import city
 
-STACKS = ("rxreact", "httpx_async", "httpx_sync_lines", "httpx_sync_read")
+STACKS = ("rxreact", "rxreact_loop", "httpx_async", "httpx_sync_lines", "httpx_sync_read")
 
 Session = Callable[[], dict[str, Any]]
 
@@ -63,6 +65,7 @@ def rxreact_session_factory(
     tool_sleep_s: float = 0.0,
     async_tool: bool = False,
     timeout_s: float = 120.0,
+    io: str | None = None,
 ) -> tuple[Session, Callable[[], None]]:
     """A session of the full rxreact agent loop (sync tool on the tools pool, or async);
     returns ``(session, close)``."""
@@ -93,7 +96,7 @@ def rxreact_session_factory(
             return f"The weather in {city} is sunny, 25 C."
 
     model = OpenAIChatModel(
-        MODEL, base_url=url, api_key="sk-x", headers=mock_headers(chunks, tool_calls)
+        MODEL, base_url=url, api_key="sk-x", headers=mock_headers(chunks, tool_calls), io=io
     )
     agent = ReactAgent(model, [tool(get_weather)])
 
@@ -319,6 +322,8 @@ def make_session(
     """``(session, close)`` for one of :data:`STACKS`."""
     if stack == "rxreact":
         return rxreact_session_factory(url, chunks, **options)
+    if stack == "rxreact_loop":
+        return rxreact_session_factory(url, chunks, io="loop", **options)
     if stack == "httpx_async":
         options.pop("async_tool", None)
         return httpx_async_session_factory(url, chunks, **options)

@@ -18,6 +18,7 @@ from benchmarks._stacks import STACKS
 
 LABELS = {
     "rxreact": "rxreact ReactAgent.stream (full loop)",
+    "rxreact_loop": 'rxreact, io="loop" (shared asyncio reader)',
     "httpx_async": "httpx async, aiter_lines + json.loads (floor)",
     "httpx_sync_lines": "httpx sync, iter_lines + json.loads",
     "httpx_sync_read": "httpx sync, iter_raw only (read floor)",
