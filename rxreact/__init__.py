@@ -50,7 +50,7 @@ from rxreact.events import (
     ToolResult,
 )
 from rxreact.history import ensure_tool_calls_closed
-from rxreact.memory import ChatMemory, InMemoryChatMemory
+from rxreact.memory import ChatMemory, InMemoryChatMemory, RedisChatMemory, SQLiteChatMemory
 from rxreact.messages import (
     AssistantMessage,
     ChatRequest,
@@ -100,10 +100,12 @@ __all__ = [
     "RateLimitError",
     "ReactAgent",
     "ReasoningDelta",
+    "RedisChatMemory",
     "RoundFinished",
     "RoundModeDecided",
     "RoundStarted",
     "RxReactError",
+    "SQLiteChatMemory",
     "ScriptedModel",
     "ServerError",
     "StreamInterruptedError",
