@@ -114,13 +114,16 @@ class OpenAIChatModel:
       slow consumer's stream back cooperatively, without blocking the loop.
     - ``"thread"``: each request attempt reads with the blocking ``httpx.Client`` on its own
       daemon thread (``rxreact-http``). Blocking in ``on_next`` holds back only that stream.
-      Each request opens a new connection (a dispose right after the end shuts the socket).
+      A stream completes once the end of its body is read, so its connection is back in the
+      pool for the next request.
 
-    The default stays thread mode, by measurement (2 cores): on one fast stream it costs a
-    little less per chunk (workload 1: 16.5-17.3 µs vs 17.6-18.1 µs, the async floor 14.3),
-    and a subscriber that blocks ``on_next`` stalls only its own stream. With many concurrent
-    streams choose loop mode: at 1,000 paced agent runs it held 28 threads instead of 903,
-    half the CPU (12 s vs 24 s) and wall time (14 s vs 24 s).
+    Both modes read the usual chunked HTTP/1.1 body in whole socket reads
+    (:mod:`rxreact.model._chunked`). The default stays thread mode, by measurement (2 cores,
+    BENCHMARKS.md): for one conversation it is the cheapest (7.9 µs per chunk against loop
+    mode's 8.7, the async httpx floor's 13.9; fixed cost 1.04x the floor against 1.35x), and
+    a subscriber that blocks ``on_next`` stalls only its own stream. With many concurrent
+    streams choose loop mode: at 1,000 paced agent runs it held 28 threads instead of ~1,000,
+    with a third of the CPU and a fraction of the latency.
     """
 
     def __init__(
