@@ -46,7 +46,10 @@ def deliver_on(
     When ``max_buffer`` items wait undelivered, the producer is held back until the consumer
     catches up (backpressure for slow subscribers: at most ``max_buffer`` queued plus one
     drained batch being delivered), except on a thread that subscribed or drains (one
-    thread can't wait for itself, as under a ``TestScheduler``); there the buffer grows.
+    thread can't wait for itself, as under a ``TestScheduler``); there the buffer grows. A
+    producer on rxreact's shared I/O loop (``OpenAIChatModel(io="loop")``) is not blocked,
+    which would stall every stream: its :class:`~rxreact._valve.Valve` is closed instead and
+    it stops reading after the current read's events until the consumer drains.
 
     Args:
         scheduler: where ``on_next`` / ``on_error`` / ``on_completed`` run.
