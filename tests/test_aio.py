@@ -90,20 +90,29 @@ def test_a_slow_subscriber_holds_its_stream_back_while_others_flow() -> None:
         MockOpenAIServer([text_reply(long_text, size=1), text_reply("quick")]) as server,
         OpenAIChatModel("m", base_url=server.base_url, io="loop") as model,
     ):
-        model.stream(REQUEST).pipe(
-            ops.do_action(count), deliver_on(pool, max_buffer=max_buffer)
-        ).subscribe(slow_next, slow.on_error, slow.on_completed)
-        assert held.wait(10)
-        other = Collect()
-        model.stream(REQUEST).pipe(deliver_on(pool, max_buffer=max_buffer)).subscribe(
-            other.on_next, other.on_error, other.on_completed
+        subscription = (
+            model.stream(REQUEST)
+            .pipe(ops.do_action(count), deliver_on(pool, max_buffer=max_buffer))
+            .subscribe(slow_next, slow.on_error, slow.on_completed)
         )
-        # The other stream completes on the same loop while the slow one is held back ...
-        assert other.text() == "quick"
-        # ... to its buffer, one drained batch in delivery and the events of one 64 KiB read.
-        assert produced[0] < 2 * max_buffer + 2 + 65536 // 100
-        release.set()
-        assert slow.text() == long_text
+        try:
+            assert held.wait(10)
+            other = Collect()
+            model.stream(REQUEST).pipe(deliver_on(pool, max_buffer=max_buffer)).subscribe(
+                other.on_next, other.on_error, other.on_completed
+            )
+            # The other stream completes on the same loop while the slow one is held back ...
+            assert other.text() == "quick"
+            # ... to its buffer, one drained batch in delivery and the events of one socket
+            # read (64 KiB; an event of this stream is over 64 bytes on the wire).
+            assert produced[0] < 2 * max_buffer + 2 + 65536 // 64
+            release.set()
+            assert slow.text() == long_text
+        finally:
+            # A failed assertion must not leave a pool thread waiting on every item (the
+            # executor's threads are joined at interpreter exit: the test run would hang).
+            release.set()
+            subscription.dispose()
     pool.executor.shutdown()
 
 
