@@ -7,9 +7,13 @@ starve the pool. An agent schedules exactly such timers (tool timeouts, retry ba
 timeouts) on its pool, so rxreact uses this scheduler instead, the Python counterpart of
 Reactor's ``boundedElastic``:
 
-- ``schedule`` submits the action to a bounded ``ThreadPoolExecutor``;
+- ``schedule`` hands the action to a bounded pool of daemon threads (:class:`_DaemonPool`);
 - ``schedule_relative`` / ``schedule_absolute`` put the action on ONE shared timer thread
   (a heap), which hands it to the pool when due; disposing a pending timer removes it.
+
+Daemon threads, as Reactor's ``boundedElastic`` has: ``ThreadPoolExecutor``'s workers are
+joined at interpreter exit, so one sync tool that never returns (the agent's tool timeout
+ends the run's wait for it, not the thread) would keep the whole process from exiting.
 """
 
 from __future__ import annotations
@@ -17,10 +21,11 @@ from __future__ import annotations
 import contextlib
 import heapq
 import itertools
+import logging
+import queue
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from reactivex import abc, typing
@@ -31,6 +36,7 @@ from reactivex.scheduler.periodicscheduler import PeriodicScheduler
 __all__ = ["ElasticScheduler", "shared_scheduler", "timer_scheduler"]
 
 _TState = TypeVar("_TState")
+log = logging.getLogger(__name__)
 
 
 class ElasticScheduler(PeriodicScheduler):
@@ -45,7 +51,7 @@ class ElasticScheduler(PeriodicScheduler):
         super().__init__()
         self.max_workers = max_workers
         self.name = name
-        self._executor = ThreadPoolExecutor(max_workers, thread_name_prefix=name)
+        self._pool = _DaemonPool(max_workers, name)
 
     def __repr__(self) -> str:
         return f"ElasticScheduler(max_workers={self.max_workers}, name={self.name!r})"
@@ -64,9 +70,8 @@ class ElasticScheduler(PeriodicScheduler):
         def dispose() -> None:
             nonlocal disposed
             disposed = True
-            future.cancel()
 
-        future = self._executor.submit(run)
+        self._pool.submit(run)
         return CompositeDisposable(inner, Disposable(dispose))
 
     def schedule_relative(
@@ -96,9 +101,60 @@ class ElasticScheduler(PeriodicScheduler):
         """Run ``action`` on the pool at ``duetime``."""
         return self.schedule_relative(self.to_datetime(duetime) - self.now, action, state)
 
-    def shutdown(self, wait: bool = False) -> None:
-        """Stop accepting work (pending timers of this scheduler then do nothing)."""
-        self._executor.shutdown(wait=wait, cancel_futures=True)
+    def shutdown(self) -> None:
+        """Stop accepting work; queued actions are dropped (pending timers then do nothing)."""
+        self._pool.shutdown()
+
+
+class _DaemonPool:
+    """Up to ``max_workers`` daemon threads running callables from one FIFO queue.
+
+    Threads start on demand and then stay; a new callable goes to an idle thread when there
+    is one (the idle count is a semaphore, as in ``ThreadPoolExecutor``), else to a new
+    thread while below the bound, else it waits in the queue. An exception escaping a
+    callable is logged, not lost in an unread future, and the thread goes on.
+    """
+
+    def __init__(self, max_workers: int, name: str) -> None:
+        if max_workers < 1:
+            raise ValueError("max_workers must be at least 1")
+        self._max_workers = max_workers
+        self._name = name
+        self._queue: queue.SimpleQueue[Callable[[], Any] | None] = queue.SimpleQueue()
+        self._idle = threading.Semaphore(0)
+        self._lock = threading.Lock()
+        self._threads = 0
+        self._shutdown = False
+
+    def submit(self, fn: Callable[[], Any]) -> None:
+        with self._lock:
+            if self._shutdown:
+                raise RuntimeError(f"{self._name}: cannot schedule new work after shutdown")
+            self._queue.put(fn)
+            if self._idle.acquire(timeout=0):
+                return  # an idle thread will take it
+            if self._threads < self._max_workers:
+                self._threads += 1
+                name = f"{self._name}_{self._threads - 1}"
+                threading.Thread(target=self._work, name=name, daemon=True).start()
+
+    def shutdown(self) -> None:
+        with self._lock:
+            self._shutdown = True
+        self._queue.put(None)  # wakes one thread, which passes it on to the next
+
+    def _work(self) -> None:
+        get, idle = self._queue.get, self._idle.release
+        while True:
+            fn = get()
+            if fn is None or self._shutdown:
+                self._queue.put(None)
+                return
+            try:
+                fn()
+            except Exception:
+                log.exception("%s: an action raised", self._name)
+            idle()
 
 
 class _TimerThread:

@@ -58,3 +58,104 @@ def test_timer_scheduler_keeps_real_and_virtual_schedulers_and_replaces_blocking
     assert isinstance(shared, ElasticScheduler)
     assert timer_scheduler(ImmediateScheduler.singleton()) is shared
     assert timer_scheduler(TrampolineScheduler()) is shared
+
+
+def test_the_pool_runs_at_most_max_workers_at_once_and_queues_the_rest() -> None:
+    scheduler = ElasticScheduler(3, name="bounded")
+    gate, all_done = threading.Event(), threading.Event()
+    lock = threading.Lock()
+    running, peak, finished = [0], [0], [0]
+    names: set[str] = set()
+
+    def action(_: object, __: object) -> None:
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+            names.add(threading.current_thread().name)
+        gate.wait(5)
+        with lock:
+            running[0] -= 1
+            finished[0] += 1
+            if finished[0] == 10:
+                all_done.set()
+
+    for _ in range(10):
+        scheduler.schedule(action)
+    gate.set()
+    assert all_done.wait(5)
+    assert peak[0] == 3
+    assert len(names) == 3  # three threads, reused for the seven queued actions
+    assert all(t.daemon for t in threading.enumerate() if t.name in names)
+    scheduler.shutdown()
+
+
+def test_an_action_that_raises_is_logged_and_the_thread_goes_on(caplog: object) -> None:
+    import logging
+
+    import pytest
+
+    assert isinstance(caplog, pytest.LogCaptureFixture)
+    scheduler = ElasticScheduler(1, name="raising")
+    ran = threading.Event()
+
+    def boom(_: object, __: object) -> None:
+        raise RuntimeError("boom")
+
+    with caplog.at_level(logging.ERROR, logger="rxreact.scheduling"):
+        scheduler.schedule(boom)
+        scheduler.schedule(lambda s, st: ran.set())
+        assert ran.wait(5)  # the one thread survived the exception
+    assert any("an action raised" in r.message and r.exc_info for r in caplog.records)
+    scheduler.shutdown()
+
+
+def test_after_shutdown_queued_work_is_dropped_and_new_work_refused() -> None:
+    import pytest
+
+    scheduler = ElasticScheduler(1, name="closing")
+    started, release = threading.Event(), threading.Event()
+    ran: list[str] = []
+
+    def first(_: object, __: object) -> None:
+        started.set()
+        release.wait(5)
+
+    scheduler.schedule(first)
+    assert started.wait(5)
+    scheduler.schedule(lambda s, st: ran.append("queued"))
+    scheduler.shutdown()
+    release.set()
+    with pytest.raises(RuntimeError, match="after shutdown"):
+        scheduler.schedule(lambda s, st: None)
+    assert ran == []
+
+
+def test_a_tool_that_never_returns_does_not_keep_the_process_alive() -> None:
+    """Pool threads are daemon threads: the interpreter exits without joining them."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(
+        """
+        import threading
+        from rxreact import ReactAgent, ScriptedModel
+        from rxreact.model.script import text_reply, tool_call_reply
+
+        forever = threading.Event()
+
+        def stuck() -> str:
+            '''Never returns.'''
+            forever.wait()
+            return "never"
+
+        model = ScriptedModel([tool_call_reply(("stuck", {})), text_reply("gave up")])
+        agent = ReactAgent(model, [stuck], tool_timeout=0.05)
+        print(agent.call("go"), flush=True)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "gave up"
