@@ -172,27 +172,27 @@ class ReactAgent:
         def subscribe(
             observer: abc.ObserverBase[Any], _: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
-            return self._events(_Run(self, question, conversation_id)).subscribe(observer)
+            return self._subscribe(_Run(self, question, conversation_id), observer)
 
         return Observable(subscribe)
 
-    def _events(self, run: _Run) -> Observable[Any]:
-        """The run on the agent's scheduler.
+    def _subscribe(
+        self,
+        run: _Run,
+        on_next: abc.ObserverBase[Any] | Callable[[Any], None],
+        on_error: Callable[[Exception], None] | None = None,
+        on_completed: Callable[[], None] | None = None,
+    ) -> abc.DisposableBase:
+        """Subscribe to the run on the agent's scheduler.
 
         Its steps are subscribed there (``concat_with_iterable`` schedules each one, the first
         included, on the subscribe-time scheduler), so loading memory and the first events
         never run on the subscribing thread. Disposal is synchronous: when ``dispose()``
         returns, the HTTP stream is being closed and running tools' tokens are set (unlike
-        ``ops.subscribe_on``, which disposes later, on the scheduler).
+        ``ops.subscribe_on``, which disposes later, on the scheduler). No Observable of its
+        own around the steps: each would add an observer layer to every event's path.
         """
-        steps, scheduler = run.events(), self.scheduler
-
-        def subscribe(
-            observer: abc.ObserverBase[Any], _: abc.SchedulerBase | None = None
-        ) -> abc.DisposableBase:
-            return steps.subscribe(observer, scheduler=scheduler)
-
-        return Observable(subscribe)
+        return run.events().subscribe(on_next, on_error, on_completed, scheduler=self.scheduler)
 
     def text(self, question: str, conversation_id: str | None = None) -> Observable[str]:
         """Only the live answer text of the run (``text_delta`` payloads).
@@ -227,7 +227,7 @@ class ReactAgent:
             done.set()
 
         run = _Run(self, question, conversation_id)
-        subscription = self._events(run).subscribe(on_next, on_error, done.set)
+        subscription = self._subscribe(run, on_next, on_error, done.set)
         try:
             if isinstance(self.scheduler, VirtualTimeScheduler) and not done.is_set():
                 # Blocking on virtual time means advancing it. The base class's start runs until
