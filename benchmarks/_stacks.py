@@ -41,6 +41,32 @@ class _ToolLog:
     def __init__(self) -> None:
         self.calls: list[tuple[str, float, float]] = []
 
+    def async_tool(self, sleep_s: float) -> Callable[[str], Awaitable[str]]:
+        """The bench's ``get_weather`` as a coroutine function that logs its calls here."""
+
+        async def get_weather(city: str) -> str:
+            """Get the current weather for a city."""
+            start = time.perf_counter()
+            if sleep_s:
+                await asyncio.sleep(sleep_s)
+            self.calls.append((city, start, time.perf_counter()))
+            return f"The weather in {city} is sunny, 25 C."
+
+        return get_weather
+
+    def sync_tool(self, sleep_s: float) -> Callable[[str], str]:
+        """The bench's ``get_weather`` as a plain function that logs its calls here."""
+
+        def get_weather(city: str) -> str:
+            """Get the current weather for a city."""
+            start = time.perf_counter()
+            if sleep_s:
+                time.sleep(sleep_s)
+            self.calls.append((city, start, time.perf_counter()))
+            return f"The weather in {city} is sunny, 25 C."
+
+        return get_weather
+
     def span(self, expected: int) -> float:
         if len(self.calls) != expected:
             raise BenchError(f"{len(self.calls)} tool calls ran, expected {expected}")
@@ -75,25 +101,7 @@ def rxreact_session_factory(
 
     log = _ToolLog()
 
-    if async_tool:
-
-        async def get_weather(city: str) -> str:
-            """Get the current weather for a city."""
-            start = time.perf_counter()
-            if tool_sleep_s:
-                await asyncio.sleep(tool_sleep_s)
-            log.calls.append((city, start, time.perf_counter()))
-            return f"The weather in {city} is sunny, 25 C."
-
-    else:
-
-        def get_weather(city: str) -> str:
-            """Get the current weather for a city."""
-            start = time.perf_counter()
-            if tool_sleep_s:
-                time.sleep(tool_sleep_s)
-            log.calls.append((city, start, time.perf_counter()))
-            return f"The weather in {city} is sunny, 25 C."
+    get_weather = log.async_tool(tool_sleep_s) if async_tool else log.sync_tool(tool_sleep_s)
 
     model = OpenAIChatModel(
         MODEL, base_url=url, api_key="sk-x", headers=mock_headers(chunks, tool_calls), io=io
@@ -213,12 +221,7 @@ def httpx_async_session_factory(
         timeout=60,
     )
 
-    async def get_weather(city: str) -> str:
-        start = time.perf_counter()
-        if tool_sleep_s:
-            await asyncio.sleep(tool_sleep_s)
-        log.calls.append((city, start, time.perf_counter()))
-        return f"The weather in {city} is sunny, 25 C."
+    get_weather = log.async_tool(tool_sleep_s)
 
     async def measure() -> dict[str, Any]:
         log.calls.clear()
