@@ -299,8 +299,8 @@ def _provider_error(error: Any, usage: Any = None) -> ProviderStreamError:
     """Map a provider's ``error`` value (usually an object, sometimes a bare string), with the
     usage sent beside it (kept when it is a valid usage object: the error is what matters)."""
     try:
-        billed = None if usage is None else Usage.model_validate(usage)
-    except ValidationError:
+        billed = None if usage is None else _usage(usage)
+    except ValueError:
         billed = None
     if type(error) is not dict:
         return ProviderStreamError(str(error), payload={"error": error}, usage=billed)
