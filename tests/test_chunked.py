@@ -186,13 +186,11 @@ def head(extra: bytes = b"") -> bytes:
 EVENTS = [b'data: {"n": %d}\n\n' % i for i in range(50)]
 
 
-def fetch(client: httpx.Client, url: str) -> tuple[bytes | None, bool]:
-    """POST; the fast path's body (None if it did not apply) and whether it read to the end."""
+def fetch(client: httpx.Client, url: str) -> bytes | None:
+    """POST; the body as the fast path read it, or None if the fast path did not apply."""
     with client.stream("POST", url, content=b"{}") as response:
         pieces = chunked_body(response, 5.0)
-        if pieces is None:
-            return None, False
-        return b"".join(pieces), True
+        return None if pieces is None else b"".join(pieces)
 
 
 @pytest.mark.parametrize(("ext", "trailers"), [(b"", b""), (b";x=1", b"X-Checksum: abc\r\n")])
@@ -202,8 +200,7 @@ def test_the_body_is_read_and_the_connection_reused(ext: bytes, trailers: bytes)
     reply = [head() + body[:100], body[100:1000], body[1000:]]
     with RawHTTPServer(reply) as server, httpx.Client() as client:
         for _ in range(3):
-            payload, _ = fetch(client, server.url)
-            assert payload == b"".join(EVENTS)
+            assert fetch(client, server.url) == b"".join(EVENTS)
         assert server.connections == 1
 
 
@@ -234,8 +231,8 @@ def test_eof_before_the_last_chunk_ends_the_pieces_early() -> None:
             received = b"".join(pieces)
         assert b"".join(EVENTS).startswith(received) and len(received) < len(body)
         server.reply, server.close_after_reply = [head() + body], False
-        payload, _ = fetch(client, server.url)  # a new connection, the broken one is gone
-        assert payload == b"".join(EVENTS)
+        # A new connection: the broken one is gone.
+        assert fetch(client, server.url) == b"".join(EVENTS)
         assert server.connections == 2
 
 
@@ -261,7 +258,7 @@ def test_malformed_framing_over_http_is_a_remote_protocol_error() -> None:
 )
 def test_other_bodies_are_left_to_httpx(reply: list[bytes]) -> None:
     with RawHTTPServer(reply) as server, httpx.Client() as client:
-        assert fetch(client, server.url) == (None, False)
+        assert fetch(client, server.url) is None
 
 
 def test_a_transport_that_is_not_httpcore_is_left_to_httpx() -> None:
@@ -269,7 +266,7 @@ def test_a_transport_that_is_not_httpcore_is_left_to_httpx() -> None:
         return httpx.Response(200, headers={"Transfer-Encoding": "chunked"}, content=b"x")
 
     with httpx.Client(transport=httpx.MockTransport(handler)) as client:
-        assert fetch(client, "http://test/stream") == (None, False)
+        assert fetch(client, "http://test/stream") is None
 
 
 def test_async_client_reads_and_reuses_the_connection() -> None:
