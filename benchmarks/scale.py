@@ -89,25 +89,15 @@ def _rxreact(
 ) -> dict[str, Any]:
     from rxreact import ReactAgent, tool
     from rxreact.events import TextDelta
-    from rxreact.model.openai import OpenAIChatModel, run_on_io_loop
+    from rxreact.model.openai import OpenAIChatModel
 
     @tool
     def get_weather(city: str) -> str:
         """Get the current weather for a city."""
         return f"The weather in {city} is sunny, 25 C."
 
-    client: httpx.Client | httpx.AsyncClient = (
-        httpx.AsyncClient(limits=_limits(runs, LOOP_KEEPALIVE))
-        if io == "loop"
-        else httpx.Client(limits=_limits(runs))
-    )
-    model = OpenAIChatModel(
-        MODEL,
-        base_url=url,
-        api_key="sk-x",
-        headers=mock_headers(chunks, 2, delay_ms),
-        http_client=client,
-    )
+    # The defaults a user gets: no hand-made client (the model sizes its own pools).
+    model = OpenAIChatModel(MODEL, base_url=url, headers=mock_headers(chunks, 2, delay_ms), io=io)
     agent = ReactAgent(model, [get_weather])
     agent.call(PROMPT)  # warm-up: pools, imports, one connection
     mock_cpu = _mock_cpu(url)  # also forgets the warm-up's send times
@@ -150,10 +140,6 @@ def _rxreact(
     for subscription in subscriptions:
         subscription.dispose()
     model.close()
-    if isinstance(client, httpx.AsyncClient):
-        run_on_io_loop(client.aclose())
-    else:
-        client.close()
     return _summary(
         url,
         runs,
@@ -297,6 +283,12 @@ def _asyncio_runs(
     )
 
 
+def _describe(error: BaseException) -> str:
+    """The error and what caused it (a timeout's kind shows in its cause)."""
+    cause = error.__cause__
+    return repr(error) + (f" from {cause!r}" if cause is not None else "")
+
+
 def _summary(
     url: str,
     runs: int,
@@ -324,7 +316,7 @@ def _summary(
         "runs": runs,
         "correct": correct,
         "errors": len(errors),
-        "first_error": repr(errors[0]) if errors else None,
+        "first_error": _describe(errors[0]) if errors else None,
         "finished": finished,
         "wall_s": wall,
         "cpu_s": cpu,

@@ -22,10 +22,11 @@ import contextlib
 import heapq
 import itertools
 import logging
-import queue
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
+from functools import partial
 from typing import Any, TypeVar
 
 from reactivex import abc, typing
@@ -74,6 +75,17 @@ class ElasticScheduler(PeriodicScheduler):
         self._pool.submit(run)
         return CompositeDisposable(inner, Disposable(dispose))
 
+    def post(self, action: Callable[[], Any]) -> None:
+        """Run ``action()`` on a pool thread, waking none while one is running.
+
+        For short actions that come in bursts, such as handing a stream's chunks over: a
+        running worker takes the action when it is done with the one in hand, so a burst costs
+        one thread wake-up instead of one each. Should the running workers stall (an action
+        that blocks), another is woken within a few milliseconds. No disposable: an action
+        that may be cancelled checks its own flag.
+        """
+        self._pool.post(action)
+
     def schedule_relative(
         self,
         duetime: typing.RelativeTime,
@@ -109,10 +121,14 @@ class ElasticScheduler(PeriodicScheduler):
 class _DaemonPool:
     """Up to ``max_workers`` daemon threads running callables from one FIFO queue.
 
-    Threads start on demand and then stay; a new callable goes to an idle thread when there
-    is one (the idle count is a semaphore, as in ``ThreadPoolExecutor``), else to a new
-    thread while below the bound, else it waits in the queue. An exception escaping a
-    callable is logged, not lost in an unread future, and the thread goes on.
+    Threads start on demand and then stay. :meth:`submit` hands a callable to an idle thread
+    when there is one, else to a new thread while below the bound, else it waits in the
+    queue. :meth:`post` wakes nobody while a worker is running: that worker takes the
+    callable when it is done with the one in hand. A stall watch (:data:`STALL_CHECK`, on the
+    timer thread, armed only while posted work waits) wakes another worker when the running
+    ones have finished nothing since the last look, so a callable that blocks (a slow
+    subscriber) delays the others by a few milliseconds, not for as long as it blocks. An
+    exception escaping a callable is logged, not lost, and the thread goes on.
     """
 
     def __init__(self, max_workers: int, name: str) -> None:
@@ -120,41 +136,92 @@ class _DaemonPool:
             raise ValueError("max_workers must be at least 1")
         self._max_workers = max_workers
         self._name = name
-        self._queue: queue.SimpleQueue[Callable[[], Any] | None] = queue.SimpleQueue()
-        self._idle = threading.Semaphore(0)
         self._lock = threading.Lock()
+        self._queue: deque[Callable[[], Any]] = deque()
+        self._parked: list[threading.Lock] = []  # idle workers, each waiting on its own lock
         self._threads = 0
+        self._running = 0  # workers not parked (woken ones included)
+        self._done = 0  # callables finished: the stall watch's sign of progress
+        self._watching = False
         self._shutdown = False
 
     def submit(self, fn: Callable[[], Any]) -> None:
         with self._lock:
-            if self._shutdown:
-                raise RuntimeError(f"{self._name}: cannot schedule new work after shutdown")
-            self._queue.put(fn)
-            if self._idle.acquire(timeout=0):
-                return  # an idle thread will take it
-            if self._threads < self._max_workers:
-                self._threads += 1
-                name = f"{self._name}_{self._threads - 1}"
-                threading.Thread(target=self._work, name=name, daemon=True).start()
+            self._put(fn)
+            self._wake()
+
+    def post(self, fn: Callable[[], Any]) -> None:
+        with self._lock:
+            self._put(fn)
+            if self._running == 0:
+                self._wake()
+            elif not self._watching:
+                self._watching = True
+                _timer_thread().call_later(STALL_CHECK, partial(self._watch, self._done))
 
     def shutdown(self) -> None:
         with self._lock:
             self._shutdown = True
-        self._queue.put(None)  # wakes one thread, which passes it on to the next
+            self._queue.clear()
+            parked, self._parked = self._parked, []
+            self._running += len(parked)  # each leaves through the running path
+        for waiter in parked:
+            waiter.release()
+
+    def _put(self, fn: Callable[[], Any]) -> None:
+        if self._shutdown:
+            raise RuntimeError(f"{self._name}: cannot schedule new work after shutdown")
+        self._queue.append(fn)
+
+    def _wake(self) -> None:
+        """One more worker on the queue: a parked one, else a new one (lock held)."""
+        if self._parked:
+            self._running += 1
+            self._parked.pop().release()
+        elif self._threads < self._max_workers:
+            self._threads += 1
+            self._running += 1
+            name = f"{self._name}_{self._threads - 1}"
+            threading.Thread(target=self._work, name=name, daemon=True).start()
+
+    def _watch(self, done_before: int) -> None:
+        """On the timer thread: wake a worker if posted work waits and nothing finished."""
+        with self._lock:
+            if not self._queue or self._shutdown:
+                self._watching = False
+                return
+            if self._done == done_before:
+                self._wake()
+            done = self._done
+        _timer_thread().call_later(STALL_CHECK, partial(self._watch, done))
 
     def _work(self) -> None:
-        get, idle = self._queue.get, self._idle.release
+        waiter = threading.Lock()
+        waiter.acquire()
+        queue, lock = self._queue, self._lock
         while True:
-            fn = get()
-            if fn is None or self._shutdown:
-                self._queue.put(None)
-                return
+            with lock:
+                if self._shutdown:
+                    self._running -= 1
+                    return
+                if queue:
+                    fn = queue.popleft()
+                else:
+                    self._running -= 1
+                    self._parked.append(waiter)
+                    fn = None
+            if fn is None:
+                waiter.acquire()  # released by _wake (which counted us running) or shutdown
+                continue
             try:
                 fn()
             except Exception:
                 log.exception("%s: an action raised", self._name)
-            idle()
+            self._done += 1  # unlocked: only its change matters to the watch, not its value
+
+
+STALL_CHECK = 0.005
+"""Seconds between two looks of a pool's stall watch (see :class:`_DaemonPool`)."""
 
 
 class _TimerThread:

@@ -19,6 +19,7 @@ import ipaddress
 import json
 import logging
 import os
+import ssl
 import threading
 import weakref
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
@@ -37,6 +38,7 @@ from rxreact.errors import (
 from rxreact.messages import ChatRequest
 from rxreact.model._aio import LoopCall, io_loop, on_io_loop, run_on_io_loop
 from rxreact.model._call import IO_SCHEDULER, CallSettings, ModelCall, ThreadCall, Timeouts
+from rxreact.model._clients import Shard, Shards, no_tls
 from rxreact.model._http_errors import NOT_A_STREAM_TYPES, not_a_stream, status_error
 from rxreact.model._http_stream import aread_sse, read_sse
 from rxreact.model.chunks import ChatChunk, ModelResponse
@@ -56,6 +58,12 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 IOMode = Literal["thread", "loop"]
 DEFAULT_IO: IOMode = "thread"
 """The I/O mode when nothing chooses one (see :class:`OpenAIChatModel` for the measurements)."""
+
+
+_SShards = Shards[httpx.Client]
+_SShard = Shard[httpx.Client]
+_AShards = Shards[httpx.AsyncClient]
+_AShard = Shard[httpx.AsyncClient]
 
 
 class _Secret:
@@ -166,6 +174,9 @@ class OpenAIChatModel:
         key = api_key or os.environ.get("OPENAI_API_KEY")
         self._api_key = _Secret(key) if key else None
         self._keyless_ok = _is_loopback(url.host)
+        # A local server over plain HTTP: no CA bundle to read for our clients.
+        plain_local = self._keyless_ok and url.scheme == "http"
+        self._verify = no_tls if plain_local else httpx.create_ssl_context
         self._timeouts = Timeouts(connect_timeout, first_chunk_timeout, chunk_timeout)
         self._max_retries = max_retries
         self._backoff = backoff or Backoff()
@@ -179,6 +190,9 @@ class OpenAIChatModel:
         self._client = http_client if isinstance(http_client, httpx.Client) else None
         self._aclient = http_client if isinstance(http_client, httpx.AsyncClient) else None
         self._owns_client = http_client is None
+        # Our own clients: many small pools (see rxreact.model._clients), made on first use.
+        self._shards: Shards[httpx.Client] | None = None
+        self._ashards: Shards[httpx.AsyncClient] | None = None
         self._client_lock = threading.Lock()
         self._finalizer: weakref.finalize[Any, Any] | None = None
         self._sync_finalizer: weakref.finalize[Any, Any] | None = None
@@ -277,19 +291,19 @@ class OpenAIChatModel:
         if not self._owns_client:
             return
         with self._client_lock:
-            client, self._client = self._client, None
-            aclient, self._aclient = self._aclient, None
-        if client is not None:
+            shards, self._shards = self._shards, None
+            ashards, self._ashards = self._ashards, None
+        if shards is not None:
             if self._sync_finalizer is not None:
                 self._sync_finalizer.detach()
-            client.close()
-        if aclient is not None:
+            _close_all(shards)
+        if ashards is not None:
             if self._finalizer is not None:
                 self._finalizer.detach()
             if on_io_loop():
-                _close_soon(aclient)
+                _close_all_soon(ashards)
             else:
-                run_on_io_loop(aclient.aclose())
+                run_on_io_loop(_aclose_all(ashards))
 
     def __enter__(self) -> Self:
         return self
@@ -362,13 +376,17 @@ class OpenAIChatModel:
         """POST the body; yield the 2xx response, abortable by the call; map every failure."""
         request = self._request(call, content, stream)
         request["extensions"]["trace"] = call.trace
+        client, shards, shard = self._http_client()
         try:
-            with self._http_client().stream(**request) as response, call.attached(response):
+            with client.stream(**request) as response, call.attached(response):
                 if response.status_code >= 400:
                     raise status_error(response, self._redact)
                 yield response
         except httpx.HTTPError as exc:
             raise _map_transport_error(exc, self, call.phase) from exc
+        finally:
+            if shards is not None and shard is not None:
+                shards.release(shard)
 
     @contextlib.asynccontextmanager
     async def _aexchange(
@@ -376,8 +394,9 @@ class OpenAIChatModel:
     ) -> AsyncIterator[httpx.Response]:
         """:meth:`_exchange` on the I/O loop (a cancelled task is what aborts it)."""
         request = self._request(call, content, stream)
+        client, shards, shard = self._async_client()
         try:
-            async with self._async_client().stream(**request) as response:
+            async with client.stream(**request) as response:
                 call.headers_in()
                 if response.status_code >= 400:
                     await response.aread()
@@ -385,6 +404,9 @@ class OpenAIChatModel:
                 yield response
         except httpx.HTTPError as exc:
             raise _map_transport_error(exc, self, call.phase) from exc
+        finally:
+            if shards is not None and shard is not None:
+                shards.release(shard)
 
     def _request(self, call: ModelCall[Any], content: bytes, stream: bool) -> dict[str, Any]:
         """The arguments of ``client.stream`` for one attempt."""
@@ -417,25 +439,34 @@ class OpenAIChatModel:
         headers.update(self._headers)
         return headers
 
-    def _http_client(self) -> httpx.Client:
-        # Created lazily, on the I/O thread: building its SSL context reads the CA bundle.
+    def _http_client(self) -> tuple[httpx.Client, _SShards | None, _SShard | None]:
+        """The client for one request: the user's, else one of our shards (to release)."""
+        if self._client is not None:
+            return self._client, None, None
         with self._client_lock:
-            if self._client is None:
-                self._client = client = httpx.Client()  # timeouts are set per request
-                # Connections stay open in its pool between requests: a model dropped without
+            shards = self._shards
+            if shards is None:
+                self._shards = shards = Shards(_sync_client, verify=self._verify)
+                # Connections stay open in the pools between requests: a model dropped without
                 # close() closes them when collected, not with a ResourceWarning per socket.
-                self._sync_finalizer = weakref.finalize(self, client.close)
+                self._sync_finalizer = weakref.finalize(self, _close_all, shards)
                 self._sync_finalizer.atexit = False  # the process's end closes them anyway
-            return self._client
+        # Made lazily, on the I/O thread: the first client's SSL context reads the CA bundle.
+        shard = shards.acquire()
+        return shard.client, shards, shard
 
-    def _async_client(self) -> httpx.AsyncClient:
+    def _async_client(self) -> tuple[httpx.AsyncClient, _AShards | None, _AShard | None]:
+        if self._aclient is not None:
+            return self._aclient, None, None
         with self._client_lock:
-            if self._aclient is None:
-                self._aclient = client = httpx.AsyncClient()
-                # Bound to the I/O loop, where a caller cannot easily close it: a model that
-                # is dropped without close() has its client closed there, not left to the GC.
-                self._finalizer = weakref.finalize(self, _close_soon, client)
-            return self._aclient
+            shards = self._ashards
+            if shards is None:
+                self._ashards = shards = Shards(_async_client, verify=self._verify)
+                # Bound to the I/O loop, where a caller cannot easily close them: a model that
+                # is dropped without close() has its clients closed there, not left to the GC.
+                self._finalizer = weakref.finalize(self, _close_all_soon, shards)
+        shard = shards.acquire()
+        return shard.client, shards, shard
 
     def _redact(self, text: str) -> str:
         if self._api_key is not None:
@@ -457,12 +488,30 @@ _closing: set[asyncio.Task[None]] = set()
 """Closes in flight (the loop keeps only weak references to its tasks)."""
 
 
-def _close_soon(client: httpx.AsyncClient) -> None:
-    """Close ``client`` on the I/O loop, without waiting (callable from any thread)."""
+def _sync_client(limits: httpx.Limits, ssl_context: ssl.SSLContext) -> httpx.Client:
+    return httpx.Client(limits=limits, verify=ssl_context)  # timeouts are set per request
+
+
+def _async_client(limits: httpx.Limits, ssl_context: ssl.SSLContext) -> httpx.AsyncClient:
+    return httpx.AsyncClient(limits=limits, verify=ssl_context)
+
+
+def _close_all(shards: Shards[httpx.Client]) -> None:
+    for client in shards.take_all():
+        client.close()
+
+
+async def _aclose_all(shards: Shards[httpx.AsyncClient]) -> None:
+    for client in shards.take_all():
+        await client.aclose()
+
+
+def _close_all_soon(shards: Shards[httpx.AsyncClient]) -> None:
+    """Close the clients on the I/O loop, without waiting (callable from any thread)."""
     loop = io_loop()
 
     def start() -> None:
-        task = loop.create_task(client.aclose())
+        task = loop.create_task(_aclose_all(shards))
         _closing.add(task)
         task.add_done_callback(_closing.discard)
 

@@ -9,6 +9,7 @@ from reactivex import Observable, abc
 from reactivex.disposable import CompositeDisposable, Disposable, SerialDisposable
 
 from rxreact import _valve
+from rxreact.scheduling import ElasticScheduler
 
 _T = TypeVar("_T")
 
@@ -33,6 +34,9 @@ def deliver_on_(
             state = _DrainState()
             drain_disposable = SerialDisposable()
             deliver = observer.on_next
+            # On rxreact's pool, a drain is posted (no disposable, no wake-up while a worker
+            # runs: see ElasticScheduler.post); ``dispose`` stops it through ``state.disposed``.
+            post = scheduler.post if isinstance(scheduler, ElasticScheduler) else None
 
             def drain(_: abc.SchedulerBase, __: Any = None) -> None:
                 # One scheduled action delivers everything queued so far: one thread-pool hop
@@ -67,6 +71,9 @@ def deliver_on_(
                 else:
                     observer.on_completed()
 
+            def drain_now() -> None:
+                drain(scheduler)
+
             def on_next(value: Any) -> None:
                 with lock:
                     if state.disposed or state.terminal is not None:
@@ -99,7 +106,10 @@ def deliver_on_(
                     if state.scheduled:
                         return
                     state.scheduled = True
-                drain_disposable.disposable = scheduler.schedule(drain)
+                if post is not None:
+                    post(drain_now)
+                else:
+                    drain_disposable.disposable = scheduler.schedule(drain)
 
             def end(error: Exception | None) -> None:
                 with lock:
@@ -109,7 +119,10 @@ def deliver_on_(
                     if state.scheduled:
                         return
                     state.scheduled = True
-                drain_disposable.disposable = scheduler.schedule(drain)
+                if post is not None:
+                    post(drain_now)
+                else:
+                    drain_disposable.disposable = scheduler.schedule(drain)
 
             def dispose() -> None:
                 with lock:
