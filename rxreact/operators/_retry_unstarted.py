@@ -6,7 +6,7 @@ from typing import Any, TypeVar
 from reactivex import Observable, abc
 from reactivex.disposable import SerialDisposable
 
-from rxreact.model.retry import Backoff, retry_delay
+from rxreact.model.retry_policy import Backoff, retry_delay
 from rxreact.scheduling import timer_scheduler
 
 _T = TypeVar("_T")
