@@ -89,7 +89,7 @@ def _rxreact(
 ) -> dict[str, Any]:
     from rxreact import ReactAgent, tool
     from rxreact.events import TextDelta
-    from rxreact.model.openai import OpenAIChatModel
+    from rxreact.model.openai.client import OpenAIChatModel
 
     @tool
     def get_weather(city: str) -> str:
