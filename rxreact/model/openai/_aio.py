@@ -109,6 +109,9 @@ class LoopCall(ModelCall[_T]):
         self._attempts = 0  # numbers the attempts, so a late cancel cannot hit the next one
         self.valve = _valve.Valve(self._loop)
         """Closed by a full consumer; the reader awaits it open between reads."""
+        self.draining = False
+        """Set by the reader once every event is read: from then on a dispose lets it finish
+        reading the end of the body (bounded) instead of cancelling it."""
 
     def _schedule_attempt(self) -> None:
         self._attempts += 1
@@ -117,9 +120,11 @@ class LoopCall(ModelCall[_T]):
         self._task.disposable = Disposable()
 
     def _abort(self) -> None:
-        if self._done:
-            # Completed: let the reader drain the rest of the body so that the connection
-            # returns to the pool (it stops on its own, quickly).
+        if self._done or self.draining:
+            # Completed, or every event read: let the reader drain the rest of the body so
+            # that the connection returns to the pool (it stops on its own, quickly). A
+            # cancellation there could also land inside httpcore's closing of the response,
+            # which does not survive one (the request would stay counted in its pool).
             return
         self._loop.call_soon_threadsafe(self._cancel_task, self._attempts)
 
@@ -137,6 +142,7 @@ class LoopCall(ModelCall[_T]):
     async def _run(self) -> None:
         if not self._begin():
             return
+        self.draining = False
         _valve.CURRENT.set(self.valve)  # this task's context only
         error: Exception | None = None
         try:

@@ -25,14 +25,15 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
+import anyio
 import h11
 import httpcore
 import httpx
 
-__all__ = ["ChunkedBody", "ChunkedDecoder", "achunked_body", "chunked_body"]
+__all__ = ["AsyncChunkedBody", "ChunkedBody", "ChunkedDecoder", "achunked_body", "chunked_body"]
 
 _READ_SIZE = 1 << 16
 """Bytes asked of the socket per read (httpcore's own read size)."""
@@ -243,36 +244,74 @@ class ChunkedBody:
                 pass
 
 
-def achunked_body(
-    response: httpx.Response, read_timeout: float | None
-) -> AsyncIterator[bytes] | None:
+def achunked_body(response: httpx.Response, read_timeout: float | None) -> AsyncChunkedBody | None:
     """:func:`chunked_body` for a response of an ``httpx.AsyncClient``."""
     link = _http11_link(response)
     if link is None:
         return None
-    return _read_async(response, link[0], link[1], read_timeout)
+    return AsyncChunkedBody(response, link[0], link[1], read_timeout)
 
 
-# The twin of ChunkedBody._read, as httpcore has twin sync and async connections. (Loop mode
-# bounds its wait for the end of the body with asyncio.timeout, so no settable timeout here.)
-async def _read_async(
-    response: httpx.Response, h11_state: Any, network: Any, read_timeout: float | None
-) -> AsyncIterator[bytes]:
-    decoder = ChunkedDecoder()
-    data, closed = h11_state.trailing_data
-    while True:
-        if data:
-            payload = decoder.feed(data)
-            if payload:
-                yield payload
-            if decoder.done:
-                break
-        if closed:
-            return
-        with _as_httpx_errors():
-            data = await network.read(_READ_SIZE, read_timeout)
-        if not data:
-            return
-    if _hand_back(h11_state, decoder):
-        async for _ in response.aiter_raw():
-            pass
+class AsyncChunkedBody:
+    """:class:`ChunkedBody` for the I/O loop (an async iterator), the same settable timeout.
+
+    The wait for the end of the body is bounded by ``read_timeout`` on each read, not by
+    cancelling the reading task: a cancellation that lands while httpcore closes the response
+    (its shield does not hold against asyncio's own ``Task.cancel``) leaves the request
+    counted in its pool for good, and a full pool then fails new requests with ``PoolTimeout``
+    (seen under a heavily loaded loop, where a timer is often already due when a read ends).
+
+    With no ``read_timeout`` (loop mode's reads: the call's watchdog bounds the silences by
+    cancelling the task mid-read, where httpcore cleans up), a read goes straight to anyio's
+    socket stream: httpcore's ``read`` would open a cancel scope and an exception map per
+    read, about as much CPU as decoding the read's events.
+    """
+
+    def __init__(
+        self, response: httpx.Response, h11_state: Any, network: Any, read_timeout: float | None
+    ) -> None:
+        self.read_timeout = read_timeout
+        self._pieces = self._read(response, h11_state, network)
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return self._pieces
+
+    async def __anext__(self) -> bytes:
+        return await anext(self._pieces)
+
+    # The twin of ChunkedBody._read, as httpcore has twin sync and async connections.
+    async def _read(
+        self, response: httpx.Response, h11_state: Any, network: Any
+    ) -> AsyncIterator[bytes]:
+        decoder = ChunkedDecoder()
+        data, closed = h11_state.trailing_data
+        receive = getattr(getattr(network, "_stream", None), "receive", None)
+        while True:
+            if data:
+                payload = decoder.feed(data)
+                if payload:
+                    yield payload
+                if decoder.done:
+                    break
+            if closed:
+                return
+            if self.read_timeout is None and receive is not None:
+                data = await _receive(receive)
+            else:
+                with _as_httpx_errors():
+                    data = await network.read(_READ_SIZE, self.read_timeout)
+            if not data:
+                return
+        if _hand_back(h11_state, decoder):
+            async for _ in response.aiter_raw():
+                pass
+
+
+async def _receive(receive: Callable[[int], Awaitable[bytes]]) -> bytes:
+    """One read from anyio's stream, its errors as httpcore's ``read`` maps them."""
+    try:
+        return await receive(_READ_SIZE)
+    except anyio.EndOfStream:
+        return b""
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+        raise httpx.ReadError(str(exc)) from exc

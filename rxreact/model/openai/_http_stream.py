@@ -103,7 +103,9 @@ async def aread_sse(response: httpx.Response, call: LoopCall[ChatChunk], think_t
     events = _Events(call, think_tags)
     feed, handle, batch_read = events.decoder.feed, events.handle, call.batch_read
     valve = call.valve
-    pieces: AsyncIterator[bytes] = achunked_body(response, call.timeouts.body_read) or (
+    # No read timeout on the fast path: the watchdog bounds the silences (it cancels the task).
+    fast = achunked_body(response, None)
+    pieces: AsyncIterator[bytes] = fast or (
         response.aiter_bytes() if "content-encoding" in response.headers else response.aiter_raw()
     )
     done = False
@@ -119,11 +121,21 @@ async def aread_sse(response: httpx.Response, call: LoopCall[ChatChunk], think_t
                 batch_read()
     events.end(done, finish=False)
     call.busy = True  # the watchdog must not time the drain out of a stream that has ended
+    call.draining = True  # nor a dispose cancel it (see LoopCall._abort)
     # The rest of the body, before completing: the connection must be back in the pool when
     # the subscriber's next request (the agent's next round) asks for one. Else every round
     # opens a connection while the last one idles, and httpcore's pool, which scans all its
     # connections for each idle one on every request, goes quadratic.
     read = 0
+    if fast is not None:
+        # Bounded per read, not by cancelling the task: see AsyncChunkedBody.
+        fast.read_timeout = _DRAIN_SECONDS
+        with contextlib.suppress(httpx.HTTPError):
+            async for piece in fast:
+                read += len(piece)
+                if read > _DRAIN_LIMIT:
+                    return
+        return
     with contextlib.suppress(httpx.HTTPError, TimeoutError):
         async with asyncio.timeout(_DRAIN_SECONDS):
             async for piece in pieces:
