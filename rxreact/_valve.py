@@ -34,6 +34,11 @@ class Valve:
         self.closed = False
         """Read by the producer after each read: ``True`` means await :meth:`wait_open`."""
 
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """The loop the producer runs on (its consumers may batch their hand-offs there)."""
+        return self._loop
+
     def close(self) -> None:
         """Ask the producer to stop reading after the events it is handing over now."""
         self.closed = True

@@ -18,6 +18,7 @@ ends the run's wait for it, not the thread) would keep the whole process from ex
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import heapq
 import itertools
@@ -53,6 +54,7 @@ class ElasticScheduler(PeriodicScheduler):
         self.max_workers = max_workers
         self.name = name
         self._pool = _DaemonPool(max_workers, name)
+        self._batches: dict[asyncio.AbstractEventLoop, _LoopBatch] = {}
 
     def __repr__(self) -> str:
         return f"ElasticScheduler(max_workers={self.max_workers}, name={self.name!r})"
@@ -75,7 +77,9 @@ class ElasticScheduler(PeriodicScheduler):
         self._pool.submit(run)
         return CompositeDisposable(inner, Disposable(dispose))
 
-    def post(self, action: Callable[[], Any]) -> None:
+    def post(
+        self, action: Callable[[], Any], loop: asyncio.AbstractEventLoop | None = None
+    ) -> None:
         """Run ``action()`` on a pool thread, waking none while one is running.
 
         For short actions that come in bursts, such as handing a stream's chunks over: a
@@ -83,8 +87,19 @@ class ElasticScheduler(PeriodicScheduler):
         one thread wake-up instead of one each. Should the running workers stall (an action
         that blocks), another is woken within a few milliseconds. No disposable: an action
         that may be cancelled checks its own flag.
+
+        With ``loop`` (called on that event loop's thread, such as rxreact's I/O loop, where
+        every stream's chunks arrive): the loop's posts are handed to the pool together, at
+        most once per :data:`HANDOFF_TICK`. A post after a quiet tick goes at once; under
+        load, the chunks of many streams share one wake-up.
         """
-        self._pool.post(action)
+        if loop is None:
+            self._pool.post(action)
+            return
+        batch = self._batches.get(loop)
+        if batch is None:
+            batch = self._batches.setdefault(loop, _LoopBatch(self._pool, loop))
+        batch.add(action)
 
     def schedule_relative(
         self,
@@ -159,6 +174,18 @@ class _DaemonPool:
                 self._watching = True
                 _timer_thread().call_later(STALL_CHECK, partial(self._watch, self._done))
 
+    def post_all(self, fns: list[Callable[[], Any]]) -> None:
+        """:meth:`post` each, under one lock and with at most one wake-up."""
+        with self._lock:
+            if self._shutdown:
+                return  # a batch gathered before shutdown: dropped, as queued work is
+            self._queue.extend(fns)
+            if self._running == 0:
+                self._wake()
+            elif not self._watching:
+                self._watching = True
+                _timer_thread().call_later(STALL_CHECK, partial(self._watch, self._done))
+
     def shutdown(self) -> None:
         with self._lock:
             self._shutdown = True
@@ -219,6 +246,45 @@ class _DaemonPool:
                 log.exception("%s: an action raised", self._name)
             self._done += 1  # unlocked: only its change matters to the watch, not its value
 
+
+class _LoopBatch:
+    """The posts made on one event loop's thread, handed to a pool together (no lock: only
+    that thread touches it)."""
+
+    __slots__ = ("_armed", "_last", "_loop", "_pending", "_pool")
+
+    def __init__(self, pool: _DaemonPool, loop: asyncio.AbstractEventLoop) -> None:
+        self._pool = pool
+        self._loop = loop
+        self._pending: list[Callable[[], Any]] = []
+        self._armed = False
+        self._last = -HANDOFF_TICK
+
+    def add(self, fn: Callable[[], Any]) -> None:
+        self._pending.append(fn)
+        if self._armed:
+            return
+        now = self._loop.time()
+        if now - self._last >= HANDOFF_TICK:
+            self._flush(now)
+        else:
+            self._armed = True
+            self._loop.call_at(self._last + HANDOFF_TICK, self._due)
+
+    def _due(self) -> None:
+        self._armed = False
+        self._flush(self._loop.time())
+
+    def _flush(self, now: float) -> None:
+        self._last = now
+        pending, self._pending = self._pending, []
+        self._pool.post_all(pending)
+
+
+HANDOFF_TICK = 0.001
+"""Seconds between two hand-offs of one event loop's posts to a pool (see
+:meth:`ElasticScheduler.post`): at most this much added latency, and under load one wake-up
+for every chunk that arrives meanwhile, instead of one for each."""
 
 STALL_CHECK = 0.005
 """Seconds between two looks of a pool's stall watch (see :class:`_DaemonPool`)."""

@@ -62,7 +62,7 @@ def test_timer_scheduler_keeps_real_and_virtual_schedulers_and_replaces_blocking
 
 def test_the_pool_runs_at_most_max_workers_at_once_and_queues_the_rest() -> None:
     scheduler = ElasticScheduler(3, name="bounded")
-    gate, all_done = threading.Event(), threading.Event()
+    gate, all_done, three_in = threading.Event(), threading.Event(), threading.Event()
     lock = threading.Lock()
     running, peak, finished = [0], [0], [0]
     names: set[str] = set()
@@ -72,6 +72,8 @@ def test_the_pool_runs_at_most_max_workers_at_once_and_queues_the_rest() -> None
             running[0] += 1
             peak[0] = max(peak[0], running[0])
             names.add(threading.current_thread().name)
+            if running[0] == 3:
+                three_in.set()
         gate.wait(5)
         with lock:
             running[0] -= 1
@@ -81,6 +83,7 @@ def test_the_pool_runs_at_most_max_workers_at_once_and_queues_the_rest() -> None
 
     for _ in range(10):
         scheduler.schedule(action)
+    assert three_in.wait(5)  # the gate opens once three run at once (never four, below)
     gate.set()
     assert all_done.wait(5)
     assert peak[0] == 3

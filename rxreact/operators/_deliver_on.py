@@ -107,7 +107,8 @@ def deliver_on_(
                         return
                     state.scheduled = True
                 if post is not None:
-                    post(drain_now)
+                    valve = _valve.CURRENT.get()  # set on the I/O loop: batch hand-offs there
+                    post(drain_now, None if valve is None else valve.loop)
                 else:
                     drain_disposable.disposable = scheduler.schedule(drain)
 
@@ -120,7 +121,8 @@ def deliver_on_(
                         return
                     state.scheduled = True
                 if post is not None:
-                    post(drain_now)
+                    valve = _valve.CURRENT.get()  # set on the I/O loop: batch hand-offs there
+                    post(drain_now, None if valve is None else valve.loop)
                 else:
                     drain_disposable.disposable = scheduler.schedule(drain)
 
