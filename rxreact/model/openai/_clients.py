@@ -33,9 +33,12 @@ __all__ = ["SHARD_SIZE", "Shard", "Shards", "connection_cap", "no_tls"]
 
 _C = TypeVar("_C", httpx.Client, httpx.AsyncClient)
 
-SHARD_SIZE = 16
-"""Connections per client. httpcore's walk per request is linear in it (and quadratic in the
-idle ones); 16 keeps it a few microseconds while a thousand streams need only ~60 clients."""
+SHARD_SIZE = 4
+"""Connections per client. Each request start and end makes httpcore poll every idle
+connection of its pool (``select`` on the socket, to see whether the server closed it) and
+count the idle ones once per idle one (quadratic): at 16 per client that still took a sixth
+of the CPU of 300 paced runs under a profiler; at 4 it is a few microseconds. A thousand
+streams then need 250 clients (a few kB each, sharing one SSL context)."""
 
 
 def connection_cap() -> int:
