@@ -115,9 +115,12 @@ class LoopCall(ModelCall[_T]):
 
     def _schedule_attempt(self) -> None:
         self._attempts += 1
-        self._loop.call_soon_threadsafe(self._start_task, self._attempts)
         # Disposing before the start needs nothing more: the task sees the flag in _begin.
+        # Set before the attempt is scheduled: an attempt that fails at once schedules its
+        # retry into the same slot, on the loop, possibly before this line would have run
+        # (assigning after it cancelled that retry timer: the stream never ended).
         self._task.disposable = Disposable()
+        self._loop.call_soon_threadsafe(self._start_task, self._attempts)
 
     def _abort(self) -> None:
         if self._done or self.draining:

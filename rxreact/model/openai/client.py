@@ -56,7 +56,7 @@ log = logging.getLogger(__name__)
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 IOMode = Literal["thread", "loop"]
-DEFAULT_IO: IOMode = "thread"
+DEFAULT_IO: IOMode = "loop"
 """The I/O mode when nothing chooses one (see :class:`OpenAIChatModel` for the measurements)."""
 
 
@@ -126,12 +126,18 @@ class OpenAIChatModel:
       pool for the next request.
 
     Both modes read the usual chunked HTTP/1.1 body in whole socket reads
-    (:mod:`rxreact.model.openai._chunked`). The default stays thread mode, by measurement (2 cores,
-    BENCHMARKS.md): for one conversation it is the cheapest (7.9 µs per chunk against loop
-    mode's 8.7, the async httpx floor's 13.9; fixed cost 1.04x the floor against 1.35x), and
-    a subscriber that blocks ``on_next`` stalls only its own stream. With many concurrent
-    streams choose loop mode: at 1,000 paced agent runs it held 28 threads instead of ~1,000,
-    with a third of the CPU and a fraction of the latency.
+    (:mod:`rxreact.model.openai._chunked`). Without ``http_client``, a model makes its own
+    clients as concurrency needs them, a few connections each (:mod:`rxreact.model.openai._clients`).
+
+    The default is loop mode, by measurement (2 cores, BENCHMARKS.md): for one conversation it
+    now costs what thread mode costs (0.42x the async httpx floor per chunk in both; fixed
+    cost 0.83x against 0.77x), and at a thousand concurrent agent runs it holds 28 threads
+    where thread mode holds one per stream, with 1.1x the floor's CPU per paced chunk where
+    thread mode needed several times more. A subscriber that blocks ``on_next`` of the model
+    stream itself stalls every stream in loop mode: the agent never does (it hands chunks to
+    its pool with :func:`~rxreact.operators.deliver_on`, and a blocked pool thread is
+    replaced within milliseconds); code that subscribes to ``model.stream`` directly and
+    blocks should do the same, or choose ``io="thread"``.
     """
 
     def __init__(
