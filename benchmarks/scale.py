@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import resource
 import subprocess
 import sys
 import threading
@@ -85,7 +86,13 @@ def _latencies(url: str, received: dict[str, list[float]]) -> tuple[list[float],
 
 
 def _rxreact(
-    url: str, runs: int, chunks: int, delay_ms: float, deadline_s: float, io: str = "thread"
+    url: str,
+    runs: int,
+    chunks: int,
+    delay_ms: float,
+    deadline_s: float,
+    ramp_s: float = 0.0,
+    io: str = "loop",
 ) -> dict[str, Any]:
     from rxreact import ReactAgent, tool
     from rxreact.events import TextDelta
@@ -132,9 +139,12 @@ def _rxreact(
     reset_peak_rss()
     t0, c0 = time.perf_counter(), time.process_time()
     with ThreadSampler() as threads:
-        subscriptions = [
-            agent.stream(f"{PROMPT} [run {i}]").subscribe(*observer(str(i))) for i in range(runs)
-        ]
+        subscriptions = []
+        for i in range(runs):
+            if ramp_s:  # start run i at i/runs of the ramp (users arrive, not all at once)
+                time.sleep(max(0.0, t0 + ramp_s * i / runs - time.perf_counter()))
+            stream = agent.stream(f"{PROMPT} [run {i}]")
+            subscriptions.append(stream.subscribe(*observer(str(i))))
         finished = all_done.wait(deadline_s)
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     for subscription in subscriptions:
@@ -160,7 +170,7 @@ _React = Callable[[Any, str, Callable[..., Awaitable[str]]], AsyncIterator[str]]
 
 
 def _httpx_async(
-    url: str, runs: int, chunks: int, delay_ms: float, deadline_s: float
+    url: str, runs: int, chunks: int, delay_ms: float, deadline_s: float, ramp_s: float = 0.0
 ) -> dict[str, Any]:
     from benchmarks._stacks import async_react
 
@@ -168,11 +178,11 @@ def _httpx_async(
         headers = {"Authorization": "Bearer sk-x", **mock_headers(chunks, 2, delay_ms)}
         return httpx.AsyncClient(base_url=url, headers=headers, limits=_limits(runs), timeout=60)
 
-    return _asyncio_runs(url, runs, deadline_s, chunks, client, async_react)
+    return _asyncio_runs(url, runs, deadline_s, chunks, client, async_react, ramp_s)
 
 
 def _openai_async(
-    url: str, runs: int, chunks: int, delay_ms: float, deadline_s: float
+    url: str, runs: int, chunks: int, delay_ms: float, deadline_s: float, ramp_s: float = 0.0
 ) -> dict[str, Any]:
     from openai import AsyncOpenAI
 
@@ -220,7 +230,7 @@ def _openai_async(
                 for c, r in zip(calls, results, strict=True)
             ]
 
-    return _asyncio_runs(url, runs, deadline_s, chunks, client, react)
+    return _asyncio_runs(url, runs, deadline_s, chunks, client, react, ramp_s)
 
 
 def _asyncio_runs(
@@ -230,6 +240,7 @@ def _asyncio_runs(
     chunks: int,
     open_client: Callable[[], Any],
     react: _React,
+    ramp_s: float = 0.0,
 ) -> dict[str, Any]:
     """Every run as a task on one event loop: ``react(client, prompt, tool)`` yields the text."""
 
@@ -259,7 +270,11 @@ def _asyncio_runs(
             reset_peak_rss()
             t0, c0 = time.perf_counter(), time.process_time()
             with ThreadSampler() as threads:
-                tasks = [asyncio.create_task(one(client, str(i))) for i in range(runs)]
+                tasks = []
+                for i in range(runs):
+                    if ramp_s:
+                        await asyncio.sleep(max(0.0, t0 + ramp_s * i / runs - time.perf_counter()))
+                    tasks.append(asyncio.create_task(one(client, str(i))))
                 _, pending = await asyncio.wait(tasks, timeout=deadline_s)
                 for task in pending:
                     task.cancel()
@@ -396,8 +411,9 @@ def run(url: str, quick: bool) -> Table:
     return table
 
 
-def measure(stack: str) -> Callable[[str, int, int, float, float], dict[str, Any]]:
-    """The measuring function of a stack: ``(url, runs, chunks, delay_ms, deadline_s)``."""
+def measure(stack: str) -> Callable[..., dict[str, Any]]:
+    """The measuring function of a stack: ``(url, runs, chunks, delay_ms, deadline_s,
+    ramp_s=0)``; runs start together, or spread evenly over ``ramp_s`` seconds."""
     if stack.startswith("rxreact_"):
         io = stack.removeprefix("rxreact_")
         return lambda *args: _rxreact(*args, io=io)
@@ -417,7 +433,12 @@ def _peers_python() -> str | None:
 def child(argv: list[str]) -> None:
     stack, url = argv[0], argv[1]
     runs, chunks, delay_ms, deadline_s = int(argv[2]), int(argv[3]), float(argv[4]), float(argv[5])
-    emit({"stack": stack, **measure(stack)(url, runs, chunks, delay_ms, deadline_s)})
+    ramp_s = float(argv[6]) if len(argv) > 6 else 0.0
+    # Every run holds a connection: room for ten thousand of them (the hard limit allows).
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    result = measure(stack)(url, runs, chunks, delay_ms, deadline_s, ramp_s)
+    emit({"stack": stack, **result})
 
 
 if __name__ == "__main__":
