@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from benchmarks import peers, scale, slow_subscriber
+from benchmarks import conversations, peers, scale, slow_subscriber
 from benchmarks.__main__ import _selected
 from benchmarks._harness import BenchError, Table, check_answer, mock_server, run_child
 from benchmarks._stacks import STACKS, make_session
@@ -60,6 +60,17 @@ def test_scale_runs_complete_with_the_right_text(url: str, stack: str) -> None:
     assert result["correct"] == 5
     assert result["errors"] == 0
     assert result["peak_threads"] >= 1
+
+
+def test_scale_runs_started_over_a_ramp_complete(url: str) -> None:
+    result = scale.measure("rxreact_loop")(url, 4, 3, 1.0, 30.0, 0.05)
+    assert (result["finished"], result["correct"], result["errors"]) == (True, 4, 0)
+
+
+def test_conversations_table_has_a_row_per_stack(url: str) -> None:
+    table = conversations.measure(url, runs=3, chunks=2, delay_ms=1.0, ramp_s=0.01, deadline_s=30.0)
+    assert [row[0] for row in table.rows] == list(conversations.STACKS)
+    assert all(row[1] == "3/3" for row in table.rows)
 
 
 def test_slow_subscriber_child(url: str, capsys: pytest.CaptureFixture[str]) -> None:
