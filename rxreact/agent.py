@@ -60,7 +60,8 @@ from rxreact.model.base import ChatModel
 from rxreact.operators import deliver_on, finish_round, process_chunk, run_tools
 from rxreact.round import Mode, RoundState
 from rxreact.scheduling import shared_scheduler
-from rxreact.tools import Tool, as_tool
+from rxreact.tool_source import ToolSource, collect_tools
+from rxreact.tools import Tool
 
 __all__ = ["FORCED_FINAL_INSTRUCTION", "AgentResult", "ReactAgent"]
 
@@ -95,7 +96,8 @@ class ReactAgent:
 
     Args:
         model: any :class:`~rxreact.model.base.ChatModel` (``OpenAIChatModel``, ``ScriptedModel``).
-        tools: tools, or plain functions (made tools with ``@tool`` defaults).
+        tools: tools, plain functions (made tools with ``@tool`` defaults) and tool sources
+            such as :class:`rxreact.mcp.MCPServer` (their tools are listed once, here).
         max_rounds: model requests that offer tools; if the last still calls tools, they run and
             one forced round (``tool_choice="none"``) streams the answer.
         memory: where conversations live between runs (used with a ``conversation_id``).
@@ -118,7 +120,7 @@ class ReactAgent:
     def __init__(
         self,
         model: ChatModel,
-        tools: Iterable[Tool | Callable[..., Any]] = (),
+        tools: Iterable[Tool | Callable[..., Any] | ToolSource] = (),
         *,
         max_rounds: int = 5,
         memory: ChatMemory | None = None,
@@ -134,12 +136,7 @@ class ReactAgent:
         if max_rounds < 1:
             raise ValueError("max_rounds must be at least 1")
         self.model = model
-        self.tools: dict[str, Tool] = {}
-        for item in tools:
-            t = as_tool(item)
-            if t.name in self.tools:
-                raise ValueError(f"two tools are named {t.name!r}")
-            self.tools[t.name] = t
+        self.tools: dict[str, Tool] = collect_tools(tools)
         self.max_rounds = max_rounds
         self.memory = memory
         self.system_prompt = system_prompt

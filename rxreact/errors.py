@@ -6,6 +6,7 @@ call such as ``agent.call``) is an instance of :class:`RxReactError`::
     RxReactError
     ├── ConfigurationError            bad or missing settings (no API key, no model name)
     ├── ToolDefinitionError           a function that cannot become a tool
+    ├── ToolSourceError               a tool source (an MCP server) cannot be reached or listed
     ├── ModelError                    anything that went wrong talking to the model
     │   ├── ModelHTTPError            the endpoint answered with an HTTP error status
     │   │   ├── BadRequestError           400 / 422
@@ -50,6 +51,7 @@ __all__ = [
     "StreamProtocolError",
     "ToolDefinitionError",
     "ToolErrorBudgetExceededError",
+    "ToolSourceError",
     "http_error_for_status",
 ]
 
@@ -64,6 +66,10 @@ class ConfigurationError(RxReactError):
 
 class ToolDefinitionError(RxReactError):
     """A callable cannot be turned into a tool (unsupported signature, duplicate name...)."""
+
+
+class ToolSourceError(RxReactError):
+    """A tool source (an MCP server) could not be started, reached or listed."""
 
 
 class ModelError(RxReactError):

@@ -5,7 +5,7 @@ schema (through pydantic, so ``Annotated[int, Field(ge=0, description=...)]``, e
 defaults all work). Three kinds run the same way, as an ``Observable`` of one result:
 
 - a sync function runs on the tools scheduler (a thread pool, or virtual time in tests);
-- an ``async def`` runs on rxreact's background event loop;
+- an ``async def`` runs on rxreact's I/O event loop (:func:`rxreact.model._aio.io_loop`);
 - a function returning an ``Observable`` is subscribed to; its last value is the result.
 
 A parameter annotated :class:`~rxreact.cancellation.CancellationToken` receives the call's token.
@@ -17,7 +17,7 @@ import asyncio
 import inspect
 import json
 import threading
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, get_type_hints, overload
 
@@ -28,6 +28,7 @@ from reactivex.disposable import CompositeDisposable, Disposable, SerialDisposab
 from rxreact.cancellation import CancellationToken
 from rxreact.errors import ToolDefinitionError
 from rxreact.messages import ToolSpec
+from rxreact.model._aio import io_loop
 
 __all__ = ["Tool", "ToolArgumentsError", "tool"]
 
@@ -133,7 +134,8 @@ class Tool:
                 token.cancel()
 
             if inspect.iscoroutinefunction(self.function):
-                future = _background_loop().submit(self.function(**kwargs))
+                # The process's one I/O loop (rxreact-io): async tools and MCP sessions share it.
+                future = asyncio.run_coroutine_threadsafe(self.function(**kwargs), io_loop())
 
                 def on_done(f: Any) -> None:
                     if f.cancelled():
@@ -288,28 +290,3 @@ def _tidy_schema(schema: dict[str, Any]) -> dict[str, Any]:
             prop.pop("title", None)
     schema.setdefault("properties", {})
     return schema
-
-
-class _BackgroundLoop:
-    """One asyncio loop on a daemon thread, shared by every async tool of the process."""
-
-    def __init__(self) -> None:
-        self._loop = asyncio.new_event_loop()
-        thread = threading.Thread(target=self._loop.run_forever, name="rxreact-async-tools")
-        thread.daemon = True
-        thread.start()
-
-    def submit(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
-
-
-_loop_lock = threading.Lock()
-_loop: _BackgroundLoop | None = None
-
-
-def _background_loop() -> _BackgroundLoop:
-    global _loop
-    with _loop_lock:
-        if _loop is None:
-            _loop = _BackgroundLoop()
-        return _loop

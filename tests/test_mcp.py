@@ -1,0 +1,205 @@
+"""MCP servers as tool sources: real servers (the SDK's MCPServer) over stdio and streamable
+HTTP, whole agent runs against the loopback OpenAI mock."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from rxreact import OpenAIChatModel, ReactAgent, tool
+from rxreact.errors import ConfigurationError, ToolDefinitionError, ToolSourceError
+from rxreact.mcp import MCPServer
+from rxreact.model.script import Script, text_reply, tool_call_reply
+from rxreact.testing import MockOpenAIServer
+from tests.mcp_fixtures import SERVER_SCRIPT, HTTPServerProcess
+
+pytestmark = pytest.mark.integration
+
+
+@tool
+def local_time(city: str) -> str:
+    """The local time in a city."""
+    return f"12:00 in {city}"
+
+
+@pytest.fixture
+def serve() -> Iterator[Any]:
+    servers: list[MockOpenAIServer] = []
+    models: list[OpenAIChatModel] = []
+
+    def start(script: Script) -> tuple[MockOpenAIServer, OpenAIChatModel]:
+        server = MockOpenAIServer(script).start()
+        servers.append(server)
+        model = OpenAIChatModel("mock", base_url=server.base_url, api_key="sk-test", max_retries=0)
+        models.append(model)
+        return server, model
+
+    yield start
+    for model in models:
+        model.close()
+    for server in servers:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def http_process() -> Iterator[HTTPServerProcess]:
+    process = HTTPServerProcess()
+    yield process
+    process.stop()
+
+
+@pytest.fixture(scope="module", params=["stdio", "http"])
+def weather(request: pytest.FixtureRequest) -> Iterator[MCPServer]:
+    if request.param == "stdio":
+        server = MCPServer.stdio(sys.executable, [SERVER_SCRIPT, "stdio"])
+    else:
+        server = MCPServer.http(
+            request.getfixturevalue("http_process").url, headers={"X-Client": "tests"}
+        )
+    with server:
+        yield server
+
+
+def _tool_messages(request: dict[str, Any]) -> dict[str, str]:
+    calls = {
+        c["id"]: c["function"]["name"]
+        for m in request["messages"]
+        for c in m.get("tool_calls") or ()
+    }
+    return {
+        calls[m["tool_call_id"]]: m["content"] for m in request["messages"] if m["role"] == "tool"
+    }
+
+
+@pytest.mark.usefixtures("io_mode")
+def test_a_run_calls_mcp_tools_beside_local_ones(weather: MCPServer, serve: Any) -> None:
+    server, model = serve(
+        [
+            tool_call_reply(
+                ("get_weather", {"city": "Oslo"}),
+                ("local_time", {"city": "Oslo"}),
+                ("picture", {}),
+                ("fail", {"reason": "no such city"}),
+            ),
+            text_reply("Sunny, noon."),
+        ]
+    )
+    result = ReactAgent(model, [local_time, weather]).run("Weather and time in Oslo?")
+
+    assert result.answer == "Sunny, noon."
+    offered = {t["function"]["name"]: t["function"] for t in server.requests[0]["tools"]}
+    assert offered["get_weather"]["description"] == "The current weather in a city."
+    assert offered["get_weather"]["parameters"]["properties"]["city"]["type"] == "string"
+    assert offered["get_weather"]["parameters"]["required"] == ["city"]
+    assert {"local_time", "count", "slow", "pid"} <= set(offered)
+    results = _tool_messages(server.requests[1])
+    assert results["get_weather"] == "sunny in Oslo, 21 C"
+    assert results["local_time"] == "12:00 in Oslo"
+    assert results["picture"] == "a red square\n[image: image/png, 8 bytes]"  # described
+    assert "no such city" in results["fail"]  # isError: the model reads the server's text
+    assert results["fail"].startswith("Error")
+
+
+def test_two_servers_with_one_tool_name_need_a_prefix(http_process: HTTPServerProcess) -> None:
+    with (
+        MCPServer.http(http_process.url) as first,
+        MCPServer.http(http_process.url) as second,
+        MCPServer.http(http_process.url, prefix="backup_") as prefixed,
+    ):
+        with pytest.raises(ToolDefinitionError, match=r"get_weather.*prefix="):
+            ReactAgent(
+                OpenAIChatModel("m", base_url="http://127.0.0.1:9", api_key="k"), [first, second]
+            )
+        tools = {t.name: t for t in prefixed.as_tools()}
+        assert "backup_get_weather" in tools
+        assert tools["backup_get_weather"](city="Rome") == "sunny in Rome, 21 C"  # remote name
+
+
+def test_a_restarted_http_server_is_reconnected_once_and_the_call_retried(serve: Any) -> None:
+    process = HTTPServerProcess()
+    try:
+        # legacy: the initialize handshake gives a session id that the restarted server
+        # does not know (HTTP 404); MCP 2026-07-28 connections have no session to lose.
+        with MCPServer.http(process.url, mode="legacy") as weather:
+            _, model = serve(
+                [tool_call_reply(("get_weather", {"city": "Rome"})), text_reply("ok")] * 2
+            )
+            agent = ReactAgent(model, [weather])
+            assert agent.run("Rome?").messages[2].content == "sunny in Rome, 21 C"
+            process.restart()
+            assert agent.run("Rome again?").messages[2].content == "sunny in Rome, 21 C"
+    finally:
+        process.stop()
+
+
+def test_a_dead_server_is_an_error_result_not_a_crash(serve: Any) -> None:
+    process = HTTPServerProcess()
+    weather = MCPServer.http(process.url)
+    try:
+        _, model = serve([tool_call_reply(("get_weather", {"city": "Rome"})), text_reply("sorry")])
+        agent = ReactAgent(model, [weather])
+        process.stop()
+        result = agent.run("Rome?")
+        assert result.answer == "sorry"
+        tool_message = result.messages[2]
+        assert tool_message.content.startswith("Error")
+        assert "cannot connect" in tool_message.content
+    finally:
+        weather.close()
+
+
+def test_a_killed_stdio_server_is_started_again_and_closing_stops_it() -> None:
+    with MCPServer.stdio(sys.executable, [SERVER_SCRIPT, "stdio"]) as weather:
+        tools = {t.name: t for t in weather.as_tools()}
+        first = int(tools["pid"]())
+        os.kill(first, 9)
+        second = int(tools["pid"]())  # the call found the connection lost and reconnected
+        assert second != first
+        assert os.path.exists(f"/proc/{second}")
+    assert not os.path.exists(f"/proc/{second}")  # stopped and reaped when the block ended
+    with pytest.raises(ToolSourceError, match="closed"):
+        tools["get_weather"](city="x")
+
+
+def test_a_program_that_never_closes_leaves_no_server_process() -> None:
+    program = textwrap.dedent(
+        f"""
+        import sys
+        from rxreact.mcp import MCPServer
+        server = MCPServer.stdio(sys.executable, [{SERVER_SCRIPT!r}, "stdio"])
+        tools = {{t.name: t for t in server.as_tools()}}
+        print(tools["pid"](), flush=True)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=30, check=True
+    )
+    pid = int(done.stdout.split()[-1])
+    assert not os.path.exists(f"/proc/{pid}")
+
+
+def test_without_the_mcp_package_the_error_says_which_extra(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "mcp.client.stdio", None)
+    with pytest.raises(ConfigurationError, match=r"rxreact\[mcp\]"):
+        MCPServer.stdio("anything")
+
+
+def test_tool_schema_is_the_servers_own(weather: MCPServer) -> None:
+    tools = {t.name: t for t in weather.as_tools()}
+    assert json.dumps(tools["count"].parameters, sort_keys=True) == json.dumps(
+        {
+            "properties": {"n": {"title": "N", "type": "integer"}},
+            "required": ["n"],
+            "type": "object",
+        },
+        sort_keys=True,
+    )
