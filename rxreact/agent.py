@@ -62,6 +62,7 @@ from rxreact.round import Mode, RoundState
 from rxreact.scheduling import shared_scheduler
 from rxreact.tool_source import ToolSource, collect_tools
 from rxreact.tools import Tool
+from rxreact.tracing import run_tracer
 
 __all__ = ["FORCED_FINAL_INSTRUCTION", "AgentResult", "ReactAgent"]
 
@@ -115,6 +116,10 @@ class ReactAgent:
             whether to send it; see ``OpenAIChatModel(send_reasoning=...)``).
         buffer_size: chunks buffered between the model's reader and the agent before the reader
             is held back.
+        tracer_provider: an OpenTelemetry ``TracerProvider`` for GenAI spans (default: the
+            global one, if set; none: no tracing, at no cost). See :mod:`rxreact.tracing`.
+        trace_content: record prompts, answers and tool arguments/results on the spans
+            (default: ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true``).
     """
 
     def __init__(
@@ -132,6 +137,8 @@ class ReactAgent:
         forced_final_instruction: str = FORCED_FINAL_INSTRUCTION,
         send_reasoning: bool = True,
         buffer_size: int | None = 1024,
+        tracer_provider: Any = None,
+        trace_content: bool | None = None,
     ) -> None:
         if max_rounds < 1:
             raise ValueError("max_rounds must be at least 1")
@@ -149,6 +156,9 @@ class ReactAgent:
         self.forced_final_instruction = forced_final_instruction
         self.send_reasoning = send_reasoning
         self.buffer_size = buffer_size
+        self.tracer_provider = tracer_provider
+        self.trace_content = trace_content
+        self._tracer_cache: tuple[Any, Any] | None = None
 
     def __repr__(self) -> str:
         return (
@@ -287,10 +297,12 @@ class _Run:
         self.usage: Usage | None = None
         self.tool_errors = 0
         self.run_id = uuid.uuid4().hex[:12]
+        self.trace = run_tracer(agent, conversation_id)
 
     def events(self) -> Observable[Any]:
         """The run: its steps, each subscribed when the one before completes."""
-        return reactivex.concat_with_iterable(self._steps())
+        steps = reactivex.concat_with_iterable(self._steps())
+        return steps if self.trace is None else self.trace.run(steps)
 
     # Everything below runs inside the generator, resumed on the agent's scheduler threads.
 
@@ -328,6 +340,7 @@ class _Run:
                     scheduler=agent.scheduler,
                     tools_scheduler=agent.tools_scheduler,
                     default_timeout=agent.tool_timeout,
+                    trace=self.trace,
                 )
             )
             self._add_results(calls, results)
@@ -372,6 +385,8 @@ class _Run:
             process_chunk(state),
             finish_round(state),
         )
+        if self.trace is not None:
+            model_events = self.trace.round(model_events, request, state)
         return starting_with(model_events, *prefix, RoundStarted(round=state.round))
 
     def _add_results(self, calls: Sequence[ToolCall], results: Sequence[ToolResult | None]) -> None:

@@ -21,6 +21,7 @@ from rxreact.operators._retry_unstarted import retry_unstarted_
 from rxreact.operators._run_tools import run_tools_
 from rxreact.round import RoundState
 from rxreact.tools import Tool
+from rxreact.tracing import RunTracer
 
 __all__ = ["deliver_on", "finish_round", "process_chunk", "retry_unstarted", "run_tools"]
 
@@ -116,6 +117,7 @@ def run_tools(
     scheduler: abc.SchedulerBase,
     tools_scheduler: abc.SchedulerBase,
     default_timeout: float | None = None,
+    trace: RunTracer | None = None,
 ) -> Callable[[Observable[ToolCall]], Observable[Any]]:
     """Run every tool call of a round concurrently; complete when all have a result.
 
@@ -140,6 +142,7 @@ def run_tools(
         scheduler: the clock for durations and timeouts.
         tools_scheduler: where sync tools run.
         default_timeout: seconds for tools without their own timeout; ``None``: no limit.
+        trace: the run's tracer: each call in an ``execute_tool`` span (``None``: no tracing).
 
     Returns:
         An operator ``Observable[ToolCall] -> Observable[AgentEvent]``.
@@ -152,6 +155,7 @@ def run_tools(
         scheduler=scheduler,
         tools_scheduler=tools_scheduler,
         default_timeout=default_timeout,
+        trace=trace,
     )
 
 

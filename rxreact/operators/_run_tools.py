@@ -14,6 +14,7 @@ from rxreact.cancellation import CancellationToken
 from rxreact.events import ToolExecutionStarted, ToolResult
 from rxreact.messages import ToolCall
 from rxreact.tools import Tool, ToolArgumentsError
+from rxreact.tracing import RunTracer
 
 
 class _ToolTimeoutError(Exception):
@@ -28,6 +29,7 @@ def run_tools_(
     scheduler: abc.SchedulerBase,
     tools_scheduler: abc.SchedulerBase,
     default_timeout: float | None,
+    trace: RunTracer | None = None,
 ) -> Callable[[Observable[ToolCall]], Observable[Any]]:
     def execute(call: ToolCall, position: int) -> Observable[Any]:
         def factory(_: abc.SchedulerBase) -> Observable[Any]:
@@ -74,6 +76,8 @@ def run_tools_(
                     outcome = run(tool, tool.parse_arguments(call.arguments))
                 except ToolArgumentsError as error:
                     outcome = failed(f"Error calling tool {call.name!r}: {error}")
+            if trace is not None:
+                outcome = trace.tool(call, outcome)
             return reactivex.concat(started, outcome)
 
         return reactivex.defer(factory)
