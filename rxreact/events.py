@@ -5,7 +5,8 @@ round the order is::
 
     round_started(1)  [reasoning_delta]*  [text_delta]*  round_mode_decided(tool_call)
     tool_call_started  tool_call_args_delta*  ...  round_finished(tool_call)
-    tool_execution_started*  tool_result*          (tools run concurrently: completion order)
+    tool_execution_started*  tool_progress*  tool_result*   (tools run concurrently:
+                                                             completion order)
     round_started(2)  round_mode_decided(final_answer)  text_delta*  round_finished(final_answer)
     final_answer                                   (always the last event of a successful run)
 
@@ -17,7 +18,7 @@ The ``type`` literals and field names are API: they never change meaning.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -36,6 +37,7 @@ __all__ = [
     "ToolCallArgsDelta",
     "ToolCallStarted",
     "ToolExecutionStarted",
+    "ToolProgress",
     "ToolResult",
     "agent_event_adapter",
 ]
@@ -112,6 +114,17 @@ class ToolExecutionStarted(_Event):
     name: str
 
 
+class ToolProgress(_Event):
+    """A running tool reported an intermediate value (an Observable's or async generator's
+    values, or a call of its ``progress`` parameter); ``tool_result`` still follows."""
+
+    type: Literal["tool_progress"] = "tool_progress"
+    call_id: str
+    name: str
+    value: Any
+    """What the tool reported, as it reported it (JSON-serializable for remote event logs)."""
+
+
 class ToolResult(_Event):
     """A tool call finished (or failed); ``content`` is what the model will read."""
 
@@ -162,6 +175,7 @@ AgentEvent = Annotated[
     | ToolCallStarted
     | ToolCallArgsDelta
     | ToolExecutionStarted
+    | ToolProgress
     | ToolResult
     | RoundFinished
     | MaxRoundsReached

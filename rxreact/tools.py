@@ -2,24 +2,31 @@
 
 A tool is a plain function. Its docstring becomes the description, its signature the JSON
 schema (through pydantic, so ``Annotated[int, Field(ge=0, description=...)]``, enums, models and
-defaults all work). Three kinds run the same way, as an ``Observable`` of one result:
+defaults all work). These kinds run the same way, as an ``Observable`` of one result:
 
 - a sync function runs on the tools scheduler (a thread pool, or virtual time in tests);
 - an ``async def`` runs on rxreact's I/O event loop (:func:`rxreact.model._aio.io_loop`);
-- a function returning an ``Observable`` is subscribed to; its last value is the result.
+- a function returning an ``Observable`` is subscribed to; its last value is the result;
+- an async generator runs on the I/O loop; its last value is the result.
 
-A parameter annotated :class:`~rxreact.cancellation.CancellationToken` receives the call's token.
+Tools can report progress (``tool_progress`` events): the values of an Observable or an async
+generator before its last one (each reported when the next one arrives, since only then is it
+known not to be the result), or, at once, every call of a parameter named ``progress``
+(annotated ``Callable[[Any], None]`` or not at all), which receives a function. A parameter
+annotated :class:`~rxreact.cancellation.CancellationToken` receives the call's token. Neither
+is part of the schema.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections.abc
 import inspect
 import json
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, get_type_hints, overload
+from typing import Any, get_origin, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from reactivex import Observable, abc
@@ -53,6 +60,7 @@ class Tool:
     """Seconds before the call is abandoned with an error result; ``None``: the agent's default."""
     _arguments_model: type[BaseModel] | None = None
     _token_parameter: str | None = None
+    _progress_parameter: str | None = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the underlying function directly (a decorated function stays callable)."""
@@ -99,19 +107,28 @@ class Tool:
         arguments: Mapping[str, Any],
         token: CancellationToken,
         scheduler: abc.SchedulerBase,
+        progress: Callable[[Any], None] | None = None,
     ) -> Observable[Any]:
         """Run the tool once, as a cold ``Observable`` of its one result.
 
         ::
 
-            sync / async:   ----------r|      (r on the tools scheduler / the event loop)
-            observable:     --a--b--c|  ->  --------c|  (its last value)
+            sync / async:     ----------r|      (r on the tools scheduler / the event loop)
+            observable:       --a--b--c|  ->  --------c|    progress a at b, b at c
+            async generator:  --a--b--c|  ->  --------c|    progress a at b, b at c
+            progress(v) calls from the function: progress v at once; the return value is
+            the result
 
-        Disposing sets ``token``; a result that arrives afterwards is dropped.
+        Disposing sets ``token``; a result or progress that arrives afterwards is dropped.
+
+        Args:
+            arguments: the parsed arguments.
+            token: set when the call is disposed.
+            scheduler: where a sync tool runs and an observable tool is subscribed.
+            progress: called with every intermediate value (from the tool's thread or the
+                event loop; calls of one invocation never overlap unless the tool itself
+                calls ``progress`` from several threads).
         """
-        kwargs = dict(arguments)
-        if self._token_parameter is not None:
-            kwargs[self._token_parameter] = token
 
         def subscribe(
             observer: abc.ObserverBase[Any], _: abc.SchedulerBase | None = None
@@ -129,13 +146,30 @@ class Tool:
                     done.set()
                     observer.on_error(error)
 
+            def report(value: Any) -> None:
+                if progress is not None and not done.is_set():
+                    progress(value)
+
             def cancel() -> None:
                 done.set()
                 token.cancel()
 
-            if inspect.iscoroutinefunction(self.function):
+            kwargs = dict(arguments)
+            if self._token_parameter is not None:
+                kwargs[self._token_parameter] = token
+            if self._progress_parameter is not None:
+                kwargs[self._progress_parameter] = report
+
+            if inspect.iscoroutinefunction(self.function) or inspect.isasyncgenfunction(
+                self.function
+            ):
                 # The process's one I/O loop (rxreact-io): async tools and MCP sessions share it.
-                future = asyncio.run_coroutine_threadsafe(self.function(**kwargs), io_loop())
+                coroutine = (
+                    _drain(self.function(**kwargs), report)
+                    if inspect.isasyncgenfunction(self.function)
+                    else self.function(**kwargs)
+                )
+                future = asyncio.run_coroutine_threadsafe(coroutine, io_loop())
 
                 def on_done(f: Any) -> None:
                     if f.cancelled():
@@ -166,8 +200,14 @@ class Tool:
                     return
                 if isinstance(result, Observable):
                     last: list[Any] = []
+
+                    def on_value(value: Any) -> None:
+                        if last:  # the value before is known to be intermediate now
+                            report(last[0])
+                        last[:] = [value]
+
                     inner.disposable = result.subscribe(
-                        last.append,
+                        on_value,
                         fail,
                         lambda: emit(last[-1] if last else None),
                         scheduler=scheduler,
@@ -239,12 +279,16 @@ def _build_tool(
         raise ToolDefinitionError(f"tool {tool_name!r}: cannot read annotations: {error}") from None
     fields: dict[str, Any] = {}
     token_parameter = None
+    progress_parameter = None
     for parameter in inspect.signature(fn).parameters.values():
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
             raise ToolDefinitionError(f"tool {tool_name!r}: *args/**kwargs cannot be described")
         annotation = hints.get(parameter.name, Any)
         if annotation is CancellationToken:
             token_parameter = parameter.name
+            continue
+        if parameter.name == PROGRESS_PARAMETER and _is_callback(annotation):
+            progress_parameter = parameter.name
             continue
         default = ... if parameter.default is parameter.empty else parameter.default
         fields[parameter.name] = (annotation, default)
@@ -265,6 +309,7 @@ def _build_tool(
         timeout=timeout,
         _arguments_model=arguments_model,
         _token_parameter=token_parameter,
+        _progress_parameter=progress_parameter,
     )
 
 
@@ -290,3 +335,23 @@ def _tidy_schema(schema: dict[str, Any]) -> dict[str, Any]:
             prop.pop("title", None)
     schema.setdefault("properties", {})
     return schema
+
+
+PROGRESS_PARAMETER = "progress"
+"""A tool parameter of this name, annotated as a callable (or not at all), receives a function
+that reports an intermediate value; it is not part of the schema."""
+
+
+def _is_callback(annotation: Any) -> bool:
+    return annotation is Any or collections.abc.Callable in (annotation, get_origin(annotation))
+
+
+async def _drain(values: AsyncIterator[Any], report: Callable[[Any], None]) -> Any:
+    """An async generator tool's values: each is progress once the next one comes; the last
+    one is the result."""
+    last: list[Any] = []
+    async for value in values:
+        if last:
+            report(last[0])
+        last[:] = [value]
+    return last[0] if last else None

@@ -8,13 +8,16 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from reactivex import operators as ops
 
 from rxreact import OpenAIChatModel, ReactAgent, tool
 from rxreact.errors import ConfigurationError, ToolDefinitionError, ToolSourceError
+from rxreact.events import ToolProgress, ToolResult
 from rxreact.mcp import MCPServer
 from rxreact.model.script import Script, text_reply, tool_call_reply
 from rxreact.testing import MockOpenAIServer
@@ -203,3 +206,30 @@ def test_tool_schema_is_the_servers_own(weather: MCPServer) -> None:
         },
         sort_keys=True,
     )
+
+
+@pytest.mark.usefixtures("io_mode")
+def test_mcp_progress_is_tool_progress_events(weather: MCPServer, serve: Any) -> None:
+    _, model = serve([tool_call_reply(("count", {"n": 3})), text_reply("done")])
+    events = ReactAgent(model, [weather]).stream("count").pipe(ops.to_list()).run()
+
+    progress = [e for e in events if isinstance(e, ToolProgress)]
+    assert [e.value for e in progress] == [
+        {"progress": float(i), "total": 3.0, "message": f"step {i}"} for i in (1, 2, 3)
+    ]
+    (result,) = [e for e in events if isinstance(e, ToolResult)]
+    assert result.content == "counted to 3"
+
+
+def test_disposing_a_run_cancels_the_mcp_call_on_the_server(weather: MCPServer, serve: Any) -> None:
+    _, model = serve([tool_call_reply(("slow", {})), text_reply("never")])
+    running = threading.Event()
+    subscription = (
+        ReactAgent(model, [weather])
+        .stream("wait")
+        .subscribe(lambda e: running.set() if isinstance(e, ToolProgress) else None)
+    )
+    assert running.wait(20)  # the server reported that the tool started
+    subscription.dispose()
+    tools = {t.name: t for t in weather.as_tools()}
+    assert tools["was_cancelled"]() == "true"  # the server's handler saw the cancellation

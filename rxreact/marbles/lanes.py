@@ -12,7 +12,8 @@ An agent run splits into lanes by event kind; anything else goes to the ``value`
     reasoning    reasoning_delta                                  a, b, c... one per distinct delta
     text         text_delta                                       a, b, c... one per distinct delta
     tool_calls   tool_call_started, tool_call_args_delta          A started, a arguments (B b...)
-    tools        tool_execution_started, tool_result              A started, a result (B b...)
+    tools        tool_execution_started, tool_progress,           A started, a result (B b...)
+                 tool_result                                      ~ progress (any call)
     value        anything else                                    a, b, c... one per distinct value
 
 Letters of the two tool lanes follow the run's calls in order, so call ``B`` is the same call in
@@ -46,6 +47,7 @@ _EVENT_LANES = {
     "tool_call_started": "tool_calls",
     "tool_call_args_delta": "tool_calls",
     "tool_execution_started": "tools",
+    "tool_progress": "tools",
     "tool_result": "tools",
 }
 
@@ -156,6 +158,15 @@ def _call_symbols(values: Sequence[Any]) -> tuple[list[str], dict[str, Any]]:
             symbol = letter(key).lower()
             arguments[symbol] = arguments.get(symbol, "") + str(getattr(value, "delta", ""))
             legend[symbol] = arguments[symbol]
+        elif kind == "tool_progress":
+            symbol = "~"
+            key = (number, str(getattr(value, "call_id", "")))
+            shown = f"{letter(key)}: {getattr(value, 'value', '')!r}"
+            before = legend.get("~")
+            if before is None:
+                legend["~"] = f"progress {shown}"
+            elif len(before) < 120:  # a long-running tool's progress would flood the legend
+                legend["~"] = f"{before}, {shown}"
         elif kind == "tool_result":
             symbol = letter((number, str(getattr(value, "call_id", "")))).lower()
             content = str(getattr(value, "content", ""))

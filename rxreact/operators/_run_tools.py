@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from datetime import timedelta
 from typing import Any
 
 import reactivex
@@ -11,7 +12,7 @@ from reactivex import operators as ops
 
 from rxreact._immediate import immediately
 from rxreact.cancellation import CancellationToken
-from rxreact.events import ToolExecutionStarted, ToolResult
+from rxreact.events import ToolExecutionStarted, ToolProgress, ToolResult
 from rxreact.messages import ToolCall
 from rxreact.tools import Tool, ToolArgumentsError
 from rxreact.tracing import RunTracer
@@ -51,14 +52,29 @@ def run_tools_(
                 return reactivex.defer(lambda _: immediately(result(message, True)))
 
             def run(tool: Tool, arguments: dict[str, Any]) -> Observable[Any]:
-                body = tool.invoke(arguments, CancellationToken(), tools_scheduler)
+                def invoke(
+                    observer: abc.ObserverBase[Any], _: abc.SchedulerBase | None = None
+                ) -> abc.DisposableBase:
+                    def progress(value: Any) -> None:
+                        observer.on_next(
+                            ToolProgress(
+                                round=round_number, call_id=call.id, name=call.name, value=value
+                            )
+                        )
+
+                    body = tool.invoke(arguments, CancellationToken(), tools_scheduler, progress)
+                    return body.pipe(
+                        ops.map(lambda value: result(_to_text(value), False))
+                    ).subscribe(observer)
+
+                body: Observable[Any] = Observable(invoke)
                 timeout = tool.timeout if tool.timeout is not None else default_timeout
                 if timeout is not None:
-                    body = body.pipe(
-                        ops.timeout(timeout, reactivex.throw(_ToolTimeoutError(timeout)), scheduler)
-                    )
+                    # A deadline, not a gap between values: progress does not extend it.
+                    deadline = scheduler.now + timedelta(seconds=timeout)
+                    other = reactivex.throw(_ToolTimeoutError(timeout))
+                    body = body.pipe(ops.timeout(deadline, other, scheduler))
                 return body.pipe(
-                    ops.map(lambda value: result(_to_text(value), False)),
                     ops.catch(lambda error, _: immediately(result(_describe(call, error), True))),
                 )
 
