@@ -36,6 +36,7 @@ from reactivex import operators as ops
 from reactivex.scheduler import VirtualTimeScheduler
 
 from rxreact._immediate import immediately, starting_with
+from rxreact.approval import Approvals, Approver
 from rxreact.errors import AgentError, ChatMemoryError, RxReactError, ToolErrorBudgetExceededError
 from rxreact.events import (
     AgentEvent,
@@ -120,6 +121,11 @@ class ReactAgent:
             global one, if set; none: no tracing, at no cost). See :mod:`rxreact.tracing`.
         trace_content: record prompts, answers and tool arguments/results on the spans
             (default: ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true``).
+        approver: decides calls of tools that require approval (``@tool(requires_approval=
+            ...)``); see :mod:`rxreact.approval`. Without one, a cold stream denies them and
+            a hot run waits for ``run.approve`` / ``run.deny``.
+        approval_timeout: seconds a call waits for approval before it counts as denied
+            (``None``: no limit).
     """
 
     def __init__(
@@ -139,6 +145,8 @@ class ReactAgent:
         buffer_size: int | None = 1024,
         tracer_provider: Any = None,
         trace_content: bool | None = None,
+        approver: Approver | None = None,
+        approval_timeout: float | None = None,
     ) -> None:
         if max_rounds < 1:
             raise ValueError("max_rounds must be at least 1")
@@ -158,6 +166,8 @@ class ReactAgent:
         self.buffer_size = buffer_size
         self.tracer_provider = tracer_provider
         self.trace_content = trace_content
+        self.approver = approver
+        self.approval_timeout = approval_timeout
         self._tracer_cache: tuple[Any, Any] | None = None
 
     def __repr__(self) -> str:
@@ -298,6 +308,9 @@ class _Run:
         self.tool_errors = 0
         self.run_id = uuid.uuid4().hex[:12]
         self.trace = run_tracer(agent, conversation_id)
+        self.approvals = Approvals(agent.approver, agent.tools_scheduler)
+        """The tool calls waiting for approval; a hot run's handle sets ``external`` and
+        forwards ``approve`` / ``deny`` here."""
 
     def events(self) -> Observable[Any]:
         """The run: its steps, each subscribed when the one before completes."""
@@ -341,6 +354,8 @@ class _Run:
                     tools_scheduler=agent.tools_scheduler,
                     default_timeout=agent.tool_timeout,
                     trace=self.trace,
+                    approvals=self.approvals,
+                    approval_timeout=agent.approval_timeout,
                 )
             )
             self._add_results(calls, results)

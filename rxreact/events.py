@@ -34,6 +34,7 @@ __all__ = [
     "RoundModeDecided",
     "RoundStarted",
     "TextDelta",
+    "ToolApprovalRequested",
     "ToolCallArgsDelta",
     "ToolCallStarted",
     "ToolExecutionStarted",
@@ -106,6 +107,21 @@ class ToolCallArgsDelta(_Event):
     delta: str
 
 
+class ToolApprovalRequested(_Event):
+    """A tool call waits for approval before it runs (``@tool(requires_approval=...)``).
+
+    Answer with ``run.approve(call_id)`` / ``run.deny(call_id, reason)`` on a hot run, or the
+    agent's ``approver=``. Then ``tool_execution_started`` follows, or a ``tool_result`` that
+    says the call was denied.
+    """
+
+    type: Literal["tool_approval_requested"] = "tool_approval_requested"
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    """The validated arguments the tool would run with."""
+
+
 class ToolExecutionStarted(_Event):
     """A tool began running."""
 
@@ -174,6 +190,7 @@ AgentEvent = Annotated[
     | RoundModeDecided
     | ToolCallStarted
     | ToolCallArgsDelta
+    | ToolApprovalRequested
     | ToolExecutionStarted
     | ToolProgress
     | ToolResult

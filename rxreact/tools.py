@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import collections.abc
+import dataclasses
 import inspect
 import json
 import threading
@@ -58,6 +59,8 @@ class Tool:
     function: Callable[..., Any]
     timeout: float | None = None
     """Seconds before the call is abandoned with an error result; ``None``: the agent's default."""
+    requires_approval: bool | Callable[[dict[str, Any]], bool] = False
+    """Ask before running: always, or when this predicate on the parsed arguments is true."""
     _arguments_model: type[BaseModel] | None = None
     _token_parameter: str | None = None
     _progress_parameter: str | None = None
@@ -65,6 +68,11 @@ class Tool:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the underlying function directly (a decorated function stays callable)."""
         return self.function(*args, **kwargs)
+
+    def needs_approval(self, arguments: dict[str, Any]) -> bool:
+        """Whether a call with these (parsed) arguments must be approved before it runs."""
+        rule = self.requires_approval
+        return bool(rule(arguments)) if callable(rule) else rule
 
     @property
     def spec(self) -> ToolSpec:
@@ -226,7 +234,11 @@ def tool(function: Callable[..., Any], /) -> Tool: ...
 
 @overload
 def tool(
-    *, name: str | None = None, description: str | None = None, timeout: float | None = None
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    timeout: float | None = None,
+    requires_approval: bool | Callable[[dict[str, Any]], bool] = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -237,6 +249,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     timeout: float | None = None,
+    requires_approval: bool | Callable[[dict[str, Any]], bool] = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a function a :class:`Tool`; use bare (``@tool``) or with options (``@tool(timeout=5)``).
 
@@ -245,6 +258,8 @@ def tool(
         name: the name the model sees (default: the function's name).
         description: what the model reads (default: the docstring).
         timeout: seconds before a call fails with an error result (default: the agent's).
+        requires_approval: ask before each call (``True``), or when this predicate on the
+            parsed arguments says so; see :mod:`rxreact.approval`.
 
     Raises:
         ToolDefinitionError: ``*args``/``**kwargs``, missing annotations pydantic cannot handle,
@@ -252,7 +267,10 @@ def tool(
     """
 
     def build(fn: Callable[..., Any]) -> Tool:
-        return _build_tool(fn, name=name, description=description, timeout=timeout)
+        built = _build_tool(fn, name=name, description=description, timeout=timeout)
+        if requires_approval:
+            return dataclasses.replace(built, requires_approval=requires_approval)
+        return built
 
     return build(function) if function is not None else build
 

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 from reactivex import Observable, abc
 
+from rxreact.approval import Approvals
 from rxreact.events import ToolResult
 from rxreact.messages import ToolCall
 from rxreact.model.chunks import ChatChunk
@@ -118,6 +119,8 @@ def run_tools(
     tools_scheduler: abc.SchedulerBase,
     default_timeout: float | None = None,
     trace: RunTracer | None = None,
+    approvals: Approvals | None = None,
+    approval_timeout: float | None = None,
 ) -> Callable[[Observable[ToolCall]], Observable[Any]]:
     """Run every tool call of a round concurrently; complete when all have a result.
 
@@ -143,6 +146,9 @@ def run_tools(
         tools_scheduler: where sync tools run.
         default_timeout: seconds for tools without their own timeout; ``None``: no limit.
         trace: the run's tracer: each call in an ``execute_tool`` span (``None``: no tracing).
+        approvals: where calls of tools that require approval wait for a decision
+            (``tool_approval_requested`` first; ``None``: such tools run unasked).
+        approval_timeout: seconds a call waits for a decision before it counts as denied.
 
     Returns:
         An operator ``Observable[ToolCall] -> Observable[AgentEvent]``.
@@ -156,6 +162,8 @@ def run_tools(
         tools_scheduler=tools_scheduler,
         default_timeout=default_timeout,
         trace=trace,
+        approvals=approvals,
+        approval_timeout=approval_timeout,
     )
 
 

@@ -11,8 +11,14 @@ from reactivex import Observable, abc
 from reactivex import operators as ops
 
 from rxreact._immediate import immediately
+from rxreact.approval import ApprovalDecision, Approvals
 from rxreact.cancellation import CancellationToken
-from rxreact.events import ToolExecutionStarted, ToolProgress, ToolResult
+from rxreact.events import (
+    ToolApprovalRequested,
+    ToolExecutionStarted,
+    ToolProgress,
+    ToolResult,
+)
 from rxreact.messages import ToolCall
 from rxreact.tools import Tool, ToolArgumentsError
 from rxreact.tracing import RunTracer
@@ -31,6 +37,8 @@ def run_tools_(
     tools_scheduler: abc.SchedulerBase,
     default_timeout: float | None,
     trace: RunTracer | None = None,
+    approvals: Approvals | None = None,
+    approval_timeout: float | None = None,
 ) -> Callable[[Observable[ToolCall]], Observable[Any]]:
     def execute(call: ToolCall, position: int) -> Observable[Any]:
         def factory(_: abc.SchedulerBase) -> Observable[Any]:
@@ -81,6 +89,29 @@ def run_tools_(
             started = immediately(
                 ToolExecutionStarted(round=round_number, call_id=call.id, name=call.name)
             )
+
+            def gated(tool: Tool, arguments: dict[str, Any], gate: Approvals) -> Observable[Any]:
+                """Ask first; on approval start and run the tool, on denial answer for it."""
+                request = ToolApprovalRequested(
+                    round=round_number, call_id=call.id, name=call.name, arguments=arguments
+                )
+                decision = gate.decision(request)  # waiting from now: an early approve counts
+                if approval_timeout is not None:
+                    reason = f"no decision within {approval_timeout:g} s"
+                    late = immediately(ApprovalDecision(approved=False, reason=reason))
+                    decision = decision.pipe(ops.timeout(approval_timeout, late, scheduler))
+
+                def decided(answer: ApprovalDecision) -> Observable[Any]:
+                    if answer.approved:
+                        return reactivex.concat(started, run(tool, arguments))
+                    because = f" Reason: {answer.reason}" if answer.reason else ""
+                    text = f"The call of tool {call.name!r} was denied; it did not run.{because}"
+                    return immediately(result(text, False))
+
+                return reactivex.concat(
+                    immediately(request), decision.pipe(ops.take(1), ops.flat_map(decided))
+                )
+
             tool = tools.get(call.name)
             if tool is None:
                 known = ", ".join(sorted(tools)) or "(none)"
@@ -89,9 +120,14 @@ def run_tools_(
                 )
             else:
                 try:
-                    outcome = run(tool, tool.parse_arguments(call.arguments))
+                    arguments = tool.parse_arguments(call.arguments)
                 except ToolArgumentsError as error:
                     outcome = failed(f"Error calling tool {call.name!r}: {error}")
+                else:
+                    if approvals is not None and _needs_approval(tool, arguments):
+                        whole = gated(tool, arguments, approvals)
+                        return whole if trace is None else trace.tool(call, whole)
+                    outcome = run(tool, arguments)
             if trace is not None:
                 outcome = trace.tool(call, outcome)
             return reactivex.concat(started, outcome)
@@ -105,6 +141,13 @@ def run_tools_(
         return source.pipe(ops.flat_map_indexed(execute))
 
     return run_tools
+
+
+def _needs_approval(tool: Tool, arguments: dict[str, Any]) -> bool:
+    try:
+        return tool.needs_approval(arguments)
+    except Exception:
+        return True  # a predicate that fails cannot vouch for the call: ask
 
 
 def _describe(call: ToolCall, error: Exception) -> str:

@@ -1,0 +1,190 @@
+"""Approval before a tool runs: approver callbacks (sync, async, Observable), predicates,
+denials, timeouts, and the approve/deny entry a hot run's handle uses."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import reactivex
+from reactivex import operators as ops
+
+from rxreact import InMemoryChatMemory, ReactAgent, tool
+from rxreact.agent import _Run
+from rxreact.approval import ApprovalDecision
+from rxreact.events import ToolApprovalRequested
+from rxreact.model.script import text_reply, tool_call_reply
+from rxreact.model.scripted import ScriptedModel
+from rxreact.testing.agent_marbles import run_marbles
+
+ran: list[str] = []
+
+
+@tool(requires_approval=True)
+def delete_file(path: str) -> str:
+    """Deletes a file."""
+    ran.append(path)
+    return f"deleted {path}"
+
+
+@tool(requires_approval=lambda arguments: arguments["amount"] > 100)
+def pay(amount: int) -> str:
+    """Pays an amount."""
+    ran.append(f"pay {amount}")
+    return f"paid {amount}"
+
+
+@tool
+def look(path: str) -> str:
+    """Reads a file."""
+    return f"contents of {path}"
+
+
+def _model(*calls: tuple[str, dict[str, Any]]) -> ScriptedModel:
+    return ScriptedModel([tool_call_reply(*calls), text_reply("done")])
+
+
+def _tool_messages(result: Any) -> list[str]:
+    return [m.content for m in result.messages if m.role == "tool"]
+
+
+def test_an_approved_call_runs_after_the_request_in_virtual_time() -> None:
+    ran.clear()
+    model = _model(("delete_file", {"path": "/tmp/a"}), ("look", {"path": "/tmp/b"}))
+
+    def approver(request: ToolApprovalRequested) -> reactivex.Observable[bool]:
+        assert (request.name, request.arguments) == ("delete_file", {"path": "/tmp/a"})
+        return reactivex.timer(5.0).pipe(ops.map(lambda _: True))  # a person takes 5 s
+
+    recording = run_marbles(
+        lambda s: ReactAgent(model, [delete_file, look], scheduler=s, approver=approver)
+    )
+    events = [m.value for m in recording.marbles if m.kind == "next" and not m.side]
+    kinds = [(e.type, getattr(e, "name", "")) for e in events if "tool_" in e.type]
+    delete_events = [k for k, name in kinds if name == "delete_file" and k != "tool_call_started"]
+    assert delete_events == ["tool_approval_requested", "tool_execution_started", "tool_result"]
+    asked = recording.times("tool_approval_requested")[0]
+    started = [
+        m.time
+        for m in recording.marbles
+        if getattr(m.value, "type", "") == "tool_execution_started"
+    ]
+    assert max(started) - asked == 5.0  # waited on the clock, no thread held
+    assert ran == ["/tmp/a"]
+    assert recording.completed
+
+
+def test_a_denial_is_the_result_the_model_reads_and_the_tool_never_runs() -> None:
+    ran.clear()
+    memory = InMemoryChatMemory()
+    agent = ReactAgent(
+        _model(("delete_file", {"path": "/etc"})),
+        [delete_file],
+        memory=memory,
+        approver=lambda request: ApprovalDecision(approved=False, reason="system files"),
+    )
+    result = agent.run("clean up", conversation_id="c1")
+
+    assert ran == []
+    (message,) = _tool_messages(result)
+    assert "denied" in message
+    assert "system files" in message
+    assert result.answer == "done"
+    assert [m.role for m in memory.load("c1")] == ["user", "assistant", "tool", "assistant"]
+
+
+def test_a_predicate_asks_only_for_the_calls_it_selects() -> None:
+    ran.clear()
+    asked: list[dict[str, Any]] = []
+
+    def approver(request: ToolApprovalRequested) -> bool:
+        asked.append(request.arguments)
+        return False
+
+    agent = ReactAgent(
+        _model(("pay", {"amount": 20}), ("pay", {"amount": 500})), [pay], approver=approver
+    )
+    small, big = _tool_messages(agent.run("pay both"))
+    assert asked == [{"amount": 500}]
+    assert small == "paid 20"
+    assert "denied" in big
+    assert ran == ["pay 20"]
+
+
+def test_an_async_approver_on_real_threads() -> None:
+    ran.clear()
+
+    async def approver(request: ToolApprovalRequested) -> bool:
+        return request.arguments["path"].startswith("/tmp/")
+
+    agent = ReactAgent(
+        _model(("delete_file", {"path": "/tmp/x"}), ("delete_file", {"path": "/home/y"})),
+        [delete_file],
+        approver=approver,
+    )
+    allowed, refused = _tool_messages(agent.run("delete"))
+    assert allowed == "deleted /tmp/x"
+    assert "denied" in refused
+    assert ran == ["/tmp/x"]
+
+
+def test_no_decision_in_time_counts_as_a_denial() -> None:
+    ran.clear()
+    model = _model(("delete_file", {"path": "/tmp/a"}))
+    recording = run_marbles(
+        lambda s: ReactAgent(
+            model,
+            [delete_file],
+            scheduler=s,
+            approver=lambda request: reactivex.never(),
+            approval_timeout=30.0,
+        )
+    )
+    (result,) = recording.of_type("tool_result")
+    assert "no decision within 30 s" in result.content
+    assert result.duration_s == 30.0
+    assert ran == []
+
+
+def test_without_an_approver_a_cold_stream_denies_at_once() -> None:
+    ran.clear()
+    result = ReactAgent(_model(("delete_file", {"path": "/tmp/a"})), [delete_file]).run("go")
+    (message,) = _tool_messages(result)
+    assert "no approver is configured" in message
+    assert ran == []
+
+
+def test_approve_from_the_event_itself_and_dispose_while_waiting() -> None:
+    """What ``run.approve`` / ``run.deny`` of a hot run do: answer by call id, even from the
+    subscriber that sees the request (before the call has subscribed to its decision)."""
+    ran.clear()
+    agent = ReactAgent(_model(("delete_file", {"path": "/tmp/a"})), [delete_file])
+    run = _Run(agent, "go", None)
+    run.approvals.external = True
+    done = threading.Event()
+
+    def on_next(event: Any) -> None:
+        if isinstance(event, ToolApprovalRequested):
+            assert run.approvals.approve(event.call_id)
+
+    agent._subscribe(run, on_next, lambda e: done.set(), done.set)
+    assert done.wait(10)
+    assert ran == ["/tmp/a"]
+    assert run.approvals.pending() == []
+
+    # A run disposed while it waits: the request is withdrawn, the tool never runs.
+    memory = InMemoryChatMemory()
+    agent = ReactAgent(_model(("delete_file", {"path": "/tmp/b"})), [delete_file], memory=memory)
+    run = _Run(agent, "go", "c2")
+    run.approvals.external = True
+    waiting = threading.Event()
+    subscription = agent._subscribe(
+        run, lambda e: waiting.set() if isinstance(e, ToolApprovalRequested) else None
+    )
+    assert waiting.wait(10)
+    assert len(run.approvals.pending()) == 1
+    subscription.dispose()
+    assert run.approvals.pending() == []
+    assert not run.approvals.deny("call_x")  # nothing waits any more
+    assert ran == ["/tmp/a"]
+    assert memory.load("c2") == []  # nothing committed: the conversation stays valid
