@@ -17,7 +17,7 @@ from reactivex import operators as ops
 
 from rxreact import OpenAIChatModel, ReactAgent, tool
 from rxreact.errors import ConfigurationError, ToolDefinitionError, ToolSourceError
-from rxreact.events import ToolProgress, ToolResult
+from rxreact.events import ToolApprovalRequested, ToolProgress, ToolResult
 from rxreact.mcp import MCPServer
 from rxreact.model.script import Script, text_reply, tool_call_reply
 from rxreact.testing import MockOpenAIServer
@@ -233,3 +233,21 @@ def test_disposing_a_run_cancels_the_mcp_call_on_the_server(weather: MCPServer, 
     subscription.dispose()
     tools = {t.name: t for t in weather.as_tools()}
     assert tools["was_cancelled"]() == "true"  # the server's handler saw the cancellation
+
+
+def test_mcp_tools_can_require_approval(http_process: HTTPServerProcess, serve: Any) -> None:
+    asked: list[str] = []
+
+    def approver(request: ToolApprovalRequested) -> bool:
+        asked.append(request.name)
+        return False
+
+    _, model = serve(
+        [tool_call_reply(("get_weather", {"city": "Oslo"}), ("pid", {})), text_reply("ok")]
+    )
+    with MCPServer.http(http_process.url, requires_approval={"get_weather"}) as weather:
+        result = ReactAgent(model, [weather], approver=approver).run("go")
+    weather_result, pid_result = (m.content for m in result.messages if m.role == "tool")
+    assert asked == ["get_weather"]
+    assert "denied" in weather_result
+    assert pid_result.isdigit()

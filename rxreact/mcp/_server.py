@@ -7,7 +7,7 @@ import atexit
 import contextlib
 import threading
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +47,9 @@ class MCPServer:
         connect_timeout: seconds for connecting and listing the tools.
         mode: the SDK's protocol negotiation: ``"auto"`` (MCP 2026-07-28, falling back to
             the initialize handshake) or ``"legacy"`` (always the handshake).
+        requires_approval: ask before every call of the server's tools (``True``) or of
+            those named here (the server's names, without ``prefix``); see
+            :mod:`rxreact.approval`.
     """
 
     def __init__(
@@ -57,6 +60,7 @@ class MCPServer:
         prefix: str = "",
         connect_timeout: float = 30.0,
         mode: str = "auto",
+        requires_approval: bool | Collection[str] = False,
     ) -> None:
         """Prefer :meth:`stdio` and :meth:`http`; ``transport`` makes the SDK transport."""
         self._transport = transport
@@ -64,6 +68,7 @@ class MCPServer:
         self.prefix = prefix
         self.connect_timeout = connect_timeout
         self.mode = mode
+        self.requires_approval = requires_approval
         self._link: Link | None = None
         self._lock: asyncio.Lock | None = None  # made on the loop, where it is used
         self._closed = False
@@ -81,6 +86,7 @@ class MCPServer:
         prefix: str = "",
         connect_timeout: float = 30.0,
         mode: str = "auto",
+        requires_approval: bool | Collection[str] = False,
     ) -> MCPServer:
         """A server run as a subprocess, spoken to over its stdin/stdout.
 
@@ -104,6 +110,7 @@ class MCPServer:
             prefix=prefix,
             connect_timeout=connect_timeout,
             mode=mode,
+            requires_approval=requires_approval,
         )
 
     @classmethod
@@ -115,6 +122,7 @@ class MCPServer:
         prefix: str = "",
         connect_timeout: float = 30.0,
         mode: str = "auto",
+        requires_approval: bool | Collection[str] = False,
     ) -> MCPServer:
         """A server at a streamable-HTTP endpoint (``http://host:port/mcp``).
 
@@ -135,7 +143,12 @@ class MCPServer:
             return streamable.streamable_http_client(url, http_client=client)
 
         return cls(
-            transport, f"http:{url}", prefix=prefix, connect_timeout=connect_timeout, mode=mode
+            transport,
+            f"http:{url}",
+            prefix=prefix,
+            connect_timeout=connect_timeout,
+            mode=mode,
+            requires_approval=requires_approval,
         )
 
     def __repr__(self) -> str:
@@ -174,7 +187,9 @@ class MCPServer:
             """Call the tool directly (blocking), outside any run."""
             return run_on_io_loop(self._call(remote.name, arguments, None))
 
+        rule = self.requires_approval
         return _MCPTool(
+            requires_approval=rule if isinstance(rule, bool) else remote.name in rule,
             name=name,
             description=description,
             parameters=schema,
