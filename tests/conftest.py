@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import socket
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from rxreact.model.openai import OpenAIChatModel
+from rxreact.model.script import Script
+from rxreact.testing import MockOpenAIServer
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "streams"
 
@@ -32,3 +38,24 @@ def io_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     mode: str = request.param
     monkeypatch.setenv("RXREACT_IO", mode)
     return mode
+
+
+@pytest.fixture
+def serve() -> Iterator[Any]:
+    """``serve(script, model="mock") -> (server, model)``: a started loopback mock server and
+    an ``OpenAIChatModel`` on it (no retries); both closed after the test."""
+    servers: list[MockOpenAIServer] = []
+    models: list[OpenAIChatModel] = []
+
+    def start(script: Script, model: str = "mock") -> tuple[MockOpenAIServer, OpenAIChatModel]:
+        server = MockOpenAIServer(script).start()
+        servers.append(server)
+        chat = OpenAIChatModel(model, base_url=server.base_url, api_key="sk-test", max_retries=0)
+        models.append(chat)
+        return server, chat
+
+    yield start
+    for chat in models:
+        chat.close()
+    for server in servers:
+        server.stop()

@@ -19,8 +19,7 @@ from rxreact import OpenAIChatModel, ReactAgent, tool
 from rxreact.errors import ConfigurationError, ToolDefinitionError, ToolSourceError
 from rxreact.events import ToolApprovalRequested, ToolProgress, ToolResult
 from rxreact.mcp import MCPServer
-from rxreact.model.script import Script, text_reply, tool_call_reply
-from rxreact.testing import MockOpenAIServer
+from rxreact.model.script import text_reply, tool_call_reply
 from tests.mcp_fixtures import SERVER_SCRIPT, HTTPServerProcess
 
 pytestmark = pytest.mark.integration
@@ -30,25 +29,6 @@ pytestmark = pytest.mark.integration
 def local_time(city: str) -> str:
     """The local time in a city."""
     return f"12:00 in {city}"
-
-
-@pytest.fixture
-def serve() -> Iterator[Any]:
-    servers: list[MockOpenAIServer] = []
-    models: list[OpenAIChatModel] = []
-
-    def start(script: Script) -> tuple[MockOpenAIServer, OpenAIChatModel]:
-        server = MockOpenAIServer(script).start()
-        servers.append(server)
-        model = OpenAIChatModel("mock", base_url=server.base_url, api_key="sk-test", max_retries=0)
-        models.append(model)
-        return server, model
-
-    yield start
-    for model in models:
-        model.close()
-    for server in servers:
-        server.stop()
 
 
 @pytest.fixture(scope="module")
@@ -110,7 +90,9 @@ def test_a_run_calls_mcp_tools_beside_local_ones(weather: MCPServer, serve: Any)
     assert results["fail"].startswith("Error")
 
 
-def test_two_servers_with_one_tool_name_need_a_prefix(http_process: HTTPServerProcess) -> None:
+def test_two_servers_with_one_tool_name_need_a_prefix(
+    http_process: HTTPServerProcess, serve: Any
+) -> None:
     with (
         MCPServer.http(http_process.url) as first,
         MCPServer.http(http_process.url) as second,
@@ -120,9 +102,12 @@ def test_two_servers_with_one_tool_name_need_a_prefix(http_process: HTTPServerPr
             ReactAgent(
                 OpenAIChatModel("m", base_url="http://127.0.0.1:9", api_key="k"), [first, second]
             )
-        tools = {t.name: t for t in prefixed.as_tools()}
-        assert "backup_get_weather" in tools
-        assert tools["backup_get_weather"](city="Rome") == "sunny in Rome, 21 C"  # remote name
+        _, model = serve(
+            [tool_call_reply(("backup_get_weather", {"city": "Rome"})), text_reply("ok")]
+        )
+        result = ReactAgent(model, [first, prefixed]).run("Rome?")
+        assert result.messages[2].content == "sunny in Rome, 21 C"  # the server's own name called
+        assert prefixed.call_tool("get_weather", {"city": "Oslo"}) == "sunny in Oslo, 21 C"
 
 
 def test_a_restarted_http_server_is_reconnected_once_and_the_call_retried(serve: Any) -> None:
@@ -160,15 +145,14 @@ def test_a_dead_server_is_an_error_result_not_a_crash(serve: Any) -> None:
 
 def test_a_killed_stdio_server_is_started_again_and_closing_stops_it() -> None:
     with MCPServer.stdio(sys.executable, [SERVER_SCRIPT, "stdio"]) as weather:
-        tools = {t.name: t for t in weather.as_tools()}
-        first = int(tools["pid"]())
+        first = int(weather.call_tool("pid"))
         os.kill(first, 9)
-        second = int(tools["pid"]())  # the call found the connection lost and reconnected
+        second = int(weather.call_tool("pid"))  # found the connection lost: reconnected
         assert second != first
         assert os.path.exists(f"/proc/{second}")
     assert not os.path.exists(f"/proc/{second}")  # stopped and reaped when the block ended
     with pytest.raises(ToolSourceError, match="closed"):
-        tools["get_weather"](city="x")
+        weather.call_tool("get_weather", {"city": "x"})
 
 
 def test_a_program_that_never_closes_leaves_no_server_process() -> None:
@@ -177,8 +161,8 @@ def test_a_program_that_never_closes_leaves_no_server_process() -> None:
         import sys
         from rxreact.mcp import MCPServer
         server = MCPServer.stdio(sys.executable, [{SERVER_SCRIPT!r}, "stdio"])
-        tools = {{t.name: t for t in server.as_tools()}}
-        print(tools["pid"](), flush=True)
+        server.as_tools()
+        print(server.call_tool("pid"), flush=True)
         """
     )
     done = subprocess.run(
@@ -231,8 +215,7 @@ def test_disposing_a_run_cancels_the_mcp_call_on_the_server(weather: MCPServer, 
     )
     assert running.wait(20)  # the server reported that the tool started
     subscription.dispose()
-    tools = {t.name: t for t in weather.as_tools()}
-    assert tools["was_cancelled"]() == "true"  # the server's handler saw the cancellation
+    assert weather.call_tool("was_cancelled") == "true"  # the server's handler was cancelled
 
 
 def test_mcp_tools_can_require_approval(http_process: HTTPServerProcess, serve: Any) -> None:

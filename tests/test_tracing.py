@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,12 +14,11 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
-from rxreact import OpenAIChatModel, ReactAgent, tool
+from rxreact import ReactAgent, tool
 from rxreact.errors import BadRequestError
 from rxreact.events import RoundStarted
 from rxreact.messages import Usage
-from rxreact.model.script import Hang, HTTPErrorReply, Script, text_reply, tool_call_reply
-from rxreact.testing import MockOpenAIServer
+from rxreact.model.script import Hang, HTTPErrorReply, text_reply, tool_call_reply
 
 pytestmark = pytest.mark.integration
 
@@ -52,25 +50,6 @@ def provider(exporter: InMemorySpanExporter) -> TracerProvider:
     return provider
 
 
-@pytest.fixture
-def serve() -> Iterator[Any]:
-    servers: list[MockOpenAIServer] = []
-    models: list[OpenAIChatModel] = []
-
-    def start(script: Script) -> OpenAIChatModel:
-        server = MockOpenAIServer(script).start()
-        servers.append(server)
-        model = OpenAIChatModel("gpt-test", base_url=server.base_url, api_key="k", max_retries=0)
-        models.append(model)
-        return model
-
-    yield start
-    for model in models:
-        model.close()
-    for server in servers:
-        server.stop()
-
-
 def _by_name(spans: tuple[ReadableSpan, ...]) -> dict[str, list[ReadableSpan]]:
     named: dict[str, list[ReadableSpan]] = {}
     for span in spans:
@@ -91,7 +70,7 @@ def _tool_round() -> list[Any]:
 def test_a_run_is_one_trace_of_genai_spans_across_threads(
     serve: Any, provider: TracerProvider, exporter: InMemorySpanExporter
 ) -> None:
-    model = serve(_tool_round())
+    _, model = serve(_tool_round(), "gpt-test")
     agent = ReactAgent(model, [get_weather, broken], tracer_provider=provider)
     outer = provider.get_tracer("test").start_span("http request")
     with trace.use_span(outer, end_on_exit=True):
@@ -133,7 +112,7 @@ def test_a_run_is_one_trace_of_genai_spans_across_threads(
 def test_content_is_recorded_when_opted_in(
     serve: Any, provider: TracerProvider, exporter: InMemorySpanExporter
 ) -> None:
-    model = serve(_tool_round())
+    _, model = serve(_tool_round(), "gpt-test")
     agent = ReactAgent(model, [get_weather, broken], tracer_provider=provider, trace_content=True)
     agent.run("Weather?")
     spans = _by_name(exporter.get_finished_spans())
@@ -152,7 +131,7 @@ def test_content_is_recorded_when_opted_in(
 def test_a_failed_request_is_recorded_on_the_chat_and_run_spans(
     serve: Any, provider: TracerProvider, exporter: InMemorySpanExporter
 ) -> None:
-    model = serve([HTTPErrorReply(400, "bad request")])
+    _, model = serve([HTTPErrorReply(400, "bad request")], "gpt-test")
     agent = ReactAgent(model, tracer_provider=provider)
     with pytest.raises(BadRequestError):
         agent.run("Hi")
@@ -166,7 +145,7 @@ def test_a_failed_request_is_recorded_on_the_chat_and_run_spans(
 def test_a_disposed_run_ends_its_spans_as_cancelled(
     serve: Any, provider: TracerProvider, exporter: InMemorySpanExporter
 ) -> None:
-    model = serve([[Hang()]])
+    _, model = serve([[Hang()]], "gpt-test")
     agent = ReactAgent(model, tracer_provider=provider)
     started = threading.Event()
     subscription = agent.stream("Hi").subscribe(
@@ -187,7 +166,7 @@ def test_the_global_provider_is_used_and_none_means_no_spans(
     exporter: InMemorySpanExporter,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    model = serve([text_reply("one"), text_reply("two")])
+    _, model = serve([text_reply("one"), text_reply("two")], "gpt-test")
     agent = ReactAgent(model)
     assert agent.run("Hi").answer == "one"  # no provider anywhere: nothing recorded
     assert exporter.get_finished_spans() == ()

@@ -8,18 +8,13 @@ import contextlib
 import threading
 import weakref
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from reactivex import Observable, abc
-from reactivex.disposable import Disposable
-
 from rxreact._extras import import_extra
-from rxreact.cancellation import CancellationToken
 from rxreact.errors import ToolSourceError
 from rxreact.mcp._content import result_text
 from rxreact.mcp._link import Link, is_connection_loss, open_link
-from rxreact.model._aio import io_loop, run_on_io_loop
+from rxreact.model._aio import run_on_io_loop
 from rxreact.tools import Tool
 
 __all__ = ["MCPServer", "MCPToolError"]
@@ -177,26 +172,36 @@ class MCPServer:
             return self._tools
 
     def _make_tool(self, remote: Any) -> Tool:
-        name = f"{self.prefix}{remote.name}"
+        rule = self.requires_approval
+
+        async def call(**arguments: Any) -> str:
+            progress = arguments.pop(_PROGRESS, None)
+            return await self._call(remote.name, arguments, progress)
+
         schema = {k: v for k, v in remote.input_schema.items() if k != "title"}
         schema.setdefault("type", "object")
         schema.setdefault("properties", {})
-        description = remote.description or remote.title or f"The MCP tool {remote.name}."
-
-        def call(**arguments: Any) -> str:
-            """Call the tool directly (blocking), outside any run."""
-            return run_on_io_loop(self._call(remote.name, arguments, None))
-
-        rule = self.requires_approval
-        return _MCPTool(
-            requires_approval=rule if isinstance(rule, bool) else remote.name in rule,
-            name=name,
-            description=description,
+        return Tool(
+            name=f"{self.prefix}{remote.name}",
+            description=remote.description or remote.title or f"The MCP tool {remote.name}.",
             parameters=schema,
-            function=call,
-            _server=self,
-            _remote_name=remote.name,
+            function=call,  # async: runs on the I/O loop; a dispose cancels it on the server
+            requires_approval=rule if isinstance(rule, bool) else remote.name in rule,
+            _progress_parameter=_PROGRESS,
         )
+
+    def call_tool(
+        self, name: str, arguments: Mapping[str, Any] | None = None, timeout: float | None = None
+    ) -> str:
+        """Call one of the server's tools directly, outside any run (blocking).
+
+        ``name`` is the server's name for it (without ``prefix``).
+
+        Raises:
+            MCPToolError: the tool answered with ``isError``.
+            ToolSourceError: the server cannot be reached.
+        """
+        return run_on_io_loop(self._call(name, dict(arguments or {}), None), timeout)
 
     # -- on the I/O loop ---------------------------------------------------------------------
 
@@ -286,50 +291,8 @@ class MCPServer:
         _open_servers.discard(self)
 
 
-@dataclass(frozen=True, eq=False)
-class _MCPTool(Tool):
-    """A tool whose calls go to an MCP server (on the I/O loop, no thread held)."""
-
-    _server: MCPServer | None = None
-    _remote_name: str = ""
-
-    def invoke(
-        self,
-        arguments: Mapping[str, Any],
-        token: CancellationToken,
-        scheduler: abc.SchedulerBase,
-        progress: Callable[[Any], None] | None = None,
-    ) -> Observable[Any]:
-        """One call, as a cold ``Observable`` of its text; disposing cancels it on the server."""
-        server = self._server
-        assert server is not None
-
-        def subscribe(
-            observer: abc.ObserverBase[Any], _: abc.SchedulerBase | None = None
-        ) -> abc.DisposableBase:
-            future = asyncio.run_coroutine_threadsafe(
-                server._call(self._remote_name, dict(arguments), progress), io_loop()
-            )
-
-            def on_done(f: Any) -> None:
-                if f.cancelled() or token.cancelled:
-                    return
-                error = f.exception()
-                if error is not None:
-                    observer.on_error(error)
-                else:
-                    observer.on_next(f.result())
-                    observer.on_completed()
-
-            future.add_done_callback(on_done)
-
-            def dispose() -> None:
-                token.cancel()
-                future.cancel()  # cancels the task: the SDK sends notifications/cancelled
-
-            return Disposable(dispose)
-
-        return Observable(subscribe)
+_PROGRESS = "__rxreact_progress"
+"""The keyword the progress callback is passed under (no MCP tool argument is named so)."""
 
 
 _open_servers: weakref.WeakSet[MCPServer] = weakref.WeakSet()
