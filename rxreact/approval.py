@@ -30,7 +30,7 @@ from reactivex.disposable import CompositeDisposable, Disposable
 from reactivex.subject import AsyncSubject
 
 from rxreact.events import ToolApprovalRequested
-from rxreact.model._aio import io_loop
+from rxreact.model.openai._aio import io_loop
 
 __all__ = ["ApprovalDecision", "Approvals", "Approver"]
 
@@ -72,6 +72,11 @@ class Approvals:
         self.external = external
         self._pending: dict[str, AsyncSubject[ApprovalDecision]] = {}
         self._lock = threading.Lock()
+
+    @property
+    def waiting(self) -> int:
+        """How many calls wait for a decision now (a run waiting for a person is not stalled)."""
+        return len(self._pending)
 
     def pending(self) -> list[str]:
         """The call ids waiting for a decision."""

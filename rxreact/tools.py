@@ -5,7 +5,7 @@ schema (through pydantic, so ``Annotated[int, Field(ge=0, description=...)]``, e
 defaults all work). These kinds run the same way, as an ``Observable`` of one result:
 
 - a sync function runs on the tools scheduler (a thread pool, or virtual time in tests);
-- an ``async def`` runs on rxreact's I/O event loop (:func:`rxreact.model._aio.io_loop`);
+- an ``async def`` runs on rxreact's I/O event loop (:func:`rxreact.model.openai._aio.io_loop`);
 - a function returning an ``Observable`` is subscribed to; its last value is the result;
 - an async generator runs on the I/O loop; its last value is the result.
 
@@ -36,7 +36,7 @@ from reactivex.disposable import CompositeDisposable, Disposable, SerialDisposab
 from rxreact.cancellation import CancellationToken
 from rxreact.errors import ToolDefinitionError
 from rxreact.messages import ToolSpec
-from rxreact.model._aio import io_loop
+from rxreact.model.openai._aio import io_loop
 
 __all__ = ["Tool", "ToolArgumentsError", "tool"]
 

@@ -13,8 +13,8 @@ from rxreact import InMemoryChatMemory, ReactAgent, tool
 from rxreact.agent import _Run
 from rxreact.approval import ApprovalDecision
 from rxreact.events import ToolApprovalRequested
-from rxreact.model.script import text_reply, tool_call_reply
-from rxreact.model.scripted import ScriptedModel
+from rxreact.model.scripted.model import ScriptedModel
+from rxreact.model.scripted.replies import text_reply, tool_call_reply
 from rxreact.testing.agent_marbles import run_marbles
 
 ran: list[str] = []

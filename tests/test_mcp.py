@@ -19,7 +19,7 @@ from rxreact import OpenAIChatModel, ReactAgent, tool
 from rxreact.errors import ConfigurationError, ToolDefinitionError, ToolSourceError
 from rxreact.events import ToolApprovalRequested, ToolProgress, ToolResult
 from rxreact.mcp import MCPServer
-from rxreact.model.script import text_reply, tool_call_reply
+from rxreact.model.scripted.replies import text_reply, tool_call_reply
 from tests.mcp_fixtures import SERVER_SCRIPT, HTTPServerProcess
 
 pytestmark = pytest.mark.integration

@@ -12,8 +12,8 @@ from reactivex import operators as ops
 
 from rxreact import ReactAgent, tool
 from rxreact.events import ToolProgress, ToolResult
-from rxreact.model.script import text_reply, tool_call_reply
-from rxreact.model.scripted import ScriptedModel
+from rxreact.model.scripted.model import ScriptedModel
+from rxreact.model.scripted.replies import text_reply, tool_call_reply
 from rxreact.testing.agent_marbles import run_marbles
 
 

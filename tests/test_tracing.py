@@ -18,7 +18,7 @@ from rxreact import ReactAgent, tool
 from rxreact.errors import BadRequestError
 from rxreact.events import RoundStarted
 from rxreact.messages import Usage
-from rxreact.model.script import Hang, HTTPErrorReply, text_reply, tool_call_reply
+from rxreact.model.scripted.replies import Hang, HTTPErrorReply, text_reply, tool_call_reply
 
 pytestmark = pytest.mark.integration
 

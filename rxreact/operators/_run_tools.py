@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from datetime import timedelta
 from typing import Any
 
 import reactivex
@@ -10,7 +9,7 @@ from pydantic import BaseModel
 from reactivex import Observable, abc
 from reactivex import operators as ops
 
-from rxreact._immediate import immediately
+from rxreact._immediate import immediately, starting_with
 from rxreact.approval import ApprovalDecision, Approvals
 from rxreact.cancellation import CancellationToken
 from rxreact.events import (
@@ -20,6 +19,7 @@ from rxreact.events import (
     ToolResult,
 )
 from rxreact.messages import ToolCall
+from rxreact.operators._timeout_with import timeout_with_
 from rxreact.tools import Tool, ToolArgumentsError
 from rxreact.tracing import RunTracer
 
@@ -60,6 +60,8 @@ def run_tools_(
                 return reactivex.defer(lambda _: immediately(result(message, True)))
 
             def run(tool: Tool, arguments: dict[str, Any]) -> Observable[Any]:
+                timeout = tool.timeout if tool.timeout is not None else default_timeout
+
                 def invoke(
                     observer: abc.ObserverBase[Any], _: abc.SchedulerBase | None = None
                 ) -> abc.DisposableBase:
@@ -71,24 +73,20 @@ def run_tools_(
                         )
 
                     body = tool.invoke(arguments, CancellationToken(), tools_scheduler, progress)
+                    if timeout is not None:
+                        # On the result alone (progress goes around it): a deadline for the
+                        # whole call, which progress does not extend.
+                        expired = reactivex.throw(_ToolTimeoutError(timeout))
+                        body = body.pipe(timeout_with_(timeout, expired, scheduler))
                     return body.pipe(
                         ops.map(lambda value: result(_to_text(value), False))
                     ).subscribe(observer)
 
-                body: Observable[Any] = Observable(invoke)
-                timeout = tool.timeout if tool.timeout is not None else default_timeout
-                if timeout is not None:
-                    # A deadline, not a gap between values: progress does not extend it.
-                    deadline = scheduler.now + timedelta(seconds=timeout)
-                    other = reactivex.throw(_ToolTimeoutError(timeout))
-                    body = body.pipe(ops.timeout(deadline, other, scheduler))
-                return body.pipe(
+                return Observable(invoke).pipe(
                     ops.catch(lambda error, _: immediately(result(_describe(call, error), True))),
                 )
 
-            started = immediately(
-                ToolExecutionStarted(round=round_number, call_id=call.id, name=call.name)
-            )
+            started = ToolExecutionStarted(round=round_number, call_id=call.id, name=call.name)
 
             def gated(tool: Tool, arguments: dict[str, Any], gate: Approvals) -> Observable[Any]:
                 """Ask first; on approval start and run the tool, on denial answer for it."""
@@ -99,18 +97,16 @@ def run_tools_(
                 if approval_timeout is not None:
                     reason = f"no decision within {approval_timeout:g} s"
                     late = immediately(ApprovalDecision(approved=False, reason=reason))
-                    decision = decision.pipe(ops.timeout(approval_timeout, late, scheduler))
+                    decision = decision.pipe(timeout_with_(approval_timeout, late, scheduler))
 
                 def decided(answer: ApprovalDecision) -> Observable[Any]:
                     if answer.approved:
-                        return reactivex.concat(started, run(tool, arguments))
+                        return starting_with(run(tool, arguments), started)
                     because = f" Reason: {answer.reason}" if answer.reason else ""
                     text = f"The call of tool {call.name!r} was denied; it did not run.{because}"
                     return immediately(result(text, False))
 
-                return reactivex.concat(
-                    immediately(request), decision.pipe(ops.take(1), ops.flat_map(decided))
-                )
+                return starting_with(decision.pipe(ops.take(1), ops.flat_map(decided)), request)
 
             tool = tools.get(call.name)
             if tool is None:
@@ -130,7 +126,9 @@ def run_tools_(
                     outcome = run(tool, arguments)
             if trace is not None:
                 outcome = trace.tool(call, outcome)
-            return reactivex.concat(started, outcome)
+            # Not ``reactivex.concat``: it schedules its second source and could lose it to the
+            # preemption race of ``concat_with_iterable`` (see ``concat_steps``).
+            return starting_with(outcome, started)
 
         return reactivex.defer(factory)
 
