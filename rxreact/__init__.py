@@ -14,6 +14,7 @@
 """
 
 from rxreact.agent import FORCED_FINAL_INSTRUCTION, AgentResult, ReactAgent
+from rxreact.approval import ApprovalDecision, Approver
 from rxreact.cancellation import CancellationToken
 from rxreact.errors import (
     AgentError,
@@ -35,6 +36,7 @@ from rxreact.errors import (
     StreamProtocolError,
     ToolDefinitionError,
     ToolErrorBudgetExceededError,
+    ToolSourceError,
 )
 from rxreact.events import (
     AgentEvent,
@@ -45,9 +47,11 @@ from rxreact.events import (
     RoundModeDecided,
     RoundStarted,
     TextDelta,
+    ToolApprovalRequested,
     ToolCallArgsDelta,
     ToolCallStarted,
     ToolExecutionStarted,
+    ToolProgress,
     ToolResult,
 )
 from rxreact.history import ensure_tool_calls_closed
@@ -67,6 +71,7 @@ from rxreact.model.base import ChatModel
 from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
 from rxreact.model.openai.client import OpenAIChatModel
 from rxreact.model.scripted.model import ScriptedModel
+from rxreact.tool_source import ToolSource
 from rxreact.tools import Tool, tool
 
 __version__ = "0.1.0"
