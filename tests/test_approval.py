@@ -70,6 +70,8 @@ def test_an_approved_call_runs_after_the_request_in_virtual_time() -> None:
         if getattr(m.value, "type", "") == "tool_execution_started"
     ]
     assert max(started) - asked == 5.0  # waited on the clock, no thread held
+    assert "?" in recording.to_marbles("tools")
+    assert "waiting for approval" in recording._repr_svg_()
     assert ran == ["/tmp/a"]
     assert recording.completed
 

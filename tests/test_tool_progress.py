@@ -56,6 +56,8 @@ def test_an_observable_tools_earlier_values_are_progress_in_virtual_time() -> No
     assert result.content == "file.bin"
     assert "~" in recording.to_marbles("tools")  # the tools lane shows the progress
     assert "progress" in recording.legend("tools")["~"]
+    svg = recording._repr_svg_()
+    assert svg.count("<title>progress</title>") == 2  # ticks on the download's bar
 
 
 def test_progress_callbacks_and_async_generators_on_real_threads() -> None:

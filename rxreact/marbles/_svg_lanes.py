@@ -50,6 +50,10 @@ class Execution:
     finished: bool
     is_error: bool
     content: str
+    progress: tuple[float, ...] = ()
+    """Times of the call's ``tool_progress`` events."""
+    asked: float | None = None
+    """When approval was requested (the wait runs from here to ``start``)."""
 
 
 def round_spans(recording: Recording) -> list[RoundSpan]:
@@ -82,23 +86,36 @@ def round_spans(recording: Recording) -> list[RoundSpan]:
 
 
 def executions(recording: Recording) -> list[Execution]:
-    started: dict[tuple[int, str], Marble] = {}
-    results: dict[tuple[int, str], Marble] = {}
+    by_type: dict[str, dict[tuple[int, str], Marble]] = {}
+    progress: dict[tuple[int, str], list[float]] = {}
     for marble in recording.lane("tools"):
         key = (marble.value.round, marble.value.call_id)
-        target = started if marble.value.type == "tool_execution_started" else results
-        target.setdefault(key, marble)
+        if marble.value.type == "tool_progress":
+            progress.setdefault(key, []).append(marble.time)
+        else:
+            by_type.setdefault(marble.value.type, {}).setdefault(key, marble)
+    started = by_type.get("tool_execution_started", {})
+    results = by_type.get("tool_result", {})
+    asked = by_type.get("tool_approval_requested", {})
     found = []
-    for key, begin in started.items():
+    for key in {**asked, **started}:
+        begin = started.get(key)
+        request = asked.get(key)
         result = results.get(key)
+        first = begin or request
+        assert first is not None
+        end = result.time if result else recording.end
         found.append(
             Execution(
-                name=begin.value.name,
-                start=begin.time,
-                end=result.time if result else recording.end,
+                name=first.value.name,
+                # a denied call never started: its bar is the moment of its result
+                start=begin.time if begin else end,
+                end=end,
                 finished=result is not None,
                 is_error=bool(result and result.value.is_error),
                 content=result.value.content if result else "(no result)",
+                progress=tuple(progress.get(key, ())),
+                asked=request.time if request else None,
             )
         )
     return found
@@ -210,6 +227,19 @@ def draw_tools(
                 f'<rect x="{x0:.1f}" y="{y + 2}" width="{x1 - x0:.1f}" height="{row_h - 5}" rx="3" '
                 f'fill="{fill}" stroke="{stroke}"{dash}><title>{escape(tip)}</title></rect>'
             )
+            if item.asked is not None:  # the wait for approval: a thin line up to the bar
+                xa = scale.x(item.asked)
+                canvas.add(
+                    f'<line x1="{xa:.1f}" x2="{x0:.1f}" y1="{y + row_h / 2}" y2="{y + row_h / 2}" '
+                    f'stroke="{COLORS["tool"]}" stroke-dasharray="2 2"><title>waiting for '
+                    f"approval</title></line>"
+                )
+            for at in item.progress:  # progress: white ticks on the bar
+                xp = scale.x(at)
+                canvas.add(
+                    f'<line x1="{xp:.1f}" x2="{xp:.1f}" y1="{y + 4}" y2="{y + row_h - 5}" '
+                    f'stroke="#fff" stroke-width="2"><title>progress</title></line>'
+                )
             label_x = x0 + 4 if inside else x1 + 4
             canvas.text(
                 label_x,

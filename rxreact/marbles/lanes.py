@@ -13,7 +13,7 @@ An agent run splits into lanes by event kind; anything else goes to the ``value`
     text         text_delta                                       a, b, c... one per distinct delta
     tool_calls   tool_call_started, tool_call_args_delta          A started, a arguments (B b...)
     tools        tool_execution_started, tool_progress,           A started, a result (B b...)
-                 tool_result                                      ~ progress (any call)
+                 tool_result, tool_approval_requested             ~ progress, ? approval asked
     value        anything else                                    a, b, c... one per distinct value
 
 Letters of the two tool lanes follow the run's calls in order, so call ``B`` is the same call in
@@ -48,6 +48,7 @@ _EVENT_LANES = {
     "tool_call_args_delta": "tool_calls",
     "tool_execution_started": "tools",
     "tool_progress": "tools",
+    "tool_approval_requested": "tools",
     "tool_result": "tools",
 }
 
@@ -158,6 +159,14 @@ def _call_symbols(values: Sequence[Any]) -> tuple[list[str], dict[str, Any]]:
             symbol = letter(key).lower()
             arguments[symbol] = arguments.get(symbol, "") + str(getattr(value, "delta", ""))
             legend[symbol] = arguments[symbol]
+        elif kind == "tool_approval_requested":
+            symbol = "?"
+            key = (number, str(getattr(value, "call_id", "")))
+            legend["?"] = (
+                f"{legend['?']}, {letter(key)}"
+                if "?" in legend
+                else "approval asked: " + letter(key)
+            )
         elif kind == "tool_progress":
             symbol = "~"
             key = (number, str(getattr(value, "call_id", "")))
