@@ -4,6 +4,7 @@ denials, timeouts, and the approve/deny entry a hot run's handle uses."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import reactivex
@@ -15,6 +16,8 @@ from rxreact.approval import ApprovalDecision
 from rxreact.events import ToolApprovalRequested
 from rxreact.model.scripted.model import ScriptedModel
 from rxreact.model.scripted.replies import text_reply, tool_call_reply
+from rxreact.scheduling import ElasticScheduler
+from rxreact.testing import ChaosScheduler
 from rxreact.testing.agent_marbles import run_marbles
 
 ran: list[str] = []
@@ -190,3 +193,58 @@ def test_approve_from_the_event_itself_and_dispose_while_waiting() -> None:
     assert not run.approvals.deny("call_x")  # nothing waits any more
     assert ran == ["/tmp/a"]
     assert memory.load("c2") == []  # nothing committed: the conversation stays valid
+
+
+@tool(requires_approval=True)
+def stepwise(n: int, progress: Callable[[Any], None]) -> str:
+    """Reports two steps, then answers."""
+    progress(1)
+    progress(2)
+    return f"done {n}"
+
+
+def test_many_approved_runs_with_progress_on_a_chaotic_scheduler() -> None:
+    scheduler = ChaosScheduler(8, preempt=0.5, max_pause=0.001, seed=5)
+    tools = ElasticScheduler(8, name="chaos_tools")
+    count = 300
+    lock = threading.Lock()
+    seen: dict[int, list[Any]] = {}
+    ended = threading.Semaphore(0)
+    failures: list[Exception] = []
+
+    async def async_yes(request: ToolApprovalRequested) -> bool:
+        return True
+
+    for n in range(count):
+        model = ScriptedModel([tool_call_reply(("stepwise", {"n": n})), text_reply("ok")])
+        approver = async_yes if n % 2 else (lambda request: True)
+        agent = ReactAgent(
+            model, [stepwise], scheduler=scheduler, tools_scheduler=tools, approver=approver
+        )
+
+        def on_next(event: Any, n: int = n) -> None:
+            if event.type.startswith("tool_") and event.type != "tool_call_args_delta":
+                with lock:
+                    seen.setdefault(n, []).append(event)
+
+        def on_error(error: Exception) -> None:
+            failures.append(error)
+            ended.release()
+
+        agent.stream("go").subscribe(on_next, on_error, ended.release)
+    for _ in range(count):
+        assert ended.acquire(timeout=30), "a run never ended"
+    assert failures == []
+    assert len(seen) == count
+    for n, events in seen.items():
+        kinds = [e.type for e in events]
+        assert kinds == [
+            "tool_call_started",
+            "tool_approval_requested",
+            "tool_execution_started",
+            "tool_progress",
+            "tool_progress",
+            "tool_result",
+        ], kinds
+        assert [e.value for e in events if e.type == "tool_progress"] == [1, 2]
+        assert events[-1].content == f"done {n}"
