@@ -248,3 +248,10 @@ def test_many_approved_runs_with_progress_on_a_chaotic_scheduler() -> None:
         ], kinds
         assert [e.value for e in events if e.type == "tool_progress"] == [1, 2]
         assert events[-1].content == f"done {n}"
+
+
+def test_approval_requests_survive_json() -> None:
+    from rxreact.events import agent_event_adapter
+
+    event = ToolApprovalRequested(round=2, call_id="c1", name="pay", arguments={"amount": 500})
+    assert agent_event_adapter.validate_json(agent_event_adapter.dump_json(event)) == event

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from mcp_fixtures import SERVER_SCRIPT, HTTPServerProcess
 from reactivex import operators as ops
 
 from rxreact import OpenAIChatModel, ReactAgent, tool
@@ -20,7 +21,6 @@ from rxreact.errors import ConfigurationError, ToolDefinitionError, ToolSourceEr
 from rxreact.events import ToolApprovalRequested, ToolProgress, ToolResult
 from rxreact.mcp import MCPServer
 from rxreact.model.scripted.replies import text_reply, tool_call_reply
-from tests.mcp_fixtures import SERVER_SCRIPT, HTTPServerProcess
 
 pytestmark = pytest.mark.integration
 

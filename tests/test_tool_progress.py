@@ -90,3 +90,10 @@ def test_progress_callbacks_and_async_generators_on_real_threads() -> None:
 def test_the_progress_parameter_is_not_in_the_schema() -> None:
     assert set(index.parameters["properties"]) == {"pages"}
     assert index.parameters["required"] == ["pages"]
+
+
+def test_progress_events_survive_json() -> None:
+    from rxreact.events import agent_event_adapter
+
+    event = ToolProgress(round=1, call_id="c1", name="index", value={"page": 1, "of": 3})
+    assert agent_event_adapter.validate_json(agent_event_adapter.dump_json(event)) == event
