@@ -35,7 +35,9 @@ class MCPServer:
     block, or the end of the process). Calls go through the official ``mcp`` SDK on rxreact's
     I/O loop and hold no thread while they wait. Disposing a run cancels its calls (the server
     is told); a lost connection or session (the server restarted) is reconnected once and the
-    call retried; a server that stays unreachable makes the call an error result.
+    call retried (a call whose connection broke mid-way may then run twice on the server: the
+    SDK cannot tell whether it ran); a server that stays unreachable makes the call an error
+    result.
 
     Args:
         prefix: put before every tool name (``"files_"``), to keep two servers' names apart.
