@@ -186,14 +186,20 @@ class RunTracer:
                     span.set_attribute("error.type", "tool_error")
                     span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, "tool error"))
 
-        return _spanned(events, start, on_event)
+        # Current while the call is subscribed: an async tool's task (an MCP call) copies
+        # that context, so its own spans, and the traceparent the MCP SDK sends, nest here.
+        return _spanned(events, start, on_event, current=True)
 
 
 def _spanned(
-    source: Observable[Any], start: Callable[[], Any], on_event: Callable[[Any, Any], None]
+    source: Observable[Any],
+    start: Callable[[], Any],
+    on_event: Callable[[Any, Any], None],
+    current: bool = False,
 ) -> Observable[Any]:
     """``source`` inside a span: opened at subscribe, ended before the terminal event is passed
     on (so a finished run's spans are exported when its subscriber hears of it), or at dispose.
+    With ``current``, the span is the thread's current one while ``source`` is subscribed.
 
     ::
 
@@ -235,7 +241,18 @@ def _spanned(
             end()
             observer.on_completed()
 
-        subscription = source.subscribe(on_next, on_error, on_completed, scheduler=scheduler)
+        if not current:
+            subscription = source.subscribe(on_next, on_error, on_completed, scheduler=scheduler)
+        else:
+            from opentelemetry import context
+
+            token = context.attach(_otel().set_span_in_context(span))
+            try:
+                subscription = source.subscribe(
+                    on_next, on_error, on_completed, scheduler=scheduler
+                )
+            finally:
+                context.detach(token)
         return CompositeDisposable(Disposable(lambda: end(cancelled=True)), subscription)
 
     return Observable(subscribe)

@@ -227,3 +227,20 @@ def test_mcp_tools_can_require_approval(http_process: HTTPServerProcess, serve: 
     assert asked == ["get_weather"]
     assert "denied" in weather_result
     assert pid_result.isdigit()
+
+
+def test_the_trace_continues_on_the_mcp_server(weather: MCPServer, serve: Any) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    _, model = serve([tool_call_reply(("traceparent", {})), text_reply("ok")])
+    result = ReactAgent(model, [weather], tracer_provider=provider).run("trace?")
+
+    (tool_span,) = [s for s in exporter.get_finished_spans() if s.name.startswith("execute_")]
+    _, trace_id, parent_id, _ = result.messages[2].content.split("-")  # what the server got
+    assert int(trace_id, 16) == tool_span.context.trace_id
+    assert int(parent_id, 16) == tool_span.context.span_id

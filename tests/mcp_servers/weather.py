@@ -80,6 +80,13 @@ async def count(n: int, ctx: Context) -> str:
     return f"counted to {n}"
 
 
+@server.tool()
+async def traceparent(ctx: Context) -> str:
+    """The W3C traceparent the client sent with this call ("" if none)."""
+    meta = ctx.request_context.meta or {}
+    return str(meta.get("traceparent", ""))
+
+
 def _serve_http(port: int) -> None:
     import uvicorn
 
