@@ -9,6 +9,7 @@ from typing import Any
 
 import reactivex
 from reactivex import operators as ops
+from reactivex.testing import TestScheduler
 
 from rxreact import InMemoryChatMemory, ReactAgent, tool
 from rxreact.agent import _Run
@@ -177,22 +178,29 @@ def test_approve_from_the_event_itself_and_dispose_while_waiting() -> None:
     assert ran == ["/tmp/a"]
     assert run.approvals.pending() == []
 
-    # A run disposed while it waits: the request is withdrawn, the tool never runs.
+    # A run disposed while it waits (virtual time: every step has happened when asserted):
+    # the request is withdrawn, the tool never runs, nothing is committed.
+    scheduler = TestScheduler()
     memory = InMemoryChatMemory()
-    agent = ReactAgent(_model(("delete_file", {"path": "/tmp/b"})), [delete_file], memory=memory)
+    model = ScriptedModel(
+        [tool_call_reply(("delete_file", {"path": "/tmp/b"})), text_reply("done")],
+        scheduler=scheduler,
+    )
+    agent = ReactAgent(model, [delete_file], memory=memory, scheduler=scheduler)
     run = _Run(agent, "go", "c2")
     run.approvals.external = True
-    waiting = threading.Event()
-    subscription = agent._subscribe(
-        run, lambda e: waiting.set() if isinstance(e, ToolApprovalRequested) else None
-    )
-    assert waiting.wait(10)
+    seen: list[Any] = []
+    subscription = agent._subscribe(run, seen.append)
+    scheduler.advance_by(100.0)
+    assert [e.type for e in seen][-1] == "tool_approval_requested"
     assert len(run.approvals.pending()) == 1
+    assert run.waiting_for_approval == 1
     subscription.dispose()
     assert run.approvals.pending() == []
-    assert not run.approvals.deny("call_x")  # nothing waits any more
+    assert not run.approvals.approve(seen[-1].call_id)  # nothing waits any more
+    scheduler.advance_by(100.0)
     assert ran == ["/tmp/a"]
-    assert memory.load("c2") == []  # nothing committed: the conversation stays valid
+    assert memory.load("c2") == []
 
 
 @tool(requires_approval=True)

@@ -16,8 +16,9 @@ from opentelemetry.trace import StatusCode
 
 from rxreact import ReactAgent, tool
 from rxreact.errors import BadRequestError
-from rxreact.events import RoundStarted
+from rxreact.events import TextDelta
 from rxreact.messages import Usage
+from rxreact.model.chunks import ChatChunk
 from rxreact.model.scripted.replies import Hang, HTTPErrorReply, text_reply, tool_call_reply
 
 pytestmark = pytest.mark.integration
@@ -145,11 +146,11 @@ def test_a_failed_request_is_recorded_on_the_chat_and_run_spans(
 def test_a_disposed_run_ends_its_spans_as_cancelled(
     serve: Any, provider: TracerProvider, exporter: InMemorySpanExporter
 ) -> None:
-    _, model = serve([[Hang()]], "gpt-test")
+    _, model = serve([[ChatChunk(role="assistant"), ChatChunk(text="Hel"), Hang()]], "gpt-test")
     agent = ReactAgent(model, tracer_provider=provider)
     started = threading.Event()
     subscription = agent.stream("Hi").subscribe(
-        lambda e: started.set() if isinstance(e, RoundStarted) else None
+        lambda e: started.set() if isinstance(e, TextDelta) else None  # inside the chat span
     )
     assert started.wait(10)
     subscription.dispose()  # ends the spans synchronously
