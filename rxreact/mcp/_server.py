@@ -169,7 +169,14 @@ class MCPServer:
         """
         with self._tools_lock:
             if self._tools is None:
-                listed = run_on_io_loop(self._list_tools(), timeout=self.connect_timeout + 5)
+                # The time limit inside the coroutine: a wait that gives up also cancels it.
+                listing = asyncio.wait_for(self._list_tools(), self.connect_timeout)
+                try:
+                    listed = run_on_io_loop(listing)
+                except TimeoutError:
+                    raise ToolSourceError(
+                        f"{self!r} did not list its tools within {self.connect_timeout:g} s"
+                    ) from None
                 self._tools = tuple(self._make_tool(t) for t in listed)
             return self._tools
 
@@ -197,13 +204,16 @@ class MCPServer:
     ) -> str:
         """Call one of the server's tools directly, outside any run (blocking).
 
-        ``name`` is the server's name for it (without ``prefix``).
+        ``name`` is the server's name for it (without ``prefix``); ``timeout`` in seconds
+        cancels the call on the server when it passes.
 
         Raises:
             MCPToolError: the tool answered with ``isError``.
             ToolSourceError: the server cannot be reached.
+            TimeoutError: ``timeout`` passed.
         """
-        return run_on_io_loop(self._call(name, dict(arguments or {}), None), timeout)
+        call = self._call(name, dict(arguments or {}), None)
+        return run_on_io_loop(asyncio.wait_for(call, timeout))
 
     # -- on the I/O loop ---------------------------------------------------------------------
 
