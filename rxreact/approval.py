@@ -60,7 +60,7 @@ class Approvals:
     Args:
         approver: decides every request (``None``: ``approve``/``deny`` decide, if
             ``external``; else the request is denied at once: nobody could answer it).
-        scheduler: where sync approvers run.
+        scheduler: where sync approvers run and decisions are delivered.
         external: ``approve``/``deny`` will be called (a hot run with a handle).
     """
 
@@ -96,8 +96,14 @@ class Approvals:
             subject = self._pending.pop(call_id, None)
         if subject is None:
             return False
-        subject.on_next(decision)
-        subject.on_completed()
+
+        def deliver(_: abc.SchedulerBase, __: Any = None) -> None:
+            subject.on_next(decision)
+            subject.on_completed()
+
+        # Not on the caller's thread (a web handler calling run.approve): the call goes on, and
+        # its events are delivered, on the run's scheduler, as every other event of the run.
+        self.scheduler.schedule(deliver)
         return True
 
     def decision(self, request: ToolApprovalRequested) -> Observable[ApprovalDecision]:
