@@ -36,6 +36,7 @@ from reactivex import operators as ops
 from reactivex.scheduler import VirtualTimeScheduler
 
 from rxreact._immediate import immediately, starting_with
+from rxreact._seq import stamping
 from rxreact.errors import AgentError, ChatMemoryError, RxReactError, ToolErrorBudgetExceededError
 from rxreact.events import (
     AgentEvent,
@@ -57,6 +58,9 @@ from rxreact.messages import (
     UserMessage,
 )
 from rxreact.model.base import ChatModel
+from rxreact.runs.base import EventLog
+from rxreact.runs.handle import AgentRun
+from rxreact.runs.memory import InMemoryEventLog
 from rxreact.operators import deliver_on, finish_round, process_chunk, run_tools
 from rxreact.round import Mode, RoundState
 from rxreact.scheduling import shared_scheduler
@@ -113,6 +117,9 @@ class ReactAgent:
             whether to send it; see ``OpenAIChatModel(send_reasoning=...)``).
         buffer_size: chunks buffered between the model's reader and the agent before the reader
             is held back.
+        event_log: where hot runs (:meth:`start`) keep their events for subscribers
+            (default: a new :class:`~rxreact.InMemoryEventLog`; a
+            :class:`~rxreact.RedisEventLog` shares runs across processes).
     """
 
     def __init__(
@@ -130,6 +137,7 @@ class ReactAgent:
         forced_final_instruction: str = FORCED_FINAL_INSTRUCTION,
         send_reasoning: bool = True,
         buffer_size: int | None = 1024,
+        event_log: EventLog | None = None,
     ) -> None:
         if max_rounds < 1:
             raise ValueError("max_rounds must be at least 1")
@@ -152,6 +160,7 @@ class ReactAgent:
         self.forced_final_instruction = forced_final_instruction
         self.send_reasoning = send_reasoning
         self.buffer_size = buffer_size
+        self.event_log: EventLog = event_log if event_log is not None else InMemoryEventLog()
 
     def __repr__(self) -> str:
         return (
@@ -176,6 +185,16 @@ class ReactAgent:
 
         return Observable(subscribe)
 
+    def start(self, question: str, conversation_id: str | None = None) -> AgentRun:
+        """Start a hot run now, independent of any subscriber, and return its handle.
+
+        The run's events go to :attr:`event_log`; ``run.events(after=0)`` replays and follows
+        them, any number of times, even after the run ended (within retention);
+        ``run.cancel()`` stops it; ``run.result()`` / ``await run.aresult()`` wait for the
+        :class:`AgentResult`. See :class:`~rxreact.AgentRun`.
+        """
+        return AgentRun(self, _Run(self, question, conversation_id))
+
     def _subscribe(
         self,
         run: _Run,
@@ -192,7 +211,12 @@ class ReactAgent:
         ``ops.subscribe_on``, which disposes later, on the scheduler). No Observable of its
         own around the steps: each would add an observer layer to every event's path.
         """
-        return run.events().subscribe(on_next, on_error, on_completed, scheduler=self.scheduler)
+        if isinstance(on_next, abc.ObserverBase):
+            on_next, on_error, on_completed = on_next.on_next, on_next.on_error, on_next.on_completed
+        # The one serialized point every event of the run passes: seq is stamped here.
+        return run.events().subscribe(
+            stamping(on_next), on_error, on_completed, scheduler=self.scheduler
+        )
 
     def text(self, question: str, conversation_id: str | None = None) -> Observable[str]:
         """Only the live answer text of the run (``text_delta`` payloads).
@@ -238,14 +262,7 @@ class ReactAgent:
             subscription.dispose()
         if "error" in outcome:
             raise outcome["error"]
-        final: FinalAnswer = outcome["final"]
-        return AgentResult(
-            answer=final.text,
-            rounds=final.rounds,
-            forced=final.forced,
-            messages=tuple(run.turn),
-            usage=final.usage,
-        )
+        return run.result(outcome["final"])
 
     def call(self, question: str, conversation_id: str | None = None) -> str:
         """Run to the end and return the answer text (blocking)."""
@@ -289,7 +306,17 @@ class _Run:
         self.rounds = 0
         self.usage: Usage | None = None
         self.tool_errors = 0
-        self.run_id = uuid.uuid4().hex[:12]
+        self.run_id = uuid.uuid4().hex
+
+    def result(self, final: FinalAnswer) -> AgentResult:
+        """The finished run's result; ``final`` is its ``final_answer`` event."""
+        return AgentResult(
+            answer=final.text,
+            rounds=final.rounds,
+            forced=final.forced,
+            messages=tuple(self.turn),
+            usage=final.usage,
+        )
 
     def events(self) -> Observable[Any]:
         """The run: its steps, each subscribed when the one before completes."""

@@ -20,7 +20,11 @@ call such as ``agent.call``) is an instance of :class:`RxReactError`::
     │   └── ModelTimeoutError         connect, first-chunk or between-chunk timeout
     ├── AgentError                    the agent loop itself could not go on
     │   └── ToolErrorBudgetExceededError  too many failed tool calls in one run
-    └── ChatMemoryError               a memory backend failed
+    ├── ChatMemoryError               a memory backend failed
+    └── RunError                      a hot run (``agent.start``) as seen through its handle or log
+        ├── RunCancelledError             the run was cancelled (``run.cancel()``, ``request_cancel``)
+        ├── RunNotFoundError              no such run in the event log (never started, or expired)
+        └── RunLostError                  the process that owned the run stopped before it ended
 
 Foreign exceptions (httpx, json, pydantic) are mapped to this tree in exactly one place
 per layer (``rxreact.model.openai._map_transport_error`` for HTTP), and never carry the
@@ -44,6 +48,10 @@ __all__ = [
     "NotFoundError",
     "ProviderStreamError",
     "RateLimitError",
+    "RunCancelledError",
+    "RunError",
+    "RunLostError",
+    "RunNotFoundError",
     "RxReactError",
     "ServerError",
     "StreamInterruptedError",
@@ -197,6 +205,22 @@ class ToolErrorBudgetExceededError(AgentError):
 
 class ChatMemoryError(RxReactError):
     """A chat-memory backend failed to load or store a conversation."""
+
+
+class RunError(RxReactError):
+    """A hot run could not be followed to its end (see :mod:`rxreact.runs`)."""
+
+
+class RunCancelledError(RunError):
+    """The run was cancelled before it finished; it wrote nothing to memory."""
+
+
+class RunNotFoundError(RunError):
+    """The event log has no run with this id: it never started, or its retention ran out."""
+
+
+class RunLostError(RunError):
+    """The process that owned the run stopped (killed, crashed) before the run ended."""
 
 
 def http_error_for_status(

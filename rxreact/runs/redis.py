@@ -1,0 +1,1 @@
+from rxreact.runs.memory import InMemoryEventLog as RedisEventLog  # placeholder
