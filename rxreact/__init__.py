@@ -28,6 +28,10 @@ from rxreact.errors import (
     NotFoundError,
     ProviderStreamError,
     RateLimitError,
+    RunCancelledError,
+    RunError,
+    RunLostError,
+    RunNotFoundError,
     RxReactError,
     ServerError,
     StreamInterruptedError,
@@ -66,6 +70,7 @@ from rxreact.model.base import ChatModel
 from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
 from rxreact.model.openai import OpenAIChatModel
 from rxreact.model.scripted import ScriptedModel
+from rxreact.runs import AgentRun, EventLog, InMemoryEventLog, RedisEventLog, follow
 from rxreact.tools import Tool, tool
 
 __version__ = "0.1.0"
@@ -75,6 +80,7 @@ __all__ = [
     "AgentError",
     "AgentEvent",
     "AgentResult",
+    "AgentRun",
     "AssistantMessage",
     "AuthenticationError",
     "BadRequestError",
@@ -85,8 +91,10 @@ __all__ = [
     "ChatModel",
     "ChatRequest",
     "ConfigurationError",
+    "EventLog",
     "FinalAnswer",
     "InMemoryChatMemory",
+    "InMemoryEventLog",
     "MaxRoundsReached",
     "Message",
     "ModelConnectionError",
@@ -101,9 +109,14 @@ __all__ = [
     "ReactAgent",
     "ReasoningDelta",
     "RedisChatMemory",
+    "RedisEventLog",
     "RoundFinished",
     "RoundModeDecided",
     "RoundStarted",
+    "RunCancelledError",
+    "RunError",
+    "RunLostError",
+    "RunNotFoundError",
     "RxReactError",
     "SQLiteChatMemory",
     "ScriptedModel",
@@ -127,5 +140,6 @@ __all__ = [
     "UserMessage",
     "__version__",
     "ensure_tool_calls_closed",
+    "follow",
     "tool",
 ]

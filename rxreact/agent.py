@@ -58,11 +58,11 @@ from rxreact.messages import (
     UserMessage,
 )
 from rxreact.model.base import ChatModel
+from rxreact.operators import deliver_on, finish_round, process_chunk, run_tools
+from rxreact.round import Mode, RoundState
 from rxreact.runs.base import EventLog
 from rxreact.runs.handle import AgentRun
 from rxreact.runs.memory import InMemoryEventLog
-from rxreact.operators import deliver_on, finish_round, process_chunk, run_tools
-from rxreact.round import Mode, RoundState
 from rxreact.scheduling import shared_scheduler
 from rxreact.tools import Tool, as_tool
 
@@ -212,7 +212,12 @@ class ReactAgent:
         own around the steps: each would add an observer layer to every event's path.
         """
         if isinstance(on_next, abc.ObserverBase):
-            on_next, on_error, on_completed = on_next.on_next, on_next.on_error, on_next.on_completed
+            observer = on_next
+            on_next, on_error, on_completed = (
+                observer.on_next,
+                observer.on_error,
+                observer.on_completed,
+            )
         # The one serialized point every event of the run passes: seq is stamped here.
         return run.events().subscribe(
             stamping(on_next), on_error, on_completed, scheduler=self.scheduler

@@ -21,10 +21,10 @@ call such as ``agent.call``) is an instance of :class:`RxReactError`::
     ├── AgentError                    the agent loop itself could not go on
     │   └── ToolErrorBudgetExceededError  too many failed tool calls in one run
     ├── ChatMemoryError               a memory backend failed
-    └── RunError                      a hot run (``agent.start``) as seen through its handle or log
-        ├── RunCancelledError             the run was cancelled (``run.cancel()``, ``request_cancel``)
-        ├── RunNotFoundError              no such run in the event log (never started, or expired)
-        └── RunLostError                  the process that owned the run stopped before it ended
+    └── RunError                      a hot run (``agent.start``) could not be followed to its end
+        ├── RunCancelledError             cancelled (``run.cancel()``, ``request_cancel``)
+        ├── RunNotFoundError              not in the event log (never started, or expired)
+        └── RunLostError                  the process that owned it stopped before it ended
 
 Foreign exceptions (httpx, json, pydantic) are mapped to this tree in exactly one place
 per layer (``rxreact.model.openai._map_transport_error`` for HTTP), and never carry the

@@ -9,9 +9,10 @@ round the order is::
     round_started(2)  round_mode_decided(final_answer)  text_delta*  round_finished(final_answer)
     final_answer                                   (always the last event of a successful run)
 
-Every event carries ``round`` and ``seq`` (its 1-based position in the run, stamped as it
-is emitted). At ``max_rounds`` a ``max_rounds_reached`` event precedes the forced round. Failures are not
-events: they end the stream through ``on_error`` with an :class:`~rxreact.RxReactError`.
+Every event carries ``round`` and ``seq`` (its 1-based position in the run, stamped as it is
+emitted). At ``max_rounds`` a ``max_rounds_reached`` event precedes the forced round. Failures
+are not events: they end the stream through ``on_error`` with an
+:class:`~rxreact.RxReactError`.
 
 The ``type`` literals and field names are API: they never change meaning.
 """

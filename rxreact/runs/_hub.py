@@ -1,0 +1,294 @@
+"""The reader of a :class:`~rxreact.runs.RedisEventLog`: one thread, one ``XREAD BLOCK``, for
+every follower of the process and every cancel request addressed to it.
+
+A follower holds a cursor (the last ``seq`` handed to it) and a small inbox. Each loop the hub
+sends one ``XREAD BLOCK ... STREAMS`` naming every followed run (at the lowest cursor of its
+followers), the log's cancel stream and the hub's own wake stream, hands the entries to the
+inboxes, and the followers deliver them on their own schedulers. A follower whose inbox is
+full (:data:`COUNT` entries undelivered) is left out of the next reads until it drains, so a
+slow follower holds at most about two reads of entries, and the run never waits for anyone.
+
+Something that changes what the hub should read (a new follower, a starved one with room
+again, ``close``) adds an entry to the wake stream: unlike ``CLIENT UNBLOCK``, a wake sent
+just before the hub blocks is not lost, because the hub reads the stream from the last entry
+it saw.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from reactivex import abc
+from reactivex.disposable import SerialDisposable
+
+from rxreact.errors import RunLostError, RunNotFoundError
+from rxreact.events import AgentEvent
+
+__all__ = ["COUNT", "Follower", "Hub"]
+
+log = logging.getLogger(__name__)
+
+COUNT = 256
+"""Entries per stream per read; also a follower's inbox size before it is left out."""
+
+Entry = tuple[int, dict[bytes, bytes]]
+"""A stream entry: the event's ``seq`` (the entry id is ``0-seq``) and its fields."""
+
+
+def seq_of(entry_id: bytes | str) -> int:
+    """The ``seq`` of an entry id ``0-seq``."""
+    text = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+    return int(text.partition("-")[2])
+
+
+class Follower:
+    """One subscriber of a run read through Redis: cursor, inbox, delivery on its scheduler."""
+
+    def __init__(
+        self,
+        hub: Hub,
+        run_id: str,
+        after: int,
+        observer: abc.ObserverBase[AgentEvent],
+        scheduler: abc.SchedulerBase,
+        decode: Callable[[Entry], AgentEvent | Exception | None],
+    ) -> None:
+        self.hub = hub
+        self.run_id = run_id
+        self.cursor = after  # the last seq handed to the inbox (hub thread only)
+        self.checked_at = float("-inf")  # when the hub last checked the run is alive
+        self.inbox: deque[Entry | Exception] = deque()
+        self.lock = threading.Lock()
+        self.starved = False
+        self.finished = False
+        self._draining = False
+        self._observer = observer
+        self._scheduler = scheduler
+        self._decode = decode
+        self._action = SerialDisposable()
+
+    def push(self, items: list[Entry | Exception]) -> None:
+        """Hand entries (or a failure) over; called by the hub thread."""
+        with self.lock:
+            if self.finished:
+                return
+            self.inbox.extend(items)
+            if self._draining:
+                return
+            self._draining = True
+        self._action.disposable = self._scheduler.schedule(self._drain)
+
+    def wants_more(self) -> bool:
+        """Room in the inbox (else it is starved until it drains); hub thread."""
+        with self.lock:
+            if self.finished:
+                return False
+            if len(self.inbox) >= COUNT:
+                self.starved = True
+                return False
+            return True
+
+    def dispose(self) -> None:
+        with self.lock:
+            self.finished = True
+            self.inbox.clear()
+        self._action.dispose()
+        self.hub.remove(self)
+
+    def _drain(self, _: abc.SchedulerBase, __: Any = None) -> None:
+        observer = self._observer
+        while True:
+            with self.lock:
+                if self.finished or not self.inbox:
+                    self._draining = False
+                    return
+                batch = list(self.inbox)
+                self.inbox.clear()
+                wake, self.starved = self.starved, False
+            if wake:
+                self.hub.wake()
+            for item in batch:
+                outcome = item if isinstance(item, Exception) else self._decode(item)
+                if outcome is None or isinstance(outcome, Exception):
+                    with self.lock:
+                        if self.finished:
+                            return
+                        self.finished = True
+                    self.hub.remove(self)
+                    if outcome is None:
+                        observer.on_completed()
+                    else:
+                        observer.on_error(outcome)
+                    return
+                if self.finished:
+                    return
+                observer.on_next(outcome)
+
+
+class Hub:
+    """The reader thread (started on first use) and what it reads for."""
+
+    def __init__(
+        self,
+        client: Any,
+        prefix: str,
+        run_key: Callable[[str], str],
+        meta_key: Callable[[str], str],
+        on_cancel: Callable[[str], None],
+        heartbeat: Callable[[Any], None],
+        beat_s: float,
+        error_type: type[Exception],
+    ) -> None:
+        self._client = client
+        self._run_key = run_key
+        self._meta_key = meta_key
+        self._on_cancel = on_cancel
+        self._heartbeat = heartbeat
+        self._beat_s = beat_s
+        self._error = error_type
+        self.cancel_key = f"{prefix}cancels"
+        self._wake_key = f"{prefix}wake:{uuid.uuid4().hex}"
+        self._lock = threading.Lock()
+        self._followers: set[Follower] = set()
+        self._thread: threading.Thread | None = None
+        self._closed = threading.Event()
+        self._cancel_id = "0-0"
+
+    def ensure_started(self) -> None:
+        """Start the reader (once); the cancel stream is read from its current end on, so a
+        request made after this returns is seen."""
+        with self._lock:
+            if self._thread is not None or self._closed.is_set():
+                return
+            last = self._client.xrevrange(self.cancel_key, count=1)
+            self._cancel_id = last[0][0].decode() if last else "0-0"
+            self._thread = threading.Thread(
+                target=self._loop, name="rxreact-redis-event-log", daemon=True
+            )
+            self._thread.start()
+
+    def add(self, follower: Follower) -> None:
+        self.ensure_started()
+        with self._lock:
+            self._followers.add(follower)
+        self.wake()
+
+    def remove(self, follower: Follower) -> None:
+        with self._lock:
+            self._followers.discard(follower)
+
+    def wake(self) -> None:
+        """Make the reader re-read what to follow (it may be blocked in XREAD)."""
+        with contextlib.suppress(self._error):
+            pipe = self._client.pipeline(transaction=False)
+            pipe.xadd(self._wake_key, {"w": "1"}, maxlen=8, approximate=False)
+            pipe.pexpire(self._wake_key, 60_000)
+            pipe.execute()
+
+    def close(self) -> None:
+        self._closed.set()
+        thread = self._thread
+        if thread is not None:
+            self.wake()
+            thread.join(10)
+        with contextlib.suppress(self._error):
+            self._client.delete(self._wake_key)
+
+    # -- the reader thread --------------------------------------------------------------------
+
+    def _loop(self) -> None:
+        wake_id = "0-0"
+        next_beat = time.monotonic()
+        while not self._closed.is_set():
+            try:
+                now = time.monotonic()
+                if now >= next_beat:
+                    self._heartbeat(self._client)
+                    self._check_alive(now, everyone=True)
+                    next_beat = now + self._beat_s
+                else:
+                    self._check_alive(now, everyone=False)  # just the new followers
+                groups = self._groups()
+                streams = {self._wake_key: wake_id, self.cancel_key: self._cancel_id}
+                for run_id, members in groups.items():
+                    streams[self._run_key(run_id)] = f"0-{min(f.cursor for f in members)}"
+                block_ms = max(1, int((next_beat - time.monotonic()) * 1000))
+                reply = self._client.xread(streams, count=COUNT, block=block_ms) or []
+            except self._error as error:
+                log.warning("Redis event log reader: %s; retrying in 1 s", error)
+                self._closed.wait(1.0)  # a back-off, also ended at once by close()
+                continue
+            for raw_key, entries in reply:
+                key = raw_key.decode() if isinstance(raw_key, bytes) else raw_key
+                if not entries:
+                    continue
+                last = entries[-1][0]
+                if key == self._wake_key:
+                    wake_id = last.decode()
+                elif key == self.cancel_key:
+                    self._cancel_id = last.decode()
+                    for _, fields in entries:
+                        self._on_cancel(fields.get(b"run", b"").decode())
+                else:
+                    self._dispatch(groups, key, entries)
+
+    def _groups(self) -> dict[str, list[Follower]]:
+        with self._lock:
+            followers = list(self._followers)
+        groups: dict[str, list[Follower]] = {}
+        for follower in followers:
+            if follower.wants_more():
+                groups.setdefault(follower.run_id, []).append(follower)
+        return groups
+
+    def _dispatch(self, groups: dict[str, list[Follower]], key: str, entries: Any) -> None:
+        decoded: list[Entry] = [(seq_of(entry_id), fields) for entry_id, fields in entries]
+        for run_id, members in groups.items():
+            if self._run_key(run_id) != key:
+                continue
+            for follower in members:
+                mine: list[Entry | Exception] = [e for e in decoded if e[0] > follower.cursor]
+                if mine:
+                    follower.cursor = decoded[-1][0]
+                    follower.push(mine)
+
+    def _check_alive(self, now: float, everyone: bool) -> None:
+        """Fail the followers of runs that are gone (expired) or whose owner stopped beating:
+        every follower at a heartbeat, else only those never checked."""
+        with self._lock:
+            followers = [
+                f
+                for f in self._followers
+                if not f.finished and (everyone or f.checked_at == float("-inf"))
+            ]
+        if not followers:
+            return
+        run_ids = sorted({f.run_id for f in followers})
+        pipe = self._client.pipeline(transaction=False)
+        for run_id in run_ids:
+            pipe.exists(self._meta_key(run_id))
+            pipe.xrevrange(self._run_key(run_id), count=1)
+        replies = pipe.execute()
+        verdicts: dict[str, Exception | None] = {}
+        for i, run_id in enumerate(run_ids):
+            alive, last = replies[2 * i], replies[2 * i + 1]
+            if alive or (last and b"end" in last[0][1]):
+                verdicts[run_id] = None  # running, or ended: the end entry is on its way
+            elif not last:
+                verdicts[run_id] = RunNotFoundError(f"no run {run_id!r} in this event log")
+            else:
+                verdicts[run_id] = RunLostError(
+                    f"run {run_id!r} stopped without an end: its process is gone"
+                )
+        for follower in followers:
+            verdict = verdicts.get(follower.run_id)
+            if verdict is not None:
+                follower.push([verdict])
+            follower.checked_at = now
