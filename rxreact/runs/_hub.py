@@ -48,6 +48,14 @@ def seq_of(entry_id: bytes | str) -> int:
     return int(text.partition("-")[2])
 
 
+def _block_limit(client: Any, beat_s: float) -> float:
+    """The longest XREAD BLOCK the client's socket timeout allows (half of it; redis-py 8
+    defaults to 5 s), and no longer than a heartbeat period."""
+    kwargs = getattr(client.connection_pool, "connection_kwargs", {})
+    timeout = kwargs.get("socket_timeout") or kwargs.get("orig_socket_timeout")
+    return min(beat_s, timeout / 2) if isinstance(timeout, int | float) and timeout > 0 else beat_s
+
+
 class Follower:
     """One subscriber of a run read through Redis: cursor, inbox, delivery on its scheduler."""
 
@@ -152,6 +160,7 @@ class Hub:
         self._on_cancel = on_cancel
         self._heartbeat = heartbeat
         self._beat_s = beat_s
+        self._block_s = _block_limit(client, beat_s)
         self._error = error_type
         self.cancel_key = f"{prefix}cancels"
         self._wake_key = f"{prefix}wake:{uuid.uuid4().hex}"
@@ -219,7 +228,8 @@ class Hub:
                 streams = {self._wake_key: wake_id, self.cancel_key: self._cancel_id}
                 for run_id, members in groups.items():
                     streams[self._run_key(run_id)] = f"0-{min(f.cursor for f in members)}"
-                block_ms = max(1, int((next_beat - time.monotonic()) * 1000))
+                wait_s = min(next_beat - time.monotonic(), self._block_s)
+                block_ms = max(1, int(wait_s * 1000))
                 reply = self._client.xread(streams, count=COUNT, block=block_ms) or []
             except self._error as error:
                 log.warning("Redis event log reader: %s; retrying in 1 s", error)

@@ -118,6 +118,7 @@ class RedisEventLog:
             self._error,
         )
         self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)  # notified when a flush found nothing left
         self._owned: dict[str, RunRecord] = {}
         self._pending: deque[tuple[Any, ...]] = deque()
         self._flushing = False
@@ -176,6 +177,7 @@ class RedisEventLog:
             with self._lock:
                 if not self._pending:
                     self._flushing = False
+                    self._idle.notify_all()
                     return
                 batch = list(self._pending)
                 self._pending.clear()
@@ -287,8 +289,15 @@ class RedisEventLog:
             return
         self._client.xadd(self._hub.cancel_key, {"run": run_id}, maxlen=1000, approximate=True)
 
+    def flush(self, timeout: float | None = 10.0) -> bool:
+        """Wait until every event appended so far was sent to Redis; False on timeout."""
+        with self._idle:
+            return self._idle.wait_for(lambda: not self._flushing, timeout)
+
     def close(self) -> None:
-        """Stop the reader thread; close the client if this log made it from a URL."""
+        """Send what is queued (:meth:`flush`), stop the reader thread, and close the client
+        if this log made it from a URL."""
+        self.flush()
         self._hub.close()
         if self._owns_client:
             self._client.close()
