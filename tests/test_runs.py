@@ -7,7 +7,9 @@ a known point by a tool waiting on a ``threading.Event`` the test sets, never by
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -305,3 +307,51 @@ def test_many_runs_share_one_log() -> None:
     assert answers == sorted(f"answer {i}" for i in range(20))
     texts = sorted(Collector(follow(r.id, log)).wait().text for r in runs)
     assert texts == answers
+
+
+def test_many_subscribers_joining_many_running_runs_all_finish() -> None:
+    # Subscribers join from several threads while the runs stream: every one must see its
+    # run's whole sequence (a lost wake-up would leave one waiting forever). A tiny GIL switch
+    # interval makes the threads interleave between almost any two bytecodes, not every 5 ms.
+    answer = "w " * 300
+    agent = ReactAgent(ScriptedModel(lambda _: text_reply(answer, size=2)))
+    collectors: list[tuple[Any, Collector]] = []
+    lock = threading.Lock()
+
+    def join(run: Any) -> None:
+        for _ in range(4):
+            collector = Collector(run.events())
+            with lock:
+                collectors.append((run, collector))
+
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        runs = [agent.start("q") for _ in range(30)]
+        threads = [threading.Thread(target=join, args=(run,)) for run in runs]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(10)
+    finally:
+        sys.setswitchinterval(previous)
+
+    assert len(collectors) == 120
+    deadline = time.monotonic() + 10
+    lost = set()
+    for run in runs:
+        try:
+            run.result(timeout=max(0.01, deadline - time.monotonic()))
+        except TimeoutError:
+            lost.add(run.id)
+    for run, collector in collectors:
+        if run.id in lost:
+            continue
+        assert collector.wait().error is None
+        assert collector.text == answer
+        assert collector.seqs == list(range(1, len(collector.seqs) + 1))
+    if lost:
+        # Every event, final_answer included, but no completion: the agent's steps run on
+        # reactivex.concat_with_iterable, which can lose work on a thread pool (COMMON.md);
+        # the lead's race-free operator replaces it. Not the event log: its cursors are fine.
+        pytest.xfail(f"concat_with_iterable lost the completion of {len(lost)} of 30 runs")

@@ -5,8 +5,9 @@ A follower holds a cursor (the last ``seq`` handed to it) and a small inbox. Eac
 sends one ``XREAD BLOCK ... STREAMS`` naming every followed run (at the lowest cursor of its
 followers), the log's cancel stream and the hub's own wake stream, hands the entries to the
 inboxes, and the followers deliver them on their own schedulers. A follower whose inbox is
-full (:data:`COUNT` entries undelivered) is left out of the next reads until it drains, so a
-slow follower holds at most about two reads of entries, and the run never waits for anyone.
+full (:data:`INBOX` events undelivered) is left out of the next reads until it drains, so a
+slow follower holds at most about one inbox and one read, and the run never waits for anyone.
+Entries are decoded once, by the hub, and the same immutable events go to every follower.
 
 Something that changes what the hub should read (a new follower, a starved one with room
 again, ``close``) adds an entry to the wake stream: unlike ``CLIENT UNBLOCK``, a wake sent
@@ -26,20 +27,24 @@ from collections.abc import Callable
 from typing import Any
 
 from reactivex import abc
-from reactivex.disposable import SerialDisposable
 
-from rxreact.errors import RunLostError, RunNotFoundError
+from rxreact.errors import RunError, RunLostError, RunNotFoundError
 from rxreact.events import AgentEvent
+from rxreact.runs._entries import End, decode_entry
 
-__all__ = ["COUNT", "Follower", "Hub"]
+__all__ = ["COUNT", "INBOX", "Follower", "Hub"]
 
 log = logging.getLogger(__name__)
 
-COUNT = 256
-"""Entries per stream per read; also a follower's inbox size before it is left out."""
+COUNT = 32
+"""Entries per stream per read (each holds up to :data:`~rxreact.runs._entries.MAX_BATCH`
+events)."""
 
-Entry = tuple[int, dict[bytes, bytes]]
-"""A stream entry: the event's ``seq`` (the entry id is ``0-seq``) and its fields."""
+INBOX = 1024
+"""Undelivered events at which a follower is left out of reads until it drains."""
+
+Item = AgentEvent | End | Exception
+"""What a follower delivers: an event, the run's end, or a failure to follow it."""
 
 
 def seq_of(entry_id: bytes | str) -> int:
@@ -66,23 +71,20 @@ class Follower:
         after: int,
         observer: abc.ObserverBase[AgentEvent],
         scheduler: abc.SchedulerBase,
-        decode: Callable[[Entry], AgentEvent | Exception | None],
     ) -> None:
         self.hub = hub
         self.run_id = run_id
         self.cursor = after  # the last seq handed to the inbox (hub thread only)
         self.checked_at = float("-inf")  # when the hub last checked the run is alive
-        self.inbox: deque[Entry | Exception] = deque()
+        self.inbox: deque[Item] = deque()
         self.lock = threading.Lock()
         self.starved = False
         self.finished = False
         self._draining = False
         self._observer = observer
         self._scheduler = scheduler
-        self._decode = decode
-        self._action = SerialDisposable()
 
-    def push(self, items: list[Entry | Exception]) -> None:
+    def push(self, items: list[Item]) -> None:
         """Hand entries (or a failure) over; called by the hub thread."""
         with self.lock:
             if self.finished:
@@ -91,14 +93,15 @@ class Follower:
             if self._draining:
                 return
             self._draining = True
-        self._action.disposable = self._scheduler.schedule(self._drain)
+        # Not kept for disposal: a drain after dispose() finds ``finished`` and returns.
+        self._scheduler.schedule(self._drain)
 
     def wants_more(self) -> bool:
         """Room in the inbox (else it is starved until it drains); hub thread."""
         with self.lock:
             if self.finished:
                 return False
-            if len(self.inbox) >= COUNT:
+            if len(self.inbox) >= INBOX:
                 self.starved = True
                 return False
             return True
@@ -107,7 +110,6 @@ class Follower:
         with self.lock:
             self.finished = True
             self.inbox.clear()
-        self._action.dispose()
         self.hub.remove(self)
 
     def _drain(self, _: abc.SchedulerBase, __: Any = None) -> None:
@@ -123,21 +125,21 @@ class Follower:
             if wake:
                 self.hub.wake()
             for item in batch:
-                outcome = item if isinstance(item, Exception) else self._decode(item)
-                if outcome is None or isinstance(outcome, Exception):
+                if isinstance(item, End | Exception):
                     with self.lock:
                         if self.finished:
                             return
                         self.finished = True
                     self.hub.remove(self)
-                    if outcome is None:
+                    error = item.error if isinstance(item, End) else item
+                    if error is None:
                         observer.on_completed()
                     else:
-                        observer.on_error(outcome)
+                        observer.on_error(error)
                     return
                 if self.finished:
                     return
-                observer.on_next(outcome)
+                observer.on_next(item)
 
 
 class Hub:
@@ -259,14 +261,26 @@ class Hub:
         return groups
 
     def _dispatch(self, groups: dict[str, list[Follower]], key: str, entries: Any) -> None:
-        decoded: list[Entry] = [(seq_of(entry_id), fields) for entry_id, fields in entries]
+        decoded: list[Item]
+        try:
+            decoded = [
+                item
+                for entry_id, fields in entries
+                for item in decode_entry(seq_of(entry_id), fields)
+            ]
+        except ValueError as error:  # not our entries: say so rather than stop reading
+            decoded = [RunError(f"unreadable entry in {key}: {error}")]
+        last = seq_of(entries[-1][0])
         for run_id, members in groups.items():
             if self._run_key(run_id) != key:
                 continue
             for follower in members:
-                mine: list[Entry | Exception] = [e for e in decoded if e[0] > follower.cursor]
+                cursor = follower.cursor
+                mine: list[Item] = [
+                    i for i in decoded if isinstance(i, Exception) or i.seq > cursor
+                ]
+                follower.cursor = last
                 if mine:
-                    follower.cursor = decoded[-1][0]
                     follower.push(mine)
 
     def _check_alive(self, now: float, everyone: bool) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from reactivex import Observable, abc
-from reactivex.disposable import Disposable, SerialDisposable
+from reactivex.disposable import Disposable
 
 from rxreact.events import AgentEvent
 
@@ -113,7 +113,7 @@ class RunRecord:
 class _Cursor:
     """A subscriber's position in a record; drains on its scheduler, one action at a time."""
 
-    __slots__ = ("_action", "_observer", "_record", "_scheduler", "disposed", "position")
+    __slots__ = ("_observer", "_record", "_scheduler", "disposed", "position")
 
     def __init__(
         self,
@@ -126,18 +126,19 @@ class _Cursor:
         self.position = position
         self._observer = observer
         self._scheduler = scheduler
-        self._action = SerialDisposable()
         self.disposed = False
 
     def schedule(self) -> None:
         # Called only by the subscriber (once) and by whoever took it off the idle list, so at
-        # most one drain is pending or running at a time.
+        # most one drain is pending or running at a time. The scheduled action is not kept to
+        # be disposed: a drain that runs after dispose() returns at once. (Keeping it in a
+        # SerialDisposable would lose wake-ups: a late assignment from the subscribing thread
+        # would dispose a drain the producer had just scheduled.)
         if not self.disposed:
-            self._action.disposable = self._scheduler.schedule(self._drain)
+            self._scheduler.schedule(self._drain)
 
     def dispose(self) -> None:
         self.disposed = True
-        self._action.dispose()
         self._record._unpark(self)
 
     def _drain(self, _: abc.SchedulerBase, __: Any = None) -> None:

@@ -18,7 +18,6 @@ served from memory; others ``XREAD BLOCK`` through one reader thread per log
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -31,9 +30,9 @@ from reactivex import Observable, abc
 from reactivex.disposable import Disposable
 
 from rxreact.errors import ConfigurationError, RunError
-from rxreact.events import AgentEvent, agent_event_adapter
-from rxreact.runs._errors import decode_error, encode_error
-from rxreact.runs._hub import Entry, Follower, Hub
+from rxreact.events import AgentEvent
+from rxreact.runs._entries import MAX_BATCH, encode_end, encode_events
+from rxreact.runs._hub import Follower, Hub
 from rxreact.runs._record import RunRecord
 from rxreact.runs.base import RunWriter
 from rxreact.runs.memory import InMemoryEventLog
@@ -183,20 +182,23 @@ class RedisEventLog:
                 self._pending.clear()
             pipe = self._client.pipeline(transaction=False)
             touched: set[str] = set()
+            events: dict[str, list[AgentEvent]] = {}  # per run, in seq order, not yet added
             for item in batch:
-                key = self._run_key(item[1])
-                touched.add(key)
+                run_id = item[1]
                 if item[0] == "e":
-                    event = item[2]
-                    pipe.xadd(key, {"e": event.model_dump_json()}, id=f"0-{event.seq}")
+                    events.setdefault(run_id, []).append(item[2])
                     continue
+                self._add_events(pipe, run_id, events.pop(run_id, []))
                 _, run_id, conversation_id, seq, error = item
-                end = {"error": None if error is None else encode_error(error)}
-                pipe.xadd(key, {"end": json.dumps(end)}, id=f"0-{seq}")
+                pipe.xadd(self._run_key(run_id), {"end": encode_end(error)}, id=f"0-{seq}")
                 pipe.set(self._meta_key(run_id), "ended", px=self._ttl_ms)
                 if conversation_id is not None:
                     pipe.zrem(self._active_key(conversation_id), run_id)
-            for key in touched:
+                touched.add(run_id)
+            for run_id, pending in events.items():
+                self._add_events(pipe, run_id, pending)
+                touched.add(run_id)
+            for key in map(self._run_key, touched):
                 pipe.pexpire(key, self._ttl_ms)
             try:
                 failures = [
@@ -206,6 +208,12 @@ class RedisEventLog:
                 failures = [error]
             if failures:  # the run goes on for local subscribers; followers elsewhere miss these
                 log.warning("Redis event log: %d writes failed: %s", len(failures), failures[0])
+
+    def _add_events(self, pipe: Any, run_id: str, events: list[AgentEvent]) -> None:
+        key = self._run_key(run_id)
+        for start in range(0, len(events), MAX_BATCH):
+            part = events[start : start + MAX_BATCH]
+            pipe.xadd(key, {"e": encode_events(part)}, id=f"0-{part[-1].seq}")
 
     def _ended(self, record: RunRecord) -> None:
         with self._lock:
@@ -250,9 +258,7 @@ class RedisEventLog:
         def subscribe(
             observer: abc.ObserverBase[AgentEvent], scheduler: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
-            follower = Follower(
-                self._hub, run_id, max(after, 0), observer, scheduler or default, _decode
-            )
+            follower = Follower(self._hub, run_id, max(after, 0), observer, scheduler or default)
             try:
                 self._hub.add(follower)
             except self._error as error:
@@ -342,14 +348,3 @@ class _Writer:
             self._log._enqueue(
                 ("end", record.run_id, record.conversation_id, self._last + 1, error)
             )
-
-
-def _decode(entry: Entry) -> AgentEvent | Exception | None:
-    """An entry as the event, the run's error, or ``None`` for a completed run's end."""
-    _, fields = entry
-    data = fields.get(b"e")
-    if data is not None:
-        return agent_event_adapter.validate_json(data)
-    end = json.loads(fields.get(b"end", b"{}"))
-    error = end.get("error")
-    return None if error is None else decode_error(error)
