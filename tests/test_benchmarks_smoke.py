@@ -98,3 +98,10 @@ def test_workload_selection() -> None:
     assert _selected("1,scale") == ["per_chunk", "scale"]
     with pytest.raises(SystemExit):
         _selected("nope")
+
+
+@pytest.mark.parametrize("variant", ["cold", "memory_100"])
+def test_runs_workload_checks_every_subscriber(url: str, variant: str) -> None:
+    result = run_child("runs", [variant, url, "10", "1"])
+    assert result["variant"] == variant
+    assert result["cpu_s"] > 0
