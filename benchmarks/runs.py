@@ -88,7 +88,7 @@ def _subscribe_all(sources: list[Any], chunks: int) -> None:
 
 def child(argv: list[str]) -> None:
     from rxreact import ReactAgent, RedisEventLog, follow, tool
-    from rxreact.model.openai import OpenAIChatModel
+    from rxreact.model.openai.client import OpenAIChatModel
 
     variant, url, chunks, sessions = argv[0], argv[1], int(argv[2]), int(argv[3])
     redis_url = argv[4] if len(argv) > 4 else ""
@@ -101,7 +101,10 @@ def child(argv: list[str]) -> None:
     model = OpenAIChatModel(MODEL, base_url=url, api_key="sk-x", headers=mock_headers(chunks))
     logs: list[Any] = []
     if variant.startswith("redis"):
-        logs = [RedisEventLog(redis_url, prefix="bench:"), RedisEventLog(redis_url, prefix="bench:")]
+        logs = [
+            RedisEventLog(redis_url, prefix="bench:"),
+            RedisEventLog(redis_url, prefix="bench:"),
+        ]
     agent = ReactAgent(model, [get_weather], event_log=logs[0] if logs else None)
 
     def session() -> dict[str, float]:
@@ -146,8 +149,10 @@ def redis_server() -> Iterator[str | None]:
     port = _free_port()
     with tempfile.TemporaryDirectory(prefix="rxreact-bench-redis-") as workdir:
         proc = subprocess.Popen(
-            [executable, "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
-            + ["--appendonly", "no", "--dir", workdir],
+            [
+                *(executable, "--port", str(port), "--bind", "127.0.0.1", "--save", ""),
+                *("--appendonly", "no", "--dir", workdir),
+            ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )

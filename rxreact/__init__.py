@@ -32,6 +32,7 @@ from rxreact.errors import (
     RunError,
     RunLostError,
     RunNotFoundError,
+    RunStalledError,
     RxReactError,
     ServerError,
     StreamInterruptedError,
@@ -68,8 +69,8 @@ from rxreact.messages import (
 )
 from rxreact.model.base import ChatModel
 from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
-from rxreact.model.openai import OpenAIChatModel
-from rxreact.model.scripted import ScriptedModel
+from rxreact.model.openai.client import OpenAIChatModel
+from rxreact.model.scripted.model import ScriptedModel
 from rxreact.runs import AgentRun, EventLog, InMemoryEventLog, RedisEventLog, follow
 from rxreact.tools import Tool, tool
 
@@ -117,6 +118,7 @@ __all__ = [
     "RunError",
     "RunLostError",
     "RunNotFoundError",
+    "RunStalledError",
     "RxReactError",
     "SQLiteChatMemory",
     "ScriptedModel",

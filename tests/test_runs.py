@@ -30,8 +30,8 @@ from rxreact import (
     tool,
 )
 from rxreact.messages import ChatRequest
-from rxreact.model.script import Hang, HTTPErrorReply, Script, text_reply, tool_call_reply
-from rxreact.model.scripted import ScriptedModel
+from rxreact.model.scripted.model import ScriptedModel
+from rxreact.model.scripted.replies import Hang, HTTPErrorReply, Script, text_reply, tool_call_reply
 from rxreact.scheduling import ElasticScheduler
 from rxreact.testing import MockOpenAIServer
 

@@ -24,7 +24,7 @@ from rxreact import (
     RunNotFoundError,
     follow,
 )
-from rxreact.model.script import Hang, HTTPErrorReply, text_reply
+from rxreact.model.scripted.replies import Hang, HTTPErrorReply, text_reply
 
 __all__ = ["serve"]  # the fixture, shared with test_runs
 
