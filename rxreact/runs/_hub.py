@@ -22,29 +22,21 @@ import logging
 import threading
 import time
 import uuid
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from reactivex import abc
-
 from rxreact.errors import RunError, RunLostError, RunNotFoundError
-from rxreact.events import AgentEvent
-from rxreact.runs._entries import End, decode_entry
+from rxreact.runs._entries import decode_entry
+from rxreact.runs._follower import Follower, Item
+from rxreact.runs._keys import Keys
 
-__all__ = ["COUNT", "INBOX", "Follower", "Hub"]
+__all__ = ["COUNT", "Hub"]
 
 log = logging.getLogger(__name__)
 
 COUNT = 32
 """Entries per stream per read (each holds up to :data:`~rxreact.runs._entries.MAX_BATCH`
 events)."""
-
-INBOX = 1024
-"""Undelivered events at which a follower is left out of reads until it drains."""
-
-Item = AgentEvent | End | Exception
-"""What a follower delivers: an event, the run's end, or a failure to follow it."""
 
 
 def seq_of(entry_id: bytes | str) -> int:
@@ -61,111 +53,26 @@ def _block_limit(client: Any, beat_s: float) -> float:
     return min(beat_s, timeout / 2) if isinstance(timeout, int | float) and timeout > 0 else beat_s
 
 
-class Follower:
-    """One subscriber of a run read through Redis: cursor, inbox, delivery on its scheduler."""
-
-    def __init__(
-        self,
-        hub: Hub,
-        run_id: str,
-        after: int,
-        observer: abc.ObserverBase[AgentEvent],
-        scheduler: abc.SchedulerBase,
-    ) -> None:
-        self.hub = hub
-        self.run_id = run_id
-        self.cursor = after  # the last seq handed to the inbox (hub thread only)
-        self.checked_at = float("-inf")  # when the hub last checked the run is alive
-        self.inbox: deque[Item] = deque()
-        self.lock = threading.Lock()
-        self.starved = False
-        self.finished = False
-        self._draining = False
-        self._observer = observer
-        self._scheduler = scheduler
-
-    def push(self, items: list[Item]) -> None:
-        """Hand entries (or a failure) over; called by the hub thread."""
-        with self.lock:
-            if self.finished:
-                return
-            self.inbox.extend(items)
-            if self._draining:
-                return
-            self._draining = True
-        # Not kept for disposal: a drain after dispose() finds ``finished`` and returns.
-        self._scheduler.schedule(self._drain)
-
-    def wants_more(self) -> bool:
-        """Room in the inbox (else it is starved until it drains); hub thread."""
-        with self.lock:
-            if self.finished:
-                return False
-            if len(self.inbox) >= INBOX:
-                self.starved = True
-                return False
-            return True
-
-    def dispose(self) -> None:
-        with self.lock:
-            self.finished = True
-            self.inbox.clear()
-        self.hub.remove(self)
-
-    def _drain(self, _: abc.SchedulerBase, __: Any = None) -> None:
-        observer = self._observer
-        while True:
-            with self.lock:
-                if self.finished or not self.inbox:
-                    self._draining = False
-                    return
-                batch = list(self.inbox)
-                self.inbox.clear()
-                wake, self.starved = self.starved, False
-            if wake:
-                self.hub.wake()
-            for item in batch:
-                if isinstance(item, End | Exception):
-                    with self.lock:
-                        if self.finished:
-                            return
-                        self.finished = True
-                    self.hub.remove(self)
-                    error = item.error if isinstance(item, End) else item
-                    if error is None:
-                        observer.on_completed()
-                    else:
-                        observer.on_error(error)
-                    return
-                if self.finished:
-                    return
-                observer.on_next(item)
-
-
 class Hub:
     """The reader thread (started on first use) and what it reads for."""
 
     def __init__(
         self,
         client: Any,
-        prefix: str,
-        run_key: Callable[[str], str],
-        meta_key: Callable[[str], str],
+        keys: Keys,
         on_cancel: Callable[[str], None],
         heartbeat: Callable[[Any], None],
         beat_s: float,
         error_type: type[Exception],
     ) -> None:
         self._client = client
-        self._run_key = run_key
-        self._meta_key = meta_key
+        self._keys = keys
         self._on_cancel = on_cancel
         self._heartbeat = heartbeat
         self._beat_s = beat_s
         self._block_s = _block_limit(client, beat_s)
         self._error = error_type
-        self.cancel_key = f"{prefix}cancels"
-        self._wake_key = f"{prefix}wake:{uuid.uuid4().hex}"
+        self._wake_key = keys.wake(uuid.uuid4().hex)
         self._lock = threading.Lock()
         self._followers: set[Follower] = set()
         self._thread: threading.Thread | None = None
@@ -178,7 +85,7 @@ class Hub:
         with self._lock:
             if self._thread is not None or self._closed.is_set():
                 return
-            last = self._client.xrevrange(self.cancel_key, count=1)
+            last = self._client.xrevrange(self._keys.cancels, count=1)
             self._cancel_id = last[0][0].decode() if last else "0-0"
             self._thread = threading.Thread(
                 target=self._loop, name="rxreact-redis-event-log", daemon=True
@@ -227,15 +134,19 @@ class Hub:
                 else:
                     self._check_alive(now, everyone=False)  # just the new followers
                 groups = self._groups()
-                streams = {self._wake_key: wake_id, self.cancel_key: self._cancel_id}
+                streams = {self._wake_key: wake_id, self._keys.cancels: self._cancel_id}
                 for run_id, members in groups.items():
-                    streams[self._run_key(run_id)] = f"0-{min(f.cursor for f in members)}"
+                    streams[self._keys.run(run_id)] = f"0-{min(f.cursor for f in members)}"
                 wait_s = min(next_beat - time.monotonic(), self._block_s)
                 block_ms = max(1, int(wait_s * 1000))
                 reply = self._client.xread(streams, count=COUNT, block=block_ms) or []
             except self._error as error:
                 log.warning("Redis event log reader: %s; retrying in 1 s", error)
                 self._closed.wait(1.0)  # a back-off, also ended at once by close()
+                continue
+            except Exception:  # a bug must not end the one reader every follower relies on
+                log.exception("Redis event log reader failed; retrying in 1 s")
+                self._closed.wait(1.0)
                 continue
             for raw_key, entries in reply:
                 key = raw_key.decode() if isinstance(raw_key, bytes) else raw_key
@@ -244,7 +155,7 @@ class Hub:
                 last = entries[-1][0]
                 if key == self._wake_key:
                     wake_id = last.decode()
-                elif key == self.cancel_key:
+                elif key == self._keys.cancels:
                     self._cancel_id = last.decode()
                     for _, fields in entries:
                         self._on_cancel(fields.get(b"run", b"").decode())
@@ -272,7 +183,7 @@ class Hub:
             decoded = [RunError(f"unreadable entry in {key}: {error}")]
         last = seq_of(entries[-1][0])
         for run_id, members in groups.items():
-            if self._run_key(run_id) != key:
+            if self._keys.run(run_id) != key:
                 continue
             for follower in members:
                 cursor = follower.cursor
@@ -297,8 +208,8 @@ class Hub:
         run_ids = sorted({f.run_id for f in followers})
         pipe = self._client.pipeline(transaction=False)
         for run_id in run_ids:
-            pipe.exists(self._meta_key(run_id))
-            pipe.xrevrange(self._run_key(run_id), count=1)
+            pipe.exists(self._keys.meta(run_id))
+            pipe.xrevrange(self._keys.run(run_id), count=1)
         replies = pipe.execute()
         verdicts: dict[str, Exception | None] = {}
         for i, run_id in enumerate(run_ids):

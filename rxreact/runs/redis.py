@@ -21,7 +21,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Self, cast
@@ -31,12 +30,13 @@ from reactivex.disposable import Disposable
 
 from rxreact.errors import ConfigurationError, RunError
 from rxreact.events import AgentEvent
-from rxreact.runs._entries import MAX_BATCH, encode_end, encode_events
-from rxreact.runs._hub import Follower, Hub
+from rxreact.runs._follower import Follower
+from rxreact.runs._hub import Hub
+from rxreact.runs._keys import Keys
 from rxreact.runs._record import RunRecord
+from rxreact.runs._writes import RunWriterToRedis, WriteQueue
 from rxreact.runs.base import RunWriter
 from rxreact.runs.memory import InMemoryEventLog
-from rxreact.scheduling import shared_scheduler
 
 if TYPE_CHECKING:
     import redis
@@ -106,34 +106,21 @@ class RedisEventLog:
         self._local = InMemoryEventLog(
             max_runs=max_runs, ttl=self._ttl_ms / 1000, scheduler=scheduler
         )
+        self._keys = keys = Keys(prefix)
         self._hub = Hub(
             module.Redis(connection_pool=self._client.connection_pool),
-            prefix,
-            self._run_key,
-            self._meta_key,
+            keys,
             self._cancel_requested,
             self._heartbeat,
             self._lost_ms / 3000,
             self._error,
         )
         self._lock = threading.Lock()
-        self._idle = threading.Condition(self._lock)  # notified when a flush found nothing left
         self._owned: dict[str, RunRecord] = {}
-        self._pending: deque[tuple[Any, ...]] = deque()
-        self._flushing = False
-        self._writes = shared_scheduler("redis-event-log", 2)
+        self._writes = WriteQueue(self._client, self._keys, self._ttl_ms, self._error)
 
     def __repr__(self) -> str:
         return f"RedisEventLog(prefix={self.prefix!r}, ttl={self._ttl_ms / 1000:g})"
-
-    def _run_key(self, run_id: str) -> str:
-        return f"{self.prefix}run:{run_id}"
-
-    def _meta_key(self, run_id: str) -> str:
-        return f"{self.prefix}run:{run_id}:meta"
-
-    def _active_key(self, conversation_id: str) -> str:
-        return f"{self.prefix}active:{conversation_id}"
 
     # -- the owner's side -------------------------------------------------------------------
 
@@ -149,71 +136,17 @@ class RedisEventLog:
         try:
             self._hub.ensure_started()  # cancel requests for this run are seen from now on
             pipe = self._client.pipeline(transaction=False)
-            pipe.set(self._meta_key(run_id), "running", px=self._lost_ms)
+            pipe.set(self._keys.meta(run_id), "running", px=self._lost_ms)
             if conversation_id is not None:
-                pipe.zadd(self._active_key(conversation_id), {run_id: time.time()})
-                pipe.pexpire(self._active_key(conversation_id), self._ttl_ms)
+                pipe.zadd(self._keys.active(conversation_id), {run_id: time.time()})
+                pipe.pexpire(self._keys.active(conversation_id), self._ttl_ms)
             pipe.execute()
         except self._error as error:
             record.end(RunError(f"Redis event log: could not begin run: {error}"))
             raise RunError(f"Redis event log: could not begin run: {error}") from error
         with self._lock:
             self._owned[run_id] = record
-        return _Writer(self, record)
-
-    def _enqueue(self, item: tuple[Any, ...]) -> None:
-        with self._lock:
-            self._pending.append(item)
-            if self._flushing:
-                return
-            self._flushing = True
-        self._writes.schedule(self._flush)
-
-    def _flush(self, _: abc.SchedulerBase, __: Any = None) -> None:
-        # One flush at a time (the _flushing flag), each sending everything queued so far, so
-        # every stream receives its entries in seq order.
-        while True:
-            with self._lock:
-                if not self._pending:
-                    self._flushing = False
-                    self._idle.notify_all()
-                    return
-                batch = list(self._pending)
-                self._pending.clear()
-            pipe = self._client.pipeline(transaction=False)
-            touched: set[str] = set()
-            events: dict[str, list[AgentEvent]] = {}  # per run, in seq order, not yet added
-            for item in batch:
-                run_id = item[1]
-                if item[0] == "e":
-                    events.setdefault(run_id, []).append(item[2])
-                    continue
-                self._add_events(pipe, run_id, events.pop(run_id, []))
-                _, run_id, conversation_id, seq, error = item
-                pipe.xadd(self._run_key(run_id), {"end": encode_end(error)}, id=f"0-{seq}")
-                pipe.set(self._meta_key(run_id), "ended", px=self._ttl_ms)
-                if conversation_id is not None:
-                    pipe.zrem(self._active_key(conversation_id), run_id)
-                touched.add(run_id)
-            for run_id, pending in events.items():
-                self._add_events(pipe, run_id, pending)
-                touched.add(run_id)
-            for key in map(self._run_key, touched):
-                pipe.pexpire(key, self._ttl_ms)
-            try:
-                failures = [
-                    r for r in pipe.execute(raise_on_error=False) if isinstance(r, Exception)
-                ]
-            except self._error as error:
-                failures = [error]
-            if failures:  # the run goes on for local subscribers; followers elsewhere miss these
-                log.warning("Redis event log: %d writes failed: %s", len(failures), failures[0])
-
-    def _add_events(self, pipe: Any, run_id: str, events: list[AgentEvent]) -> None:
-        key = self._run_key(run_id)
-        for start in range(0, len(events), MAX_BATCH):
-            part = events[start : start + MAX_BATCH]
-            pipe.xadd(key, {"e": encode_events(part)}, id=f"0-{part[-1].seq}")
+        return RunWriterToRedis(self._writes, record, self._ended)
 
     def _ended(self, record: RunRecord) -> None:
         with self._lock:
@@ -227,10 +160,10 @@ class RedisEventLog:
             return
         pipe = client.pipeline(transaction=False)
         for run_id, conversation_id in owned:
-            pipe.pexpire(self._meta_key(run_id), self._lost_ms)
-            pipe.pexpire(self._run_key(run_id), self._ttl_ms)
+            pipe.pexpire(self._keys.meta(run_id), self._lost_ms)
+            pipe.pexpire(self._keys.run(run_id), self._ttl_ms)
             if conversation_id is not None:
-                pipe.pexpire(self._active_key(conversation_id), self._ttl_ms)
+                pipe.pexpire(self._keys.active(conversation_id), self._ttl_ms)
         pipe.execute()
 
     def _cancel_requested(self, run_id: str) -> None:
@@ -243,7 +176,7 @@ class RedisEventLog:
             def action(_: abc.SchedulerBase, __: Any = None) -> None:
                 cancel()
 
-            self._writes.schedule(action)
+            self._writes.scheduler.schedule(action)
 
     # -- anyone's side ----------------------------------------------------------------------
 
@@ -269,12 +202,12 @@ class RedisEventLog:
 
     def active_run(self, conversation_id: str) -> str | None:
         """The oldest running run on ``conversation_id`` in any process, or ``None``."""
-        key = self._active_key(conversation_id)
+        key = self._keys.active(conversation_id)
         members: list[bytes] = cast(list[bytes], self._client.zrange(key, 0, -1))
         run_ids = [r.decode() for r in members]
         if not run_ids:
             return None
-        states = self._client.mget([self._meta_key(r) for r in run_ids])
+        states = self._client.mget([self._keys.meta(r) for r in run_ids])
         dead: list[str] = []
         for run_id, state in zip(run_ids, states, strict=True):
             if state == b"running":
@@ -293,12 +226,11 @@ class RedisEventLog:
         if record is not None and record.cancel is not None:
             record.cancel()
             return
-        self._client.xadd(self._hub.cancel_key, {"run": run_id}, maxlen=1000, approximate=True)
+        self._client.xadd(self._keys.cancels, {"run": run_id}, maxlen=1000, approximate=True)
 
     def flush(self, timeout: float | None = 10.0) -> bool:
         """Wait until every event appended so far was sent to Redis; False on timeout."""
-        with self._idle:
-            return self._idle.wait_for(lambda: not self._flushing, timeout)
+        return self._writes.wait_sent(timeout)
 
     def close(self) -> None:
         """Send what is queued (:meth:`flush`), stop the reader thread, and close the client
@@ -313,38 +245,3 @@ class RedisEventLog:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-class _Writer:
-    """A run's writer: the local record first (subscribers here), then the Redis queue."""
-
-    __slots__ = ("_ended", "_last", "_lock", "_log", "_record")
-
-    def __init__(self, event_log: RedisEventLog, record: RunRecord) -> None:
-        self._log = event_log
-        self._record = record
-        self._lock = threading.Lock()
-        self._ended = False
-        self._last = 0
-
-    def append(self, event: AgentEvent) -> None:
-        # The lock orders a late event against end() from cancel() on another thread: an entry
-        # after the end marker would need an id Redis refuses (ids only grow).
-        with self._lock:
-            if self._ended:
-                return
-            self._last = event.seq
-            self._record.append(event)
-            self._log._enqueue(("e", self._record.run_id, event))
-
-    def end(self, error: Exception | None = None) -> None:
-        with self._lock:
-            if self._ended:
-                return
-            self._ended = True
-            record = self._record
-            self._log._ended(record)
-            record.end(error)
-            self._log._enqueue(
-                ("end", record.run_id, record.conversation_id, self._last + 1, error)
-            )
