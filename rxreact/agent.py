@@ -24,10 +24,12 @@ thread and nothing sleeps, so the same code runs on thread pools for real and on
 from __future__ import annotations
 
 import asyncio
+import os
+import socket
 import threading
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import reactivex
 from pydantic import BaseModel, ConfigDict
@@ -46,7 +48,9 @@ from rxreact.events import (
     ToolResult,
 )
 from rxreact.history import ensure_tool_calls_closed
+from rxreact.memory._process_leases import leasing
 from rxreact.memory.base import ChatMemory
+from rxreact.memory.lease import Lease
 from rxreact.messages import (
     ChatRequest,
     Message,
@@ -57,7 +61,7 @@ from rxreact.messages import (
     UserMessage,
 )
 from rxreact.model.base import ChatModel
-from rxreact.operators import deliver_on, finish_round, process_chunk, run_tools
+from rxreact.operators import deliver_on, finish_round, process_chunk, run_tools, with_lease
 from rxreact.round import Mode, RoundState
 from rxreact.scheduling import shared_scheduler
 from rxreact.tools import Tool, as_tool
@@ -113,6 +117,15 @@ class ReactAgent:
             whether to send it; see ``OpenAIChatModel(send_reasoning=...)``).
         buffer_size: chunks buffered between the model's reader and the agent before the reader
             is held back.
+        on_busy: what a run on a ``conversation_id`` does while another run (in this process or
+            any other sharing the memory) holds it: ``"queue"`` waits, then loads the history
+            that run committed; ``"reject"`` fails at once with
+            :class:`~rxreact.ConversationBusyError`.
+        busy_timeout: the longest wait in ``"queue"`` mode, in seconds, before failing with
+            :class:`~rxreact.ConversationBusyError` (``None``: no limit).
+        lease_ttl: seconds a run's hold on its conversation lasts without renewal; the agent
+            renews it every third of that while the run lives, so a killed process blocks its
+            conversation for at most this long.
     """
 
     def __init__(
@@ -130,9 +143,18 @@ class ReactAgent:
         forced_final_instruction: str = FORCED_FINAL_INSTRUCTION,
         send_reasoning: bool = True,
         buffer_size: int | None = 1024,
+        on_busy: Literal["queue", "reject"] = "queue",
+        busy_timeout: float | None = 30.0,
+        lease_ttl: float = 10.0,
     ) -> None:
         if max_rounds < 1:
             raise ValueError("max_rounds must be at least 1")
+        if on_busy not in ("queue", "reject"):
+            raise ValueError(f"on_busy must be 'queue' or 'reject', not {on_busy!r}")
+        if busy_timeout is not None and not busy_timeout >= 0:
+            raise ValueError("busy_timeout must be >= 0 or None")
+        if not lease_ttl > 0:
+            raise ValueError("lease_ttl must be positive")
         self.model = model
         self.tools: dict[str, Tool] = {}
         for item in tools:
@@ -152,6 +174,9 @@ class ReactAgent:
         self.forced_final_instruction = forced_final_instruction
         self.send_reasoning = send_reasoning
         self.buffer_size = buffer_size
+        self.on_busy: Literal["queue", "reject"] = on_busy
+        self.busy_timeout = busy_timeout
+        self.lease_ttl = lease_ttl
 
     def __repr__(self) -> str:
         return (
@@ -277,6 +302,9 @@ class ReactAgent:
             subscription.dispose()
 
 
+_HOST = socket.gethostname()
+
+
 class _Run:
     """The state of one subscription to ``ReactAgent.stream``: history, counters, usage."""
 
@@ -290,10 +318,32 @@ class _Run:
         self.usage: Usage | None = None
         self.tool_errors = 0
         self.run_id = uuid.uuid4().hex[:12]
+        self.lease: Lease | None = None  # this run's hold on its conversation, once granted
 
     def events(self) -> Observable[Any]:
         """The run: its steps, each subscribed when the one before completes."""
-        return reactivex.concat_with_iterable(self._steps())
+        return self._holding_conversation(lambda: reactivex.concat_with_iterable(self._steps()))
+
+    def _holding_conversation(self, steps: Callable[[], Observable[Any]]) -> Observable[Any]:
+        """``steps()`` while holding the conversation's lease (taken before the history is
+        loaded, released when the run ends); no lease without memory or conversation."""
+        agent = self.agent
+        if agent.memory is None or self.conversation_id is None:
+            return steps()
+
+        def body(lease: Lease) -> Observable[Any]:
+            self.lease = lease
+            return steps()
+
+        return with_lease(
+            leasing(agent.memory),
+            self.conversation_id,
+            body,
+            owner=f"{_HOST}/{os.getpid()}/{self.run_id}",
+            ttl=agent.lease_ttl,
+            on_busy=agent.on_busy,
+            busy_timeout=agent.busy_timeout,
+        )
 
     # Everything below runs inside the generator, resumed on the agent's scheduler threads.
 
@@ -394,7 +444,7 @@ class _Run:
         if agent.memory is None or self.conversation_id is None:
             return
         try:
-            agent.memory.append(self.conversation_id, self.turn)
+            leasing(agent.memory).append(self.conversation_id, self.turn, lease=self.lease)
         except RxReactError:
             raise
         except Exception as error:

@@ -20,7 +20,9 @@ call such as ``agent.call``) is an instance of :class:`RxReactError`::
     │   └── ModelTimeoutError         connect, first-chunk or between-chunk timeout
     ├── AgentError                    the agent loop itself could not go on
     │   └── ToolErrorBudgetExceededError  too many failed tool calls in one run
-    └── ChatMemoryError               a memory backend failed
+    ├── ChatMemoryError               a memory backend failed
+    └── ConversationBusyError         another run holds the conversation (rejected, waited too
+                                      long, or this run's lease was lost before its commit)
 
 Foreign exceptions (httpx, json, pydantic) are mapped to this tree in exactly one place
 per layer (``rxreact.model.openai._map_transport_error`` for HTTP), and never carry the
@@ -37,6 +39,7 @@ __all__ = [
     "BadRequestError",
     "ChatMemoryError",
     "ConfigurationError",
+    "ConversationBusyError",
     "ModelConnectionError",
     "ModelError",
     "ModelHTTPError",
@@ -197,6 +200,24 @@ class ToolErrorBudgetExceededError(AgentError):
 
 class ChatMemoryError(RxReactError):
     """A chat-memory backend failed to load or store a conversation."""
+
+
+class ConversationBusyError(RxReactError):
+    """Another run holds the conversation, so this run cannot start or cannot commit.
+
+    Raised through ``on_error`` of a run whose conversation is busy when
+    ``ReactAgent(on_busy="reject")``, whose wait passed ``busy_timeout`` with
+    ``on_busy="queue"``, or whose lease expired or was taken over before its turn was
+    committed (fencing). In every case the run wrote nothing to memory.
+
+    Attributes:
+        conversation_id: the conversation that was busy (``None`` when rebuilt from its message
+            alone, as after pickling).
+    """
+
+    def __init__(self, message: str, conversation_id: str | None = None) -> None:
+        self.conversation_id = conversation_id
+        super().__init__(message)
 
 
 def http_error_for_status(

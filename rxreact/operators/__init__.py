@@ -11,6 +11,8 @@ from typing import Any, TypeVar
 from reactivex import Observable, abc
 
 from rxreact.events import ToolResult
+from rxreact.memory.base import ChatMemory
+from rxreact.memory.lease import Lease
 from rxreact.messages import ToolCall
 from rxreact.model.chunks import ChatChunk
 from rxreact.model.retry import Backoff
@@ -19,12 +21,25 @@ from rxreact.operators._finish_round import finish_round_
 from rxreact.operators._process_chunk import process_chunk_
 from rxreact.operators._retry_unstarted import retry_unstarted_
 from rxreact.operators._run_tools import run_tools_
+from rxreact.operators._with_lease import OnBusy, with_lease_
 from rxreact.round import RoundState
 from rxreact.tools import Tool
 
-__all__ = ["deliver_on", "finish_round", "process_chunk", "retry_unstarted", "run_tools"]
+__all__ = [
+    "LEASE_POLL",
+    "deliver_on",
+    "finish_round",
+    "process_chunk",
+    "retry_unstarted",
+    "run_tools",
+    "with_lease",
+]
 
 _T = TypeVar("_T")
+
+LEASE_POLL = Backoff(base=0.01, factor=2.0, cap=0.2)
+"""How often ``with_lease`` asks again for a lease held elsewhere: 10 ms, doubling, every
+200 ms at most. A release in the same process wakes the waiters at once instead."""
 
 
 def deliver_on(
@@ -179,3 +194,62 @@ def retry_unstarted(
     """
 
     return retry_unstarted_(max_retries, backoff or Backoff())
+
+
+def with_lease(
+    memory: ChatMemory,
+    conversation_id: str,
+    body: Callable[[Lease], Observable[_T]],
+    *,
+    owner: str,
+    ttl: float,
+    on_busy: OnBusy = "queue",
+    busy_timeout: float | None = 30.0,
+    poll: Backoff = LEASE_POLL,
+) -> Observable[_T]:
+    """Subscribe to ``body(lease)`` once the conversation's lease is granted; hold it until the
+    body ends.
+
+    The lease is taken with ``memory.try_acquire`` on the subscribe-time scheduler (never on
+    the subscribing thread), renewed every ``ttl / 3`` while the body runs, and released the
+    moment the body completes, fails or is disposed, before the observer hears of it. While
+    another run holds the conversation, ``"queue"`` asks again on timers (``poll`` backoff; a
+    release in this process wakes the waiters at once), holding no thread; ``"reject"`` fails
+    at once. A renewal that finds the lease lost ends the body with the same error a fenced
+    commit would raise::
+
+        lease held by another run until 3, free after:
+        body(lease):            a-b-|
+        with_lease(queue):      ---a-b-|          (lease taken at 3, released at 6)
+        with_lease(reject):     #                 ConversationBusyError at once
+        busy_timeout=2:         --#               ConversationBusyError after 2
+
+        lease lost at 4 (expired while the process was paused, taken by another run):
+        body(lease):            a-b-------c-|
+        with_lease(...):        a-b-#             renewal refused: ConversationBusyError
+
+    Args:
+        memory: the backend that grants leases.
+        conversation_id: the conversation to hold.
+        body: the work to do while holding it, given the lease (for a fenced ``append``).
+        owner: who holds the lease (unique per run).
+        ttl: seconds the lease lasts without a renewal.
+        on_busy: ``"queue"`` to wait for the lease, ``"reject"`` to fail while it is held.
+        busy_timeout: the longest wait in ``"queue"`` mode, in seconds; ``None``: no limit.
+        poll: the wait between attempts while the lease is held elsewhere.
+
+    Returns:
+        The body's notifications; :class:`~rxreact.ConversationBusyError` when the lease could
+        not be had or was lost, :class:`~rxreact.ChatMemoryError` when the backend failed.
+    """
+
+    return with_lease_(
+        memory,
+        conversation_id,
+        body,
+        owner=owner,
+        ttl=ttl,
+        on_busy=on_busy,
+        busy_timeout=busy_timeout,
+        poll=poll,
+    )
