@@ -22,33 +22,45 @@ OnBusy = Literal["queue", "reject"]
 
 
 class _Waiters:
-    """Who waits for which conversation of which memory, to wake them when it is released here.
+    """The runs of this process waiting for a conversation of a memory, oldest first.
 
-    Only releases made in this process are seen: waiters on a lease held elsewhere find it
-    free on their next poll.
+    Only the oldest waiter (the head) asks the store again on a timer; the others sleep until
+    they become the head, so a thousand queued runs make one poller, not a thousand. A release
+    made in this process wakes the head at once; a release elsewhere is found by its poll.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._waiting: dict[tuple[int, str], set[Callable[[], None]]] = {}
+        self._waiting: dict[tuple[int, str], dict[_Holding[Any], None]] = {}
 
-    def add(self, key: tuple[int, str], wake: Callable[[], None]) -> None:
+    def add(self, key: tuple[int, str], waiter: _Holding[Any]) -> None:
         with self._lock:
-            self._waiting.setdefault(key, set()).add(wake)
+            self._waiting.setdefault(key, {})[waiter] = None
 
-    def discard(self, key: tuple[int, str], wake: Callable[[], None]) -> None:
+    def is_head(self, key: tuple[int, str], waiter: _Holding[Any]) -> bool:
         with self._lock:
-            waiting = self._waiting.get(key)
-            if waiting is not None:
-                waiting.discard(wake)
-                if not waiting:
-                    del self._waiting[key]
+            return next(iter(self._waiting.get(key, ())), None) is waiter
+
+    def remove(self, key: tuple[int, str], waiter: _Holding[Any]) -> None:
+        """Forget ``waiter``; if it was the head, the next one takes over the polling."""
+        with self._lock:
+            queue = self._waiting.get(key)
+            if queue is None or waiter not in queue:
+                return
+            was_head = next(iter(queue)) is waiter
+            del queue[waiter]
+            if not queue:
+                del self._waiting[key]
+            head = next(iter(queue), None) if was_head else None
+        if head is not None:
+            head.wake()
 
     def wake(self, key: tuple[int, str]) -> None:
+        """The conversation was released here: the head tries at once."""
         with self._lock:
-            waiting = list(self._waiting.get(key, ()))
-        for wake in waiting:
-            wake()
+            head = next(iter(self._waiting.get(key, ())), None)
+        if head is not None:
+            head.wake()
 
 
 _waiters = _Waiters()
@@ -118,7 +130,7 @@ class _Holding(Generic[_T]):
 
     def start(self) -> abc.DisposableBase:
         if self.spec.on_busy == "queue":
-            _waiters.add(self.key, self.wake)
+            _waiters.add(self.key, self)
         self.timer.disposable = self.scheduler.schedule(self.attempt)
         return Disposable(self.dispose)
 
@@ -128,6 +140,7 @@ class _Holding(Generic[_T]):
         with self.lock:
             if self.done or self.lease is not None:
                 return
+            self.retries = 0  # a fresh start: poll quickly again if this attempt fails
             if self.attempting:
                 self.woken = True
                 return
@@ -155,7 +168,7 @@ class _Holding(Generic[_T]):
         elif lease is not None and self.lease is not lease:  # disposed meanwhile
             self.release(lease)
         elif lease is not None:
-            _waiters.discard(self.key, self.wake)
+            _waiters.remove(self.key, self)
             self.timer.disposable = self.scheduler.schedule_relative(spec.ttl / 3, self.renew)
             self.body.disposable = spec.body(lease).subscribe(
                 self.on_next, self.on_error, self.on_completed, scheduler=self.subscribe_scheduler
@@ -172,14 +185,16 @@ class _Holding(Generic[_T]):
             left = spec.busy_timeout - (self.scheduler.now - self.started).total_seconds()
             if left <= 0:
                 return _busy(spec, f"still busy after waiting {spec.busy_timeout:g} s")
+        delay: float | None = None  # not the head: sleep until woken (or the deadline)
         if self.woken:
             delay = 0.0
-        else:
+        elif _waiters.is_head(self.key, self):
             delay = spec.poll.delay(self.retries)
             self.retries += 1
         if left is not None:
-            delay = min(delay, left)
-        self.timer.disposable = self.scheduler.schedule_relative(delay, self.attempt)
+            delay = left if delay is None else min(delay, left)
+        if delay is not None:
+            self.timer.disposable = self.scheduler.schedule_relative(delay, self.attempt)
         return None
 
     # -- holding ------------------------------------------------------------------------------
@@ -234,7 +249,7 @@ class _Holding(Generic[_T]):
                 return False
             self.done = True
             lease = self.lease
-        _waiters.discard(self.key, self.wake)
+        _waiters.remove(self.key, self)
         self.timer.dispose()
         self.body.dispose()
         if lease is not None:
