@@ -131,8 +131,18 @@ class _Holding(Generic[_T]):
     def start(self) -> abc.DisposableBase:
         if self.spec.on_busy == "queue":
             _waiters.add(self.key, self)
-        self.timer.disposable = self.scheduler.schedule(self.attempt)
+        with self.lock:
+            self.later(0.0, self.attempt)
         return Disposable(self.dispose)
+
+    def later(self, seconds: float, action: Callable[..., None]) -> None:
+        """Make ``action`` the one pending timer (call with the lock held).
+
+        Every timed action takes the lock first, so it cannot run (and schedule its own
+        successor) before this assignment is done: the assignment never replaces, and so
+        cancels, a newer timer.
+        """
+        self.timer.disposable = self.scheduler.schedule_relative(seconds, action)
 
     # -- waiting ------------------------------------------------------------------------------
 
@@ -144,7 +154,7 @@ class _Holding(Generic[_T]):
             if self.attempting:
                 self.woken = True
                 return
-            self.timer.disposable = self.scheduler.schedule(self.attempt)
+            self.later(0.0, self.attempt)
 
     def attempt(self, *_: Any) -> None:
         spec = self.spec
@@ -163,13 +173,13 @@ class _Holding(Generic[_T]):
             refused = None if self.done or lease is not None else self.wait_more()
             if not self.done and lease is not None:
                 self.lease = lease
+                self.later(spec.ttl / 3, self.renew)
         if refused is not None:
             self.fail(refused)
         elif lease is not None and self.lease is not lease:  # disposed meanwhile
             self.release(lease)
         elif lease is not None:
             _waiters.remove(self.key, self)
-            self.timer.disposable = self.scheduler.schedule_relative(spec.ttl / 3, self.renew)
             self.body.disposable = spec.body(lease).subscribe(
                 self.on_next, self.on_error, self.on_completed, scheduler=self.subscribe_scheduler
             )
@@ -194,7 +204,7 @@ class _Holding(Generic[_T]):
         if left is not None:
             delay = left if delay is None else min(delay, left)
         if delay is not None:
-            self.timer.disposable = self.scheduler.schedule_relative(delay, self.attempt)
+            self.later(delay, self.attempt)
         return None
 
     # -- holding ------------------------------------------------------------------------------
@@ -214,7 +224,9 @@ class _Holding(Generic[_T]):
         if not kept:
             self.fail(lease_lost(lease))
             return
-        self.timer.disposable = self.scheduler.schedule_relative(self.spec.ttl / 3, self.renew)
+        with self.lock:
+            if not self.done:
+                self.later(self.spec.ttl / 3, self.renew)
 
     def on_next(self, value: _T) -> None:
         with self.lock:
