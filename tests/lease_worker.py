@@ -1,8 +1,10 @@
 """One agent run in its own OS process, for the cross-process lease tests.
 
-``python lease_worker.py '<json settings>'`` prints ``busy`` or ``free`` (whether the
-conversation was held when it started), then runs one question and prints the outcome as one
-JSON line: ``{"answer": ...}`` or ``{"error": <exception type>, "message": ...}``.
+``python lease_worker.py '<json settings>'`` imports and sets up, prints ``ready`` and waits for
+a line on stdin (so a test can start its processes together and let each go when it wants),
+prints ``busy`` or ``free`` (whether the conversation was held at that moment), then runs one
+question and prints the outcome as one JSON line: ``{"answer": ...}`` or
+``{"error": <exception type>, "message": ...}``.
 """
 
 from __future__ import annotations
@@ -19,10 +21,6 @@ def main(settings: dict[str, Any]) -> None:
     faulthandler.dump_traceback_later(25, exit=True)  # a hung worker shows where, then exits
     kind, _, where = settings["memory"].partition(":")
     memory: Any = SQLiteChatMemory(where) if kind == "sqlite" else RedisChatMemory(where)
-    probe = memory.try_acquire("c", "probe", 60)
-    if probe is not None:
-        memory.release(probe)
-    print("free" if probe is not None else "busy", flush=True)
     agent = ReactAgent(
         OpenAIChatModel("mock", base_url=settings["base_url"], max_retries=0),
         memory=memory,
@@ -30,6 +28,12 @@ def main(settings: dict[str, Any]) -> None:
         lease_ttl=settings["ttl"],
         busy_timeout=20.0,
     )
+    print("ready", flush=True)
+    sys.stdin.readline()
+    probe = memory.try_acquire("c", "probe", 60)
+    if probe is not None:
+        memory.release(probe)
+    print("free" if probe is not None else "busy", flush=True)
     try:
         outcome = {"answer": agent.call(settings["question"], "c")}
     except RxReactError as error:

@@ -59,7 +59,7 @@ class Model:
     """The mock server's script: answers each question, holding the ones the test holds."""
 
     def __init__(self, *held: str) -> None:
-        self.arrived = {q: threading.Event() for q in ("first?", "second?")}
+        self.arrived = {q: threading.Event() for q in ("first?", "second?", "third?", "rejected?")}
         self.go = {q: threading.Event() for q in held}
 
     def __call__(self, request: ChatRequest) -> Any:
@@ -87,15 +87,19 @@ class Worker:
         }
         self.process = subprocess.Popen(
             [sys.executable, str(WORKER), json.dumps(settings)],
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
             env={**os.environ, "PYTHONPATH": str(WORKER.parent.parent)},
         )
-        assert self.process.stdout is not None
-        self.stdout = self.process.stdout
+        assert self.process.stdout is not None and self.process.stdin is not None
+        self.stdout, self.stdin = self.process.stdout, self.process.stdin
 
-    def started_busy(self) -> bool:
-        """Whether the conversation was held when this process started (its first line)."""
+    def go(self) -> bool:
+        """Start the run once the process is set up; True if the conversation was held then."""
+        assert self.stdout.readline().strip() == "ready"
+        self.stdin.write("go\n")
+        self.stdin.flush()
         line = self.stdout.readline().strip()
         assert line in ("busy", "free"), line
         return line == "busy"
@@ -111,6 +115,8 @@ class Worker:
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait(timeout=10)
+        self.stdout.close()
+        self.stdin.close()
 
 
 @pytest.fixture
@@ -134,18 +140,21 @@ def contents(spec: str) -> list[str | None]:
         memory.close()
 
 
-def test_queue_the_second_process_sees_the_first_ones_turn(
-    memory_spec: str, cleanup: list[Any]
-) -> None:
+def test_queue_and_reject_across_processes(memory_spec: str, cleanup: list[Any]) -> None:
     model = Model("first?")
     cleanup.append(model)
     with MockOpenAIServer(model) as server:
+        # Three processes start together (their imports overlap); the test lets each go.
         first = Worker(memory_spec, server, "first?", "queue")
-        cleanup.append(first)
-        assert model.arrived["first?"].wait(30)  # the first run holds the conversation now
+        rejected = Worker(memory_spec, server, "rejected?", "reject")
         second = Worker(memory_spec, server, "second?", "queue")
-        cleanup.append(second)
-        assert second.started_busy()
+        cleanup.extend([first, rejected, second])
+        first.go()
+        assert model.arrived["first?"].wait(30)  # the first run holds the conversation now
+        assert rejected.go()
+        outcome = rejected.outcome()
+        assert outcome["error"] == "ConversationBusyError", outcome
+        assert second.go()  # queued behind the first run
         model.let_go()
         assert first.outcome() == {"answer": "answer to first?"}
         assert second.outcome() == {"answer": "answer to second?"}
@@ -155,63 +164,29 @@ def test_queue_the_second_process_sees_the_first_ones_turn(
     assert contents(memory_spec) == ["first?", "answer to first?", "second?", "answer to second?"]
 
 
-def test_reject_the_second_process_gets_conversation_busy(
+def test_a_killed_holder_blocks_for_one_ttl_and_a_paused_one_is_fenced_out(
     memory_spec: str, cleanup: list[Any]
 ) -> None:
-    model = Model("first?")
+    model = Model("first?", "second?")
     cleanup.append(model)
     with MockOpenAIServer(model) as server:
         first = Worker(memory_spec, server, "first?", "queue")
-        cleanup.append(first)
-        assert model.arrived["first?"].wait(30)
-        second = Worker(memory_spec, server, "second?", "reject")
-        cleanup.append(second)
-        assert second.started_busy()
-        outcome = second.outcome()
-        assert outcome["error"] == "ConversationBusyError", outcome
-        model.let_go()
-        assert first.outcome() == {"answer": "answer to first?"}
-        assert len(server.requests) == 1
-    assert contents(memory_spec) == ["first?", "answer to first?"]
-
-
-def test_a_killed_holder_blocks_the_next_run_for_one_ttl(
-    memory_spec: str, cleanup: list[Any]
-) -> None:
-    model = Model("first?")
-    cleanup.append(model)
-    with MockOpenAIServer(model) as server:
-        first = Worker(memory_spec, server, "first?", "queue")
-        cleanup.append(first)
-        assert model.arrived["first?"].wait(30)
         second = Worker(memory_spec, server, "second?", "queue")
-        cleanup.append(second)
-        assert second.started_busy()  # queued behind a live holder...
-        first.process.send_signal(signal.SIGKILL)  # ...which dies without releasing
+        third = Worker(memory_spec, server, "third?", "queue")
+        cleanup.extend([first, second, third])
+        first.go()
+        assert model.arrived["first?"].wait(30)
+        assert second.go()  # queued behind a live holder...
+        first.process.send_signal(signal.SIGKILL)  # ...which dies without releasing:
         first.kill()
-        assert second.outcome() == {"answer": "answer to second?"}  # after the ttl
-        sent = [m["content"] for m in server.requests[-1]["messages"]]
-        model.let_go()
-    assert sent == ["second?"]
-    assert contents(memory_spec) == ["second?", "answer to second?"]
-
-
-def test_a_paused_holder_whose_lease_was_taken_writes_nothing(
-    memory_spec: str, cleanup: list[Any]
-) -> None:
-    model = Model("first?")
-    cleanup.append(model)
-    with MockOpenAIServer(model) as server:
-        first = Worker(memory_spec, server, "first?", "queue")
-        cleanup.append(first)
-        assert model.arrived["first?"].wait(30)
-        first.process.send_signal(signal.SIGSTOP)  # no renewals: its lease expires
-        second = Worker(memory_spec, server, "second?", "queue")
-        cleanup.append(second)
-        second.started_busy()
-        assert second.outcome() == {"answer": "answer to second?"}
+        assert model.arrived["second?"].wait(30)  # the second run goes on after the ttl
+        second.process.send_signal(signal.SIGSTOP)  # paused mid-run: no renewals
+        assert third.go()  # its lease was still live when the third run started
+        assert third.outcome() == {"answer": "answer to third?"}  # after the second one's ttl
         model.let_go()  # the paused run's answer arrives...
-        first.process.send_signal(signal.SIGCONT)  # ...and it wakes up to commit it
-        outcome = first.outcome()
+        second.process.send_signal(signal.SIGCONT)  # ...and it wakes up to commit it
+        outcome = second.outcome()
+        sent = [[m["content"] for m in request["messages"]] for request in server.requests]
     assert outcome["error"] == "ConversationBusyError", outcome
-    assert contents(memory_spec) == ["second?", "answer to second?"]
+    assert sent == [["first?"], ["second?"], ["third?"]]  # nobody committed before the third
+    assert contents(memory_spec) == ["third?", "answer to third?"]
