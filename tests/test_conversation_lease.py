@@ -19,8 +19,8 @@ from rxreact import (
     ServerError,
     UserMessage,
 )
-from rxreact.model.script import Fail, Pause, text_reply
-from rxreact.model.scripted import ScriptedModel
+from rxreact.model.scripted.model import ScriptedModel
+from rxreact.model.scripted.replies import Fail, Pause, text_reply
 
 
 @dataclass

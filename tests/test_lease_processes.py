@@ -21,7 +21,7 @@ import pytest
 from redis_server import RedisServer, running_redis_server
 
 from rxreact import ChatRequest, RedisChatMemory, SQLiteChatMemory, UserMessage
-from rxreact.model.script import text_reply
+from rxreact.model.scripted.replies import text_reply
 from rxreact.testing import MockOpenAIServer
 
 WORKER = Path(__file__).with_name("lease_worker.py")

@@ -16,8 +16,8 @@ from rxreact import (
     SQLiteChatMemory,
     UserMessage,
 )
-from rxreact.model.script import text_reply
-from rxreact.model.scripted import ScriptedModel
+from rxreact.model.scripted.model import ScriptedModel
+from rxreact.model.scripted.replies import text_reply
 
 
 def questions(request: ChatRequest) -> list[str]:

@@ -12,7 +12,7 @@ from reactivex.disposable import Disposable, SerialDisposable, SingleAssignmentD
 from rxreact.errors import ChatMemoryError, ConversationBusyError, RxReactError
 from rxreact.memory.base import ChatMemory
 from rxreact.memory.lease import Lease, lease_lost
-from rxreact.model.retry import Backoff
+from rxreact.model.retry_policy import Backoff
 from rxreact.scheduling import timer_scheduler
 
 _T = TypeVar("_T")
