@@ -262,3 +262,10 @@ def test_queued_runs_run_one_at_a_time_each_after_the_last() -> None:
 def test_settings_are_validated(kw: dict[str, Any], match: str) -> None:
     with pytest.raises(ValueError, match=match):
         ReactAgent(ScriptedModel([]), **kw)
+
+
+def test_busy_timeout_must_be_shorter_than_the_stall_watchdog() -> None:
+    with pytest.raises(ValueError, match="stall_timeout"):
+        ReactAgent(ScriptedModel([]), busy_timeout=300.0, stall_timeout=300.0)
+    ReactAgent(ScriptedModel([]), busy_timeout=None, stall_timeout=300.0)  # no limit: allowed
+    ReactAgent(ScriptedModel([]), busy_timeout=600.0, stall_timeout=None)
