@@ -1,7 +1,8 @@
 """Workload 7: what one run per conversation costs, against the plain cold stream.
 
 Per memory backend (in-process, a SQLite file, a real ``redis-server`` when one is on PATH),
-against the loopback mock (a 10-chunk answer, no tools), medians of ``repeats`` runs:
+against the loopback mock, workload 2's conversation (two requests, two ``get_weather``
+calls, a 10-chunk answer, checked word by word), medians of ``repeats`` runs:
 
 - ``cold``: ``agent.stream(q)`` without a conversation, the reference: start (subscribe to the
   first event) and whole run;
@@ -13,6 +14,10 @@ against the loopback mock (a 10-chunk answer, no tools), medians of ``repeats`` 
   process would release it (no wake-up: the waiter's poll finds it, 10 ms doubling to
   200 ms); hand-off = that release to the first event, the release falling at a spread of
   moments in the poll cycle.
+
+Also the marginal CPU per chunk, cold and on a conversation: (CPU of a 1,000-chunk answer -
+CPU of a 10-chunk one) / 990, the fixed costs (lease, history, commit) taken out. Holding a
+lease adds one observer layer to a conversation run's events; a plain ``stream()`` has none.
 
 ``python -m benchmarks.queued_run [--quick]`` prints the table.
 """
@@ -32,25 +37,38 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from benchmarks._harness import MODEL, PROMPT, BenchError, Table, mock_headers, mock_server
+from benchmarks._harness import (
+    MODEL,
+    PROMPT,
+    BenchError,
+    Table,
+    check_answer,
+    mock_headers,
+    mock_server,
+)
 
 CHUNKS = 10
+LONG = 1000  # chunks of the answer whose CPU per chunk is compared
 TIMEOUT_S = 60.0
 
 
 class Timed:
-    """One subscription's moments: subscribed, first event, completed."""
+    """One subscription's moments (subscribed, first event, completed) and its answer."""
 
-    def __init__(self) -> None:
+    def __init__(self, chunks: int) -> None:
+        self.chunks = chunks
+        self.text: list[str] = []
         self.subscribed = time.perf_counter()
         self.first: float | None = None
         self.completed: float | None = None
         self.error: Exception | None = None
         self.done = threading.Event()
 
-    def on_next(self, _: Any) -> None:
+    def on_next(self, event: Any) -> None:
         if self.first is None:
             self.first = time.perf_counter()
+        if event.type == "text_delta":
+            self.text.append(event.delta)
 
     def on_error(self, error: Exception) -> None:
         self.error = error
@@ -65,11 +83,17 @@ class Timed:
             raise BenchError("a run did not finish")
         if self.error is not None:
             raise BenchError(f"a run failed: {self.error!r}")
+        check_answer("".join(self.text), self.chunks)
         return self
 
 
-def subscribe(agent: Any, conversation_id: str | None) -> Timed:
-    timed = Timed()
+def get_weather(city: str) -> str:
+    """Current weather for a city."""
+    return f"{city}: sunny"
+
+
+def subscribe(agent: Any, conversation_id: str | None, chunks: int = CHUNKS) -> Timed:
+    timed = Timed(chunks)
     agent.stream(PROMPT, conversation_id).subscribe(
         timed.on_next, timed.on_error, timed.on_completed
     )
@@ -126,9 +150,12 @@ def measure(url: str, make_memory: Callable[[], Any], repeats: int, shared: bool
     from rxreact import ReactAgent
     from rxreact.model.openai.client import OpenAIChatModel
 
-    model = OpenAIChatModel(MODEL, base_url=url, api_key="sk-x", headers=mock_headers(CHUNKS, 0))
+    def make_agent(chunks: int) -> tuple[Any, Any]:
+        model = OpenAIChatModel(MODEL, base_url=url, api_key="sk-x", headers=mock_headers(chunks))
+        return ReactAgent(model, [get_weather], memory=memory), model
+
     memory, other = make_memory(), make_memory()
-    agent = ReactAgent(model, memory=memory)
+    agent, model = make_agent(CHUNKS)
     cold, uncontended, same, other_process = [], [], [], []
     for i in range(repeats):
         cold.append(subscribe(agent, None).wait())
@@ -145,6 +172,20 @@ def measure(url: str, make_memory: Callable[[], Any], repeats: int, shared: bool
         released = time.perf_counter()
         other.release(lease)
         other_process.append(waiter.wait().first - released)  # type: ignore[operator]
+    long_agent, long_model = make_agent(LONG)
+    per_chunk: dict[str, list[float]] = {"cold": [], "conversation": []}
+
+    def cpu(chosen: Any, conversation: str | None, chunks: int) -> float:
+        c0 = time.process_time()
+        subscribe(chosen, conversation, chunks).wait()
+        return time.process_time() - c0
+
+    for i in range(max(3, repeats // 3)):
+        for case, conversation in (("cold", None), ("conversation", f"long-{i}")):
+            long_cpu = cpu(long_agent, conversation, LONG)
+            short_cpu = cpu(agent, None if conversation is None else f"short-{i}", CHUNKS)
+            per_chunk[case].append((long_cpu - short_cpu) / (LONG - CHUNKS))
+    long_model.close()
     model.close()
     for m in (memory, other):
         if hasattr(m, "close"):
@@ -164,13 +205,15 @@ def measure(url: str, make_memory: Callable[[], Any], repeats: int, shared: bool
         "handoff_same_s": statistics.median(same),
         "handoff_other_s": statistics.median(other_process) if shared else None,
         "handoff_other_max_s": max(other_process) if shared else None,
+        "cpu_per_chunk_cold_s": statistics.median(per_chunk["cold"]),
+        "cpu_per_chunk_conversation_s": statistics.median(per_chunk["conversation"]),
     }
 
 
 def run(url: str, quick: bool) -> Table:
     repeats = 8 if quick else 30
     table = Table(
-        f"7. One run per conversation (N={CHUNKS}, no tools; medians of {repeats})",
+        f"7. One run per conversation (2 requests, 2 tools, N={CHUNKS}; medians of {repeats})",
         ["memory", "case", "start ms", "x cold start", "run ms", "x cold run"],
     )
     results: dict[str, Any] = {}
@@ -197,6 +240,15 @@ def run(url: str, quick: bool) -> Table:
     table.notes.append(
         "start: subscribe to the first event; hand-off: the holder's release to the queued "
         "run's first event (a queued run's start column)"
+    )
+    table.notes.append(
+        "marginal CPU per chunk, cold / on a conversation: "
+        + ", ".join(
+            f"{n} {r['cpu_per_chunk_cold_s'] * 1e6:.1f} / "
+            f"{r['cpu_per_chunk_conversation_s'] * 1e6:.1f} µs "
+            f"({r['cpu_per_chunk_conversation_s'] / r['cpu_per_chunk_cold_s']:.2f}x)"
+            for n, r in results.items()
+        )
     )
     table.notes.append(
         "other process: max hand-off "
