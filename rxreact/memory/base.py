@@ -36,6 +36,11 @@ class ChatMemory(Protocol):
     - ``append`` without a lease writes as before (callers that do not use leases);
     - :meth:`renew` and :meth:`release` of a lease that was lost change nothing.
 
+    Optionally a backend shared by processes announces releases: a method
+    ``releases() -> Observable[str]`` (hot; the ids of conversations whose lease was released
+    by any process) lets runs waiting elsewhere start at once instead of at their next poll
+    (``RedisChatMemory`` publishes them with pub/sub). Notices may be lost; waiters poll anyway.
+
     :class:`~rxreact.memory.lease.LeaseTable` implements the bookkeeping for a store that lives
     in one process. A backend that predates leases (only ``load`` and ``append``) still works
     with the agent: it then keeps runs apart within one process only.

@@ -9,7 +9,10 @@ from datetime import timedelta
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
+from reactivex import Observable
+
 from rxreact.errors import ChatMemoryError, ConfigurationError
+from rxreact.memory._redis_releases import release_notices
 from rxreact.memory._turns import decode_turns, encode_turn
 from rxreact.memory.lease import Lease, lease_lost
 from rxreact.messages import Message
@@ -34,9 +37,12 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 """
+# ARGV[2], ARGV[3]: the channel and the conversation id to announce the release with.
 _RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
-return 0
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('PUBLISH', ARGV[2], ARGV[3])
+return 1
 """
 # KEYS: lease, turns; ARGV: lease value, turn, max_turns (0: keep all), ttl ms (0: no expiry).
 _FENCED_APPEND = """
@@ -72,7 +78,9 @@ class RedisChatMemory:
     A conversation's lease is the key ``{prefix}lease:{conversation_id}`` holding the fencing
     token and the owner, with a ``PX`` expiry (Redis's clock, so hosts need not agree on time);
     its token counter is ``{prefix}fence:{conversation_id}``. Granting, renewing, releasing
-    (compare-and-delete) and the fenced ``append`` are each one Lua script.
+    (compare-and-delete) and the fenced ``append`` are each one Lua script. A release is also
+    published on the channel ``{prefix}lease-released``, which :meth:`releases` follows, so
+    runs waiting in other processes start at once instead of at their next poll.
 
     Args:
         client_or_url: a ``redis.Redis`` client (left open by :meth:`close`; its owner closes
@@ -111,6 +119,7 @@ class RedisChatMemory:
         self.prefix = prefix
         self._max_turns = max_turns
         self._ttl_ms = None if seconds is None else max(1, round(seconds * 1000))
+        self._releases = release_notices(self._client, f"{prefix}lease-released")
         self._scripts = {
             name: self._client.register_script(lua)
             for name, lua in (
@@ -205,8 +214,21 @@ class RedisChatMemory:
         """End a live lease now (compare-and-delete: a lost lease is left alone)."""
         with self._guard("release the lease"):
             self._scripts["release"](
-                keys=[self._lease_key(lease.conversation_id)], args=[self._lease_value(lease)]
+                keys=[self._lease_key(lease.conversation_id)],
+                args=[
+                    self._lease_value(lease),
+                    f"{self.prefix}lease-released",
+                    lease.conversation_id,
+                ],
             )
+
+    def releases(self) -> Observable[str]:
+        """Conversation ids whose lease was released, by any client of this prefix (hot).
+
+        A hint, not a guarantee (a notice published while nobody listened is gone): it wakes
+        waiting runs early, and they poll anyway.
+        """
+        return self._releases
 
     def _keys(self, client: redis.Redis) -> Iterator[bytes | str]:
         pattern = _GLOB_SPECIAL.sub(r"\\\1", self._key("")) + "*"

@@ -26,16 +26,42 @@ class _Waiters:
 
     Only the oldest waiter (the head) asks the store again on a timer; the others sleep until
     they become the head, so a thousand queued runs make one poller, not a thousand. A release
-    made in this process wakes the head at once; a release elsewhere is found by its poll.
+    made in this process wakes the head at once; so does one made elsewhere when the memory
+    announces releases (``memory.releases()``, e.g. Redis pub/sub), else the head's poll finds
+    it.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._waiting: dict[tuple[int, str], dict[_Holding[Any], None]] = {}
+        self._watches: dict[tuple[int, str], abc.DisposableBase] = {}
 
-    def add(self, key: tuple[int, str], waiter: _Holding[Any]) -> None:
+    def add(self, key: tuple[int, str], waiter: _Holding[Any], memory: Any) -> None:
         with self._lock:
-            self._waiting.setdefault(key, {})[waiter] = None
+            queue = self._waiting.get(key)
+            first = queue is None
+            if queue is None:
+                queue = self._waiting[key] = {}
+            queue[waiter] = None
+        releases = getattr(memory, "releases", None)
+        if first and callable(releases):
+            self._watch(key, queue, releases())
+
+    def _watch(
+        self, key: tuple[int, str], queue: dict[_Holding[Any], None], releases: Observable[str]
+    ) -> None:
+        """Wake the key's head on each announced release, while the key has waiters."""
+        conversation_id = key[1]
+        watch = releases.subscribe(
+            lambda released: self.wake(key) if released == conversation_id else None,
+            lambda error: log.debug("release notices failed: %s", error),
+        )
+        with self._lock:
+            keep = self._waiting.get(key) is queue and key not in self._watches
+            if keep:
+                self._watches[key] = watch
+        if not keep:  # the waiters left meanwhile, or another watch got there first
+            watch.dispose()
 
     def is_head(self, key: tuple[int, str], waiter: _Holding[Any]) -> bool:
         with self._lock:
@@ -49,9 +75,13 @@ class _Waiters:
                 return
             was_head = next(iter(queue)) is waiter
             del queue[waiter]
+            watch = None
             if not queue:
                 del self._waiting[key]
+                watch = self._watches.pop(key, None)
             head = next(iter(queue), None) if was_head else None
+        if watch is not None:
+            watch.dispose()
         if head is not None:
             head.wake()
 
@@ -130,7 +160,7 @@ class _Holding(Generic[_T]):
 
     def start(self) -> abc.DisposableBase:
         if self.spec.on_busy == "queue":
-            _waiters.add(self.key, self)
+            _waiters.add(self.key, self, self.spec.memory)
         with self.lock:
             self.later(0.0, self.attempt)
         return Disposable(self.dispose)
