@@ -36,31 +36,34 @@ class _Waiters:
         self._waiting: dict[tuple[int, str], dict[_Holding[Any], None]] = {}
         self._watches: dict[tuple[int, str], abc.DisposableBase] = {}
 
-    def add(self, key: tuple[int, str], waiter: _Holding[Any], memory: Any) -> None:
+    def add(self, key: tuple[int, str], waiter: _Holding[Any]) -> None:
+        with self._lock:
+            self._waiting.setdefault(key, {})[waiter] = None
+
+    def watch(self, key: tuple[int, str], memory: Any) -> None:
+        """Wake the key's head on each release the memory announces, while the key has waiters.
+
+        Called once a waiter was refused, not before: an uncontended run pays nothing for it.
+        """
+        releases = getattr(memory, "releases", None)
+        if not callable(releases):
+            return
+        pending = Disposable()
         with self._lock:
             queue = self._waiting.get(key)
-            first = queue is None
-            if queue is None:
-                queue = self._waiting[key] = {}
-            queue[waiter] = None
-        releases = getattr(memory, "releases", None)
-        if first and callable(releases):
-            self._watch(key, queue, releases())
-
-    def _watch(
-        self, key: tuple[int, str], queue: dict[_Holding[Any], None], releases: Observable[str]
-    ) -> None:
-        """Wake the key's head on each announced release, while the key has waiters."""
+            if queue is None or key in self._watches:
+                return
+            self._watches[key] = pending
         conversation_id = key[1]
-        watch = releases.subscribe(
+        watch = releases().subscribe(
             lambda released: self.wake(key) if released == conversation_id else None,
             lambda error: log.debug("release notices failed: %s", error),
         )
         with self._lock:
-            keep = self._waiting.get(key) is queue and key not in self._watches
+            keep = self._waiting.get(key) is queue and self._watches.get(key) is pending
             if keep:
                 self._watches[key] = watch
-        if not keep:  # the waiters left meanwhile, or another watch got there first
+        if not keep:  # the waiters left meanwhile
             watch.dispose()
 
     def is_head(self, key: tuple[int, str], waiter: _Holding[Any]) -> bool:
@@ -160,7 +163,7 @@ class _Holding(Generic[_T]):
 
     def start(self) -> abc.DisposableBase:
         if self.spec.on_busy == "queue":
-            _waiters.add(self.key, self, self.spec.memory)
+            _waiters.add(self.key, self)
         with self.lock:
             self.later(0.0, self.attempt)
         return Disposable(self.dispose)
@@ -206,6 +209,8 @@ class _Holding(Generic[_T]):
                 self.later(spec.ttl / 3, self.renew)
         if refused is not None:
             self.fail(refused)
+        elif lease is None and spec.on_busy == "queue":
+            _waiters.watch(self.key, spec.memory)
         elif lease is not None and self.lease is not lease:  # disposed meanwhile
             self.release(lease)
         elif lease is not None:
