@@ -11,9 +11,9 @@ calls, a 10-chunk answer, checked word by word), medians of ``repeats`` runs:
 - ``queued, same process``: a run subscribed while another holds the conversation; hand-off =
   the holder's completion to the queued run's first event (the holder's release wakes it);
 - ``queued, other process``: the lease is released through another memory object, as another
-  process would release it (no wake-up: the waiter's poll finds it, 10 ms doubling to
-  200 ms); hand-off = that release to the first event, the release falling at a spread of
-  moments in the poll cycle.
+  process would release it (no in-process wake-up: SQLite's waiter finds it by its poll,
+  10 ms doubling to 200 ms; Redis's hears the release's pub/sub notice); hand-off = that
+  release to the first event, the release falling at a spread of moments in the poll cycle.
 
 Also the marginal CPU per chunk, cold and on a conversation: (CPU of a 1,000-chunk answer -
 CPU of a 10-chunk one) / 990, the fixed costs (lease, history, commit) taken out. Holding a
@@ -258,7 +258,8 @@ def run(url: str, quick: bool) -> Table:
             for n, r in results.items()
             if r["handoff_other_max_s"] is not None
         )
-        + " (the poll backoff's 200 ms cap)"
+        + " (SQLite: found by the poll, 200 ms apart at most; Redis: woken by the pub/sub notice,"
+        " or by the poll when the notice came before the subscription)"
     )
     table.data = results
     return table
