@@ -168,8 +168,12 @@ class ReactAgent:
             raise ValueError(f"on_busy must be 'queue' or 'reject', not {on_busy!r}")
         if busy_timeout is not None and not busy_timeout >= 0:
             raise ValueError("busy_timeout must be >= 0 or None")
-        if stall_timeout is not None and busy_timeout is not None and busy_timeout >= stall_timeout:
-            # a queued run emits nothing while it waits: the watchdog would end it first
+        if (
+            memory is not None
+            and busy_timeout is not None
+            and stall_timeout is not None
+            and busy_timeout >= stall_timeout
+        ):  # a queued run emits nothing while it waits: the watchdog would end it first
             raise ValueError("busy_timeout must be shorter than stall_timeout")
         if not lease_ttl > 0:
             raise ValueError("lease_ttl must be positive")

@@ -169,3 +169,39 @@ def wait_for(condition: Any, timeout: float = 10.0) -> bool:
             return True
         poll.wait(0.005)
     return bool(condition())
+
+
+class CountingRenewals(InMemoryChatMemory):
+    """An in-process memory that signals once ``wanted`` renewals succeeded."""
+
+    def __init__(self, wanted: int) -> None:
+        super().__init__()
+        self.renewed = 0
+        self.wanted = wanted
+        self.enough = threading.Event()
+
+    def renew(self, lease: Any) -> bool:
+        kept = super().renew(lease)
+        if kept:
+            self.renewed += 1
+            if self.renewed >= self.wanted:
+                self.enough.set()
+        return kept
+
+
+def test_a_subscriber_blocked_longer_than_the_ttl_keeps_the_lease() -> None:
+    memory = CountingRenewals(wanted=6)  # two whole ttls of renewals
+    model = ScriptedModel([text_reply("a slow reader's answer", 4)])
+    agent = ReactAgent(model, memory=memory, lease_ttl=0.3)
+    outcome = Outcomes(1)
+    blocked: list[bool] = []
+
+    def on_next(event: Any) -> None:
+        if not blocked:  # the first event: hold the run's delivery thread for over two ttls
+            blocked.append(memory.enough.wait(10))
+
+    agent.stream("q", "c").subscribe(on_next, outcome.on_error, outcome.on_completed)
+    assert outcome.wait(20)
+    assert blocked == [True]  # renewals went on while the subscriber blocked
+    assert outcome.errors == [] and outcome.completed == 1
+    assert [m.content for m in memory.load("c")] == ["q", "a slow reader's answer"]

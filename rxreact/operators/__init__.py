@@ -270,9 +270,10 @@ def with_lease(
     the subscribing thread), renewed every ``ttl / 3`` while the body runs, and released the
     moment the body completes, fails or is disposed, before the observer hears of it. While
     another run holds the conversation, ``"queue"`` asks again on timers (``poll`` backoff; a
-    release in this process wakes the waiters at once), holding no thread; ``"reject"`` fails
-    at once. A renewal that finds the lease lost ends the body with the same error a fenced
-    commit would raise::
+    release in this process, or one the memory announces, wakes the oldest waiter at once),
+    holding no thread; ``"reject"`` fails at once. The body's events pass straight through
+    (no lock, no extra layer). A renewal that finds the lease lost stops renewing: the body's
+    fenced ``append(..., lease=lease)`` is then refused, and that error ends the run::
 
         lease held by another run until 3, free after:
         body(lease):            a-b-|
@@ -281,8 +282,8 @@ def with_lease(
         busy_timeout=2:         --#               ConversationBusyError after 2
 
         lease lost at 4 (expired while the process was paused, taken by another run):
-        body(lease):            a-b-------c-|
-        with_lease(...):        a-b-#             renewal refused: ConversationBusyError
+        body(lease):            a-b-------#       its fenced commit raises ConversationBusyError
+        with_lease(...):        a-b-------#
 
     Args:
         memory: the backend that grants leases.
@@ -296,7 +297,7 @@ def with_lease(
 
     Returns:
         The body's notifications; :class:`~rxreact.ConversationBusyError` when the lease could
-        not be had or was lost, :class:`~rxreact.ChatMemoryError` when the backend failed.
+        not be had, :class:`~rxreact.ChatMemoryError` when the backend failed to grant it.
     """
 
     return with_lease_(

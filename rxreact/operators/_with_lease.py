@@ -11,7 +11,7 @@ from reactivex.disposable import Disposable, SerialDisposable, SingleAssignmentD
 
 from rxreact.errors import ChatMemoryError, ConversationBusyError, RxReactError
 from rxreact.memory.base import ChatMemory
-from rxreact.memory.lease import Lease, lease_lost
+from rxreact.memory.lease import Lease
 from rxreact.model.retry_policy import Backoff
 from rxreact.scheduling import timer_scheduler
 
@@ -136,8 +136,8 @@ class _Holding(Generic[_T]):
     """One subscription: waiting for the lease, then holding it while the body runs.
 
     Attempts and renewals are timers on the scheduler: a waiting subscription holds no thread.
-    The lock serializes what reaches the observer (the body's events, a lost lease's error)
-    and the state the timers, wake-ups and dispose share.
+    The lock guards the state the timers, wake-ups and dispose share; the body's events never
+    take it (a slow subscriber must not hold up a renewal).
     """
 
     def __init__(
@@ -215,8 +215,12 @@ class _Holding(Generic[_T]):
             self.release(lease)
         elif lease is not None:
             _waiters.remove(self.key, self)
+            # The body's events go straight to the observer: no layer, no lock per event.
             self.body.disposable = spec.body(lease).subscribe(
-                self.on_next, self.on_error, self.on_completed, scheduler=self.subscribe_scheduler
+                self.observer.on_next,
+                self.on_error,
+                self.on_completed,
+                scheduler=self.subscribe_scheduler,
             )
 
     def wait_more(self) -> ConversationBusyError | None:
@@ -257,16 +261,14 @@ class _Holding(Generic[_T]):
             log.warning("could not renew the lease on %r", lease.conversation_id, exc_info=True)
             kept = True
         if not kept:
-            self.fail(lease_lost(lease))
+            # Lost (expired while this process stalled, then taken over). Ending the run from
+            # this timer would race the body's own events; the body's fenced commit is refused
+            # instead, through its serialized path, and nothing is written.
+            log.info("the lease on %r was lost: its commit will be refused", lease.conversation_id)
             return
         with self.lock:
             if not self.done:
                 self.later(self.spec.ttl / 3, self.renew)
-
-    def on_next(self, value: _T) -> None:
-        with self.lock:
-            if not self.done:
-                self.observer.on_next(value)
 
     def on_error(self, error: Exception) -> None:
         if self.finish():
