@@ -24,10 +24,12 @@ thread and nothing sleeps, so the same code runs on thread pools for real and on
 from __future__ import annotations
 
 import asyncio
+import os
+import socket
 import threading
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict
 from reactivex import Observable, abc
@@ -46,7 +48,9 @@ from rxreact.events import (
     ToolResult,
 )
 from rxreact.history import ensure_tool_calls_closed
+from rxreact.memory._process_leases import leasing
 from rxreact.memory.base import ChatMemory
+from rxreact.memory.lease import Lease
 from rxreact.messages import (
     ChatRequest,
     Message,
@@ -57,7 +61,14 @@ from rxreact.messages import (
     UserMessage,
 )
 from rxreact.model.base import ChatModel
-from rxreact.operators import concat_steps, deliver_on, finish_round, process_chunk, run_tools
+from rxreact.operators import (
+    concat_steps,
+    deliver_on,
+    finish_round,
+    process_chunk,
+    run_tools,
+    with_lease,
+)
 from rxreact.round import Mode, RoundState
 from rxreact.runs.base import EventLog
 from rxreact.runs.handle import AgentRun
@@ -122,6 +133,15 @@ class ReactAgent:
         event_log: where hot runs (:meth:`start`) keep their events for subscribers
             (default: a new :class:`~rxreact.InMemoryEventLog`; a
             :class:`~rxreact.RedisEventLog` shares runs across processes).
+        on_busy: what a run on a ``conversation_id`` does while another run (in this process or
+            any other sharing the memory) holds it: ``"queue"`` waits, then loads the history
+            that run committed; ``"reject"`` fails at once with
+            :class:`~rxreact.ConversationBusyError`.
+        busy_timeout: the longest wait in ``"queue"`` mode, in seconds, before failing with
+            :class:`~rxreact.ConversationBusyError` (``None``: no limit).
+        lease_ttl: seconds a run's hold on its conversation lasts without renewal; the agent
+            renews it every third of that while the run lives, so a killed process blocks its
+            conversation for at most this long.
     """
 
     def __init__(
@@ -141,6 +161,9 @@ class ReactAgent:
         buffer_size: int | None = 1024,
         stall_timeout: float | None = 300.0,
         event_log: EventLog | None = None,
+        on_busy: Literal["queue", "reject"] = "queue",
+        busy_timeout: float | None = 30.0,
+        lease_ttl: float = 10.0,
     ) -> None:
         if max_rounds < 1:
             raise ValueError("max_rounds must be at least 1")
@@ -148,6 +171,19 @@ class ReactAgent:
             stall_timeout <= 0 or (tool_timeout is not None and stall_timeout <= tool_timeout)
         ):
             raise ValueError("stall_timeout must be positive and longer than tool_timeout")
+        if on_busy not in ("queue", "reject"):
+            raise ValueError(f"on_busy must be 'queue' or 'reject', not {on_busy!r}")
+        if busy_timeout is not None and not busy_timeout >= 0:
+            raise ValueError("busy_timeout must be >= 0 or None")
+        if (
+            memory is not None
+            and busy_timeout is not None
+            and stall_timeout is not None
+            and busy_timeout >= stall_timeout
+        ):  # a queued run emits nothing while it waits: the watchdog would end it first
+            raise ValueError("busy_timeout must be shorter than stall_timeout")
+        if not lease_ttl > 0:
+            raise ValueError("lease_ttl must be positive")
         self.model = model
         self.tools: dict[str, Tool] = {}
         for item in tools:
@@ -169,6 +205,9 @@ class ReactAgent:
         self.buffer_size = buffer_size
         self.stall_timeout = stall_timeout
         self.event_log: EventLog = event_log if event_log is not None else InMemoryEventLog()
+        self.on_busy: Literal["queue", "reject"] = on_busy
+        self.busy_timeout = busy_timeout
+        self.lease_ttl = lease_ttl
 
     def __repr__(self) -> str:
         return (
@@ -305,6 +344,9 @@ class ReactAgent:
             subscription.dispose()
 
 
+_HOST = socket.gethostname()
+
+
 class _Run:
     """The state of one subscription to ``ReactAgent.stream``: history, counters, usage."""
 
@@ -318,6 +360,7 @@ class _Run:
         self.usage: Usage | None = None
         self.tool_errors = 0
         self.run_id = uuid.uuid4().hex
+        self.lease: Lease | None = None  # this run's hold on its conversation, once granted
 
     def result(self, final: FinalAnswer) -> AgentResult:
         """The finished run's result; ``final`` is its ``final_answer`` event."""
@@ -331,7 +374,28 @@ class _Run:
 
     def events(self) -> Observable[Any]:
         """The run: its steps, each subscribed when the one before completes."""
-        return concat_steps(self._steps())
+        return self._holding_conversation(lambda: concat_steps(self._steps()))
+
+    def _holding_conversation(self, steps: Callable[[], Observable[Any]]) -> Observable[Any]:
+        """``steps()`` while holding the conversation's lease (taken before the history is
+        loaded, released when the run ends); no lease without memory or conversation."""
+        agent = self.agent
+        if agent.memory is None or self.conversation_id is None:
+            return steps()
+
+        def body(lease: Lease) -> Observable[Any]:
+            self.lease = lease
+            return steps()
+
+        return with_lease(
+            leasing(agent.memory),
+            self.conversation_id,
+            body,
+            owner=f"{_HOST}/{os.getpid()}/{self.run_id}",
+            ttl=agent.lease_ttl,
+            on_busy=agent.on_busy,
+            busy_timeout=agent.busy_timeout,
+        )
 
     # Everything below runs inside the generator, resumed on the agent's scheduler threads.
 
@@ -432,7 +496,7 @@ class _Run:
         if agent.memory is None or self.conversation_id is None:
             return
         try:
-            agent.memory.append(self.conversation_id, self.turn)
+            leasing(agent.memory).append(self.conversation_id, self.turn, lease=self.lease)
         except RxReactError:
             raise
         except Exception as error:

@@ -22,10 +22,12 @@ call such as ``agent.call``) is an instance of :class:`RxReactError`::
     │   ├── ToolErrorBudgetExceededError  too many failed tool calls in one run
     │   └── RunStalledError           no event for longer than ``stall_timeout``
     ├── ChatMemoryError               a memory backend failed
-    └── RunError                      a hot run (``agent.start``) could not be followed to its end
-        ├── RunCancelledError             cancelled (``run.cancel()``, ``request_cancel``)
-        ├── RunNotFoundError              not in the event log (never started, or expired)
-        └── RunLostError                  the process that owned it stopped before it ended
+    ├── RunError                      a hot run (``agent.start``) could not be followed to its end
+    │   ├── RunCancelledError             cancelled (``run.cancel()``, ``request_cancel``)
+    │   ├── RunNotFoundError              not in the event log (never started, or expired)
+    │   └── RunLostError                  the process that owned it stopped before it ended
+    └── ConversationBusyError         another run holds the conversation (rejected, waited too
+                                      long, or this run's lease was lost before its commit)
 
 Foreign exceptions (httpx, json, pydantic) are mapped to this tree in exactly one place
 per layer (``rxreact.model.openai.client._map_transport_error`` for HTTP), and never carry the
@@ -42,6 +44,7 @@ __all__ = [
     "BadRequestError",
     "ChatMemoryError",
     "ConfigurationError",
+    "ConversationBusyError",
     "ModelConnectionError",
     "ModelError",
     "ModelHTTPError",
@@ -231,6 +234,24 @@ class RunNotFoundError(RunError):
 
 class RunLostError(RunError):
     """The process that owned the run stopped (killed, crashed) before the run ended."""
+
+
+class ConversationBusyError(RxReactError):
+    """Another run holds the conversation, so this run cannot start or cannot commit.
+
+    Raised through ``on_error`` of a run whose conversation is busy when
+    ``ReactAgent(on_busy="reject")``, whose wait passed ``busy_timeout`` with
+    ``on_busy="queue"``, or whose lease expired or was taken over before its turn was
+    committed (fencing). In every case the run wrote nothing to memory.
+
+    Attributes:
+        conversation_id: the conversation that was busy (``None`` when rebuilt from its message
+            alone, as after pickling).
+    """
+
+    def __init__(self, message: str, conversation_id: str | None = None) -> None:
+        self.conversation_id = conversation_id
+        super().__init__(message)
 
 
 def http_error_for_status(
