@@ -35,6 +35,7 @@ from reactivex import Observable, abc
 from reactivex import operators as ops
 from reactivex.scheduler import VirtualTimeScheduler
 
+from rxreact._blocking import iterate
 from rxreact._immediate import immediately, starting_with
 from rxreact.errors import AgentError, ChatMemoryError, RxReactError, ToolErrorBudgetExceededError
 from rxreact.events import (
@@ -238,18 +239,75 @@ class ReactAgent:
             subscription.dispose()
         if "error" in outcome:
             raise outcome["error"]
-        final: FinalAnswer = outcome["final"]
-        return AgentResult(
-            answer=final.text,
-            rounds=final.rounds,
-            forced=final.forced,
-            messages=tuple(run.turn),
-            usage=final.usage,
-        )
+        return _result(outcome["final"], run)
 
     def call(self, question: str, conversation_id: str | None = None) -> str:
         """Run to the end and return the answer text (blocking)."""
         return self.run(question, conversation_id).answer
+
+    def iter(
+        self, question: str, conversation_id: str | None = None, *, buffer_size: int = 256
+    ) -> Iterator[AgentEvent]:
+        """The run's events as a blocking iterator: ``for event in agent.iter(q): ...``.
+
+        The run starts when the loop asks for the first event. At most ``buffer_size`` events
+        wait for the loop; beyond that the run is held back until the loop catches up.
+        Leaving the loop early (``break``, an exception, ``close()``) cancels the run.
+
+        Raises:
+            RxReactError: whatever ended the run, from the loop's ``next``.
+        """
+        return iterate(self.stream(question, conversation_id), self.scheduler, buffer_size)
+
+    def iter_text(
+        self, question: str, conversation_id: str | None = None, *, buffer_size: int = 256
+    ) -> Iterator[str]:
+        """The live answer text (what :meth:`text` emits) as a blocking iterator.
+
+        ``for piece in agent.iter_text(q): print(piece, end="", flush=True)``. Buffering and
+        cancellation as in :meth:`iter`.
+        """
+        return iterate(self.text(question, conversation_id), self.scheduler, buffer_size)
+
+    async def arun(self, question: str, conversation_id: str | None = None) -> AgentResult:
+        """Run to the end and return the result, awaiting instead of blocking.
+
+        Cancelling the awaiting task cancels the run.
+
+        Raises:
+            RxReactError: whatever ended the run.
+        """
+        loop = asyncio.get_running_loop()
+        finished: asyncio.Future[FinalAnswer] = loop.create_future()
+
+        def settle(final: FinalAnswer | None, error: Exception | None) -> None:
+            if finished.done():
+                return
+            if error is not None:
+                finished.set_exception(error)
+            elif final is not None:
+                finished.set_result(final)
+
+        def on_next(event: Any) -> None:
+            if isinstance(event, FinalAnswer):
+                loop.call_soon_threadsafe(settle, event, None)
+
+        def on_error(error: Exception) -> None:
+            loop.call_soon_threadsafe(settle, None, error)
+
+        run = _Run(self, question, conversation_id)
+        subscription = self._subscribe(run, on_next, on_error)
+        try:
+            if isinstance(self.scheduler, VirtualTimeScheduler):
+                VirtualTimeScheduler.start(self.scheduler)
+            final = await finished
+        finally:
+            subscription.dispose()
+        return _result(final, run)
+
+    async def acall(self, question: str, conversation_id: str | None = None) -> str:
+        """Run to the end and return the answer text, awaiting instead of blocking."""
+        return (await self.arun(question, conversation_id)).answer
 
     async def astream(
         self, question: str, conversation_id: str | None = None
@@ -275,6 +333,17 @@ class ReactAgent:
                     return
         finally:
             subscription.dispose()
+
+
+def _result(final: FinalAnswer, run: _Run) -> AgentResult:
+    """The :class:`AgentResult` of a finished run."""
+    return AgentResult(
+        answer=final.text,
+        rounds=final.rounds,
+        forced=final.forced,
+        messages=tuple(run.turn),
+        usage=final.usage,
+    )
 
 
 class _Run:
