@@ -10,7 +10,9 @@
         return "sunny"
 
     agent = ReactAgent(model=OpenAIChatModel(), tools=[get_weather])
-    agent.text("Weather in Paris?").subscribe(lambda piece: print(piece, end=""))
+    for piece in agent.iter_text("Weather in Paris?"):
+        print(piece, end="", flush=True)
+    print()
 """
 
 from rxreact.agent import FORCED_FINAL_INSTRUCTION, AgentResult, ReactAgent
