@@ -37,7 +37,14 @@ from reactivex.scheduler import VirtualTimeScheduler
 
 from rxreact._blocking import iterate
 from rxreact._immediate import immediately, starting_with
-from rxreact.errors import AgentError, ChatMemoryError, RxReactError, ToolErrorBudgetExceededError
+from rxreact._validate import check_int, check_optional_seconds, check_question, described
+from rxreact.errors import (
+    AgentError,
+    ChatMemoryError,
+    InvalidArgumentError,
+    RxReactError,
+    ToolErrorBudgetExceededError,
+)
 from rxreact.events import (
     AgentEvent,
     FinalAnswer,
@@ -114,6 +121,10 @@ class ReactAgent:
             whether to send it; see ``OpenAIChatModel(send_reasoning=...)``).
         buffer_size: chunks buffered between the model's reader and the agent before the reader
             is held back.
+
+    Raises:
+        InvalidArgumentError: a setting of the wrong type or value (the message names it), or
+            a function in ``tools`` that cannot be a tool (:class:`~rxreact.ToolDefinitionError`).
     """
 
     def __init__(
@@ -132,16 +143,29 @@ class ReactAgent:
         send_reasoning: bool = True,
         buffer_size: int | None = 1024,
     ) -> None:
-        if max_rounds < 1:
-            raise ValueError("max_rounds must be at least 1")
+        if not isinstance(model, ChatModel):
+            raise InvalidArgumentError(
+                f"model must be a ChatModel (such as OpenAIChatModel(...) or ScriptedModel(...)), "
+                f"got {described(model)}"
+            )
         self.model = model
         self.tools: dict[str, Tool] = {}
-        for item in tools:
+        for item in _tool_items(tools):
             t = as_tool(item)
             if t.name in self.tools:
-                raise ValueError(f"two tools are named {t.name!r}")
+                raise InvalidArgumentError(f"tools: two tools are named {t.name!r}")
             self.tools[t.name] = t
-        self.max_rounds = max_rounds
+        self.max_rounds = check_int("max_rounds", max_rounds, 1)
+        check_int("max_tool_errors", max_tool_errors, 0)
+        tool_timeout = check_optional_seconds("tool_timeout", tool_timeout)
+        if buffer_size is not None:
+            check_int("buffer_size", buffer_size, 1)
+        if memory is not None and not isinstance(memory, ChatMemory):
+            raise InvalidArgumentError(f"memory must be a ChatMemory, got {described(memory)}")
+        if system_prompt is not None and not isinstance(system_prompt, str):
+            raise InvalidArgumentError(
+                f"system_prompt must be a str, got {described(system_prompt)}"
+            )
         self.memory = memory
         self.system_prompt = system_prompt
         self.scheduler: abc.SchedulerBase = scheduler or shared_scheduler("agent", 8)
@@ -169,6 +193,8 @@ class ReactAgent:
         threads for tool events), never on the subscribing thread. Disposing cancels the run.
         Failures arrive through ``on_error`` as :class:`~rxreact.RxReactError` subclasses.
         """
+
+        check_question(question)
 
         def subscribe(
             observer: abc.ObserverBase[Any], _: abc.SchedulerBase | None = None
@@ -216,6 +242,7 @@ class ReactAgent:
         Raises:
             RxReactError: whatever ended the run.
         """
+        check_question(question)
         done = threading.Event()
         outcome: dict[str, Any] = {}
 
@@ -277,6 +304,7 @@ class ReactAgent:
         Raises:
             RxReactError: whatever ended the run.
         """
+        check_question(question)
         loop = asyncio.get_running_loop()
         finished: asyncio.Future[FinalAnswer] = loop.create_future()
 
@@ -333,6 +361,25 @@ class ReactAgent:
                     return
         finally:
             subscription.dispose()
+
+
+def _tool_items(tools: Any) -> list[Any]:
+    """The items of ``tools``, refusing a lone tool or anything that is not a list of them."""
+    if isinstance(tools, Tool) or callable(tools) or isinstance(tools, str | bytes):
+        raise InvalidArgumentError(
+            f"tools must be a list of tools, got {described(tools)}: write tools=[...]"
+        )
+    try:
+        items = list(tools)
+    except TypeError:
+        message = f"tools must be a list of tools, got {described(tools)}"
+        raise InvalidArgumentError(message) from None
+    for item in items:
+        if not callable(item):
+            raise InvalidArgumentError(
+                f"tools must hold @tool functions or plain functions, got {described(item)}"
+            )
+    return items
 
 
 def _result(final: FinalAnswer, run: _Run) -> AgentResult:

@@ -5,7 +5,9 @@ call such as ``agent.call``) is an instance of :class:`RxReactError`::
 
     RxReactError
     ├── ConfigurationError            bad or missing settings (no API key, no model name)
-    ├── ToolDefinitionError           a function that cannot become a tool
+    ├── InvalidArgumentError          an argument of the wrong type or value (also a TypeError
+    │   │                             and a ValueError, so either ``except`` catches it)
+    │   └── ToolDefinitionError       a function that cannot become a tool
     ├── ModelError                    anything that went wrong talking to the model
     │   ├── ModelHTTPError            the endpoint answered with an HTTP error status
     │   │   ├── BadRequestError           400 / 422
@@ -37,6 +39,7 @@ __all__ = [
     "BadRequestError",
     "ChatMemoryError",
     "ConfigurationError",
+    "InvalidArgumentError",
     "ModelConnectionError",
     "ModelError",
     "ModelHTTPError",
@@ -62,8 +65,16 @@ class ConfigurationError(RxReactError):
     """A required setting is missing or invalid (e.g. no API key, no model name)."""
 
 
-class ToolDefinitionError(RxReactError):
-    """A callable cannot be turned into a tool (unsupported signature, duplicate name...)."""
+class InvalidArgumentError(RxReactError, TypeError, ValueError):
+    """An argument has the wrong type or value (``ReactAgent(None)``, ``max_rounds=0``, a question
+    that is not a string). The message names the parameter.
+
+    Also a ``TypeError`` and a ``ValueError``: code that catches the built-in kind still works.
+    """
+
+
+class ToolDefinitionError(InvalidArgumentError):
+    """A callable cannot be turned into a tool (unsupported signature, name, parameter type...)."""
 
 
 class ModelError(RxReactError):

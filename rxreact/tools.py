@@ -16,12 +16,13 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import re
 import threading
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, get_type_hints, overload
 
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, create_model
 from reactivex import Observable, abc
 from reactivex.disposable import CompositeDisposable, Disposable, SerialDisposable
 
@@ -29,7 +30,10 @@ from rxreact.cancellation import CancellationToken
 from rxreact.errors import ToolDefinitionError
 from rxreact.messages import ToolSpec
 
-__all__ = ["Tool", "ToolArgumentsError", "tool"]
+__all__ = ["TOOL_NAME", "Tool", "ToolArgumentsError", "tool"]
+
+TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+"""The tool names model providers accept (OpenAI's rule, the strictest common one)."""
 
 
 class ToolArgumentsError(Exception):
@@ -205,7 +209,8 @@ def tool(
         timeout: seconds before a call fails with an error result (default: the agent's).
 
     Raises:
-        ToolDefinitionError: ``*args``/``**kwargs``, missing annotations pydantic cannot handle,
+        ToolDefinitionError: ``*args``/``**kwargs``, a parameter without an annotation or with a
+            type that has no JSON schema, a name providers reject (``^[a-zA-Z0-9_-]{1,64}$``),
             or no description at all.
     """
 
@@ -223,9 +228,16 @@ def as_tool(value: Tool | Callable[..., Any]) -> Tool:
 def _build_tool(
     fn: Callable[..., Any], *, name: str | None, description: str | None, timeout: float | None
 ) -> Tool:
+    if not callable(fn):
+        raise ToolDefinitionError(f"a tool must be a function, got {fn!r}")
     tool_name = name or getattr(fn, "__name__", None)
     if not tool_name:
         raise ToolDefinitionError(f"{fn!r} has no __name__; pass name=")
+    if not TOOL_NAME.fullmatch(tool_name):
+        raise ToolDefinitionError(
+            f"tool name {tool_name!r} is not accepted by model providers: use 1 to 64 letters, "
+            f"digits, '_' or '-'" + ("" if name else " (pass name=...)")
+        )
     text = description or inspect.getdoc(fn)
     if not text:
         raise ToolDefinitionError(
@@ -240,10 +252,16 @@ def _build_tool(
     for parameter in inspect.signature(fn).parameters.values():
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
             raise ToolDefinitionError(f"tool {tool_name!r}: *args/**kwargs cannot be described")
-        annotation = hints.get(parameter.name, Any)
+        if parameter.name not in hints:
+            raise ToolDefinitionError(
+                f"tool {tool_name!r}: parameter {parameter.name!r} has no type annotation; "
+                f"annotate it (e.g. {parameter.name}: str) so the model knows what to send"
+            )
+        annotation = hints[parameter.name]
         if annotation is CancellationToken:
             token_parameter = parameter.name
             continue
+        _check_schema(tool_name, parameter.name, annotation)
         default = ... if parameter.default is parameter.empty else parameter.default
         fields[parameter.name] = (annotation, default)
     try:
@@ -264,6 +282,19 @@ def _build_tool(
         _arguments_model=arguments_model,
         _token_parameter=token_parameter,
     )
+
+
+def _check_schema(tool_name: str, parameter: str, annotation: Any) -> None:
+    """Refuse a parameter type with no JSON schema, naming the parameter, not pydantic's insides."""
+    try:
+        TypeAdapter(annotation).json_schema()
+    except Exception:
+        kind = getattr(annotation, "__qualname__", None) or repr(annotation)
+        raise ToolDefinitionError(
+            f"tool {tool_name!r}: parameter {parameter!r} has type {kind}, which has no JSON "
+            f"schema; use str, int, float, bool, a list or dict of those, an Enum or Literal, "
+            f"a dataclass, TypedDict or pydantic model"
+        ) from None
 
 
 def _parameter_hints(fn: Callable[..., Any]) -> dict[str, Any]:
