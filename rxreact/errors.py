@@ -133,7 +133,7 @@ class RateLimitError(ModelHTTPError):
 
 
 class ServerError(ModelHTTPError):
-    """HTTP 5xx: the provider failed."""
+    """HTTP 5xx: the provider failed (retryable, except 501 Not Implemented)."""
 
     retryable = True
 
@@ -227,4 +227,7 @@ def http_error_for_status(
         cls = ServerError
     else:
         cls = ModelHTTPError
-    return cls(status_code, provider_message, body)
+    error = cls(status_code, provider_message, body)
+    if status_code == 501:
+        error.retryable = False  # "Not Implemented" stays so: the wrong kind of server
+    return error
