@@ -70,6 +70,7 @@ from rxreact.model.base import ChatModel
 from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
 from rxreact.model.openai.client import OpenAIChatModel
 from rxreact.model.scripted.model import ScriptedModel
+from rxreact.operators import events_of
 from rxreact.tools import Tool, tool
 
 __version__ = "0.1.0"
@@ -133,5 +134,6 @@ __all__ = [
     "UserMessage",
     "__version__",
     "ensure_tool_calls_closed",
+    "events_of",
     "tool",
 ]

@@ -27,7 +27,7 @@ import asyncio
 import threading
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 from pydantic import BaseModel, ConfigDict
 from reactivex import Observable, abc
@@ -83,7 +83,7 @@ FORCED_FINAL_INSTRUCTION = (
 class AgentResult(BaseModel):
     """What a finished run produced (``ReactAgent.run``); equal to its ``final_answer`` event."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config: ClassVar[ConfigDict] = ConfigDict(frozen=True, extra="forbid")
 
     answer: str
     """The text of the final round."""
@@ -133,7 +133,7 @@ class ReactAgent:
     def __init__(
         self,
         model: ChatModel,
-        tools: Iterable[Tool | Callable[..., Any]] = (),
+        tools: Iterable[Tool[..., Any] | Callable[..., Any]] = (),
         *,
         max_rounds: int = 5,
         memory: ChatMemory | None = None,
@@ -153,13 +153,13 @@ class ReactAgent:
                 f"got {described(model)}"
             )
         self.model = model
-        self.tools: dict[str, Tool] = {}
+        self.tools: dict[str, Tool[..., Any]] = {}
         for item in _tool_items(tools):
             t = as_tool(item)
             if t.name in self.tools:
                 raise InvalidArgumentError(f"tools: two tools are named {t.name!r}")
             self.tools[t.name] = t
-        self.max_rounds = check_int("max_rounds", max_rounds, 1)
+        self.max_rounds: int = check_int("max_rounds", max_rounds, 1)
         check_int("max_tool_errors", max_tool_errors, 0)
         tool_timeout = check_optional_seconds("tool_timeout", tool_timeout)
         stall_timeout = check_optional_seconds("stall_timeout", stall_timeout)

@@ -164,7 +164,7 @@ class ProviderStreamError(ModelError):
         self.provider_message = provider_message
         self.code = code
         self.error_type = error_type
-        self.payload = payload or {}
+        self.payload: dict[str, Any] = payload or {}
         self.usage = usage
         detail = f" ({code})" if code is not None else ""
         super().__init__(f"provider error in stream{detail}: {provider_message}")

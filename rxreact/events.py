@@ -17,7 +17,7 @@ The ``type`` literals and field names are API: they never change meaning.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -45,7 +45,7 @@ RoundMode = Literal["final_answer", "tool_call"]
 
 
 class _Event(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config: ClassVar[ConfigDict] = ConfigDict(frozen=True, extra="forbid")
 
     round: int
     """The 1-based round (model request) of the run this event belongs to."""

@@ -20,7 +20,7 @@ import re
 import threading
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
-from typing import Any, get_type_hints, overload
+from typing import Any, Generic, ParamSpec, TypeVar, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, create_model
 from reactivex import Observable, abc
@@ -43,21 +43,29 @@ class ToolArgumentsError(Exception):
     """
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
 @dataclass(frozen=True, eq=False)
-class Tool:
-    """A function the model can call. Build one with :func:`tool`."""
+class Tool(Generic[P, R]):
+    """A function the model can call. Build one with :func:`tool`.
+
+    Generic in the function's parameters and result, so calling a decorated function directly
+    type-checks as the function itself: ``get_weather("Paris")`` is a ``str``.
+    """
 
     name: str
     description: str
     parameters: dict[str, Any]
     """JSON schema of the arguments object."""
-    function: Callable[..., Any]
+    function: Callable[P, R]
     timeout: float | None = None
     """Seconds before the call is abandoned with an error result; ``None``: the agent's default."""
     _arguments_model: type[BaseModel] | None = None
     _token_parameter: str | None = None
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         """Call the underlying function directly (a decorated function stays callable)."""
         return self.function(*args, **kwargs)
 
@@ -113,6 +121,7 @@ class Tool:
         Disposing sets ``token``; a result that arrives afterwards is dropped.
         """
         kwargs = dict(arguments)
+        function: Callable[..., Any] = self.function  # called with the model's arguments
         if self._token_parameter is not None:
             kwargs[self._token_parameter] = token
 
@@ -136,8 +145,8 @@ class Tool:
                 done.set()
                 token.cancel()
 
-            if inspect.iscoroutinefunction(self.function):
-                future = _background_loop().submit(self.function(**kwargs))
+            if inspect.iscoroutinefunction(function):
+                future = _background_loop().submit(function(**kwargs))
 
                 def on_done(f: Any) -> None:
                     if f.cancelled():
@@ -162,7 +171,7 @@ class Tool:
                 if done.is_set():
                     return
                 try:
-                    result = self.function(**kwargs)
+                    result = function(**kwargs)
                 except Exception as error:
                     fail(error)
                     return
@@ -183,23 +192,23 @@ class Tool:
 
 
 @overload
-def tool(function: Callable[..., Any], /) -> Tool: ...
+def tool(function: Callable[P, R], /) -> Tool[P, R]: ...
 
 
 @overload
 def tool(
     *, name: str | None = None, description: str | None = None, timeout: float | None = None
-) -> Callable[[Callable[..., Any]], Tool]: ...
+) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
 
 
 def tool(
-    function: Callable[..., Any] | None = None,
+    function: Callable[P, R] | None = None,
     /,
     *,
     name: str | None = None,
     description: str | None = None,
     timeout: float | None = None,
-) -> Tool | Callable[[Callable[..., Any]], Tool]:
+) -> Tool[P, R] | Callable[[Callable[P, R]], Tool[P, R]]:
     """Make a function a :class:`Tool`; use bare (``@tool``) or with options (``@tool(timeout=5)``).
 
     Args:
@@ -214,20 +223,20 @@ def tool(
             or no description at all.
     """
 
-    def build(fn: Callable[..., Any]) -> Tool:
+    def build(fn: Callable[P, R]) -> Tool[P, R]:
         return _build_tool(fn, name=name, description=description, timeout=timeout)
 
     return build(function) if function is not None else build
 
 
-def as_tool(value: Tool | Callable[..., Any]) -> Tool:
+def as_tool(value: Tool[..., Any] | Callable[..., Any]) -> Tool[..., Any]:
     """``value`` itself if it is a :class:`Tool`, else ``tool(value)``."""
     return value if isinstance(value, Tool) else tool(value)
 
 
 def _build_tool(
-    fn: Callable[..., Any], *, name: str | None, description: str | None, timeout: float | None
-) -> Tool:
+    fn: Callable[P, R], *, name: str | None, description: str | None, timeout: float | None
+) -> Tool[P, R]:
     if not callable(fn):
         raise ToolDefinitionError(f"a tool must be a function, got {fn!r}")
     tool_name = name or getattr(fn, "__name__", None)

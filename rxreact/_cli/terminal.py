@@ -50,7 +50,7 @@ class Spinner:
 
     def __init__(self, stream: TextIO, *, enabled: bool | None = None) -> None:
         self._stream = stream
-        self.enabled = _isatty(stream) if enabled is None else enabled
+        self.enabled: bool = _isatty(stream) if enabled is None else enabled
         self._lock = threading.Lock()
         self._stopped = threading.Event()
         self._thread: threading.Thread | None = None
@@ -116,10 +116,10 @@ class TerminalRenderer:
         spinner: bool | None = None,
     ) -> None:
         self.out = out
-        self.err = err if err is not None else out
+        self.err: TextIO = err if err is not None else out
         self._color_out = wants_color(out) if color is None else color
         self._color_err = wants_color(self.err) if color is None else color
-        self.spinner = Spinner(self.err, enabled=spinner)
+        self.spinner: Spinner = Spinner(self.err, enabled=spinner)
         self._at_line_start = {id(self.out): True, id(self.err): True}
         self._in_reasoning = False
         self._running_tools = 0

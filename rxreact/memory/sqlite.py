@@ -57,7 +57,7 @@ class SQLiteChatMemory:
     ) -> None:
         if max_turns is not None and max_turns < 1:
             raise ValueError("max_turns must be at least 1")
-        self.path = os.path.expanduser(os.fspath(path))
+        self.path: str = os.path.expanduser(os.fspath(path))
         directory = os.path.dirname(self.path)
         if self.path != ":memory:" and directory and not os.path.isdir(directory):
             raise ChatMemoryError(
