@@ -97,6 +97,12 @@ class AgentResult(BaseModel):
     usage: Usage | None
     """Usage summed over the run."""
 
+    def _repr_html_(self) -> str:
+        """A compact card in Jupyter: the answer, rounds and tokens, the messages folded."""
+        from rxreact._html import result_html
+
+        return result_html(self)
+
 
 class ReactAgent:
     """A streaming ReAct agent.

@@ -50,6 +50,12 @@ class _Event(BaseModel):
     round: int
     """The 1-based round (model request) of the run this event belongs to."""
 
+    def _repr_html_(self) -> str:
+        """A one-line card in Jupyter: the kind, the round, the interesting field."""
+        from rxreact._html import event_html
+
+        return event_html(self)
+
 
 class RoundStarted(_Event):
     """A model request is about to be sent."""
