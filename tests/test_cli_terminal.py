@@ -17,13 +17,20 @@ from typing import Any
 
 import pytest
 
-from rxreact import __version__
+from rxreact import BadRequestError, OpenAIChatModel, ReactAgent, __version__, tool
 from rxreact.cli import main
 from rxreact.messages import ChatRequest, ToolMessage, UserMessage
 from rxreact.model.scripted.replies import Reply, text_reply, tool_call_reply
 from rxreact.testing import MockOpenAIServer
 
 pytestmark = pytest.mark.integration
+
+
+@tool
+def get_weather(city: str) -> str:
+    """Current weather for a city."""
+    return f"{city}: sunny"
+
 
 TOOLS = '''
 from rxreact import CancellationToken, tool
@@ -47,15 +54,13 @@ def desk(request: ChatRequest) -> Reply:
     """Calls the tool a question names ("use slow", "weather in X"); answers tool results."""
     last = request.messages[-1]
     if isinstance(last, ToolMessage):
-        return text_reply(f"Found: {last.content}.", pieces=3)
+        return text_reply(f"Found: {last.content}.", pieces=3, reasoning="Reading the result.")
     text = last.content if isinstance(last, UserMessage) else ""
     if "use slow" in text:
         return tool_call_reply(("slow", {}))
     city = re.search(r"in ([A-Z]\w+)", text or "")
     if city and request.tools:
         return tool_call_reply(("get_weather", {"city": city[1]}))
-    if "think" in (text or ""):
-        return text_reply("Forty-two.", reasoning="Let me think about this carefully.")
     return text_reply("Hello from the mock.", pieces=3)
 
 
@@ -98,13 +103,8 @@ def test_only_the_answer_goes_to_stdout(env: dict[str, str], tmp_path: Path) -> 
     assert done.returncode == 0, done.stderr
     assert done.stdout == "Found: Paris: sunny.\n"
     assert "running get_weather" in done.stderr
+    assert "Reading the result." in done.stderr  # reasoning is a decoration too
     assert "\x1b[" not in done.stdout + done.stderr  # not a terminal: no colour, no spinner
-
-
-def test_reasoning_goes_to_stderr(env: dict[str, str]) -> None:
-    done = rxreact("chat", "think hard", env=env)
-    assert done.stdout == "Forty-two.\n"
-    assert "Let me think about this carefully." in done.stderr
 
 
 def test_the_question_from_stdin(env: dict[str, str], server: MockOpenAIServer) -> None:
@@ -254,6 +254,7 @@ def test_interactive_session_with_ctrl_c(env: dict[str, str], server: MockOpenAI
         terminal.close()
     output = terminal.output
     assert "\x1b[" in output  # colour on a terminal
+    assert "\x1b[2;3mReading " in output  # reasoning dimmed (and in italics)
     assert "Traceback" not in output
     # the interrupted turn left nothing behind: the history the server saw is valid (it checks)
     # and holds the first turn and the last question, not the cancelled tool call
@@ -261,16 +262,6 @@ def test_interactive_session_with_ctrl_c(env: dict[str, str], server: MockOpenAI
     users = [m["content"] for m in last if m["role"] == "user"]
     assert users == ["Weather in Paris?", "Thanks"]
     assert all("slow" not in str(m.get("tool_calls", "")) for m in last)
-
-
-def test_reasoning_is_dimmed_on_a_terminal(env: dict[str, str]) -> None:
-    terminal = Terminal(["chat", "think hard"], env)
-    try:
-        terminal.read_until(r"Forty-two\.")
-        assert terminal.process.wait(10) == 0
-    finally:
-        terminal.close()
-    assert "\x1b[2;3mLet " in terminal.output  # reasoning dimmed and in italics
 
 
 def test_no_color_on_a_terminal(env: dict[str, str]) -> None:
@@ -325,12 +316,12 @@ def test_mock_serves_replies_from_a_file(env: dict[str, str], tmp_path: Path) ->
         assert mock.stdout is not None
         first = mock.stdout.readline().strip()
         assert re.fullmatch(r"OPENAI_BASE_URL=http://127\.0\.0\.1:\d+/v1", first)
-        chat_env = {**env, "OPENAI_BASE_URL": first.split("=", 1)[1]}
-        answer = rxreact("chat", "Weather?", "--tools", "weather_tools:get_weather", env=chat_env)
-        assert answer.stdout == "It is sunny in Lima.\n", answer.stderr
-        limited = rxreact("chat", "Again?", env={**chat_env})
-        assert limited.returncode == 1
-        assert "BadRequestError" in limited.stderr and "no such model here" in limited.stderr
+        base_url = first.split("=", 1)[1]
+        with OpenAIChatModel("any", base_url=base_url, max_retries=0) as model:
+            agent = ReactAgent(model, [get_weather])
+            assert agent.call("Weather?") == "It is sunny in Lima."
+            with pytest.raises(BadRequestError, match="no such model here"):
+                agent.call("Again?")
     finally:
         mock.send_signal(signal.SIGINT)
         _, err = mock.communicate(timeout=10)
