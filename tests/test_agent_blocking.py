@@ -7,10 +7,10 @@ import threading
 from collections.abc import Callable, Iterator
 
 import pytest
+from cancellable import SlowTool
 from reactivex.testing import TestScheduler
 
 from rxreact import (
-    CancellationToken,
     FinalAnswer,
     OpenAIChatModel,
     ReactAgent,
@@ -69,23 +69,13 @@ def test_iter_text_is_the_answer_text(http_agent: MakeAgent) -> None:
 
 
 def test_leaving_the_loop_cancels_the_run(http_agent: MakeAgent) -> None:
-    running = threading.Event()
-    tokens: list[CancellationToken] = []
-
-    @tool
-    def slow(token: CancellationToken) -> str:
-        """Waits until cancelled."""
-        tokens.append(token)
-        running.set()
-        token.wait(10)
-        return "late"
-
-    agent = http_agent([tool_call_reply(("slow", {})), text_reply("never")], slow)
+    slow = SlowTool()
+    agent = http_agent([tool_call_reply(("slow", {})), text_reply("never")], slow.tool)
     for event in agent.iter("q"):
         if event.type == "tool_execution_started":
-            assert running.wait(10)  # the tool is running; leave the loop now
+            assert slow.running.wait(10)  # the tool is running; leave the loop now
             break
-    assert tokens[0].wait(10)  # set by the disposal when the loop was left
+    assert slow.tokens[0].wait(10)  # set by the disposal when the loop was left
 
 
 def test_an_error_ends_the_loop_with_it(http_agent: MakeAgent) -> None:
@@ -161,29 +151,19 @@ def test_arun_raises_the_runs_error(http_agent: MakeAgent) -> None:
 
 
 def test_cancelling_arun_cancels_the_run(http_agent: MakeAgent) -> None:
-    tokens: list[CancellationToken] = []
-
-    async def main() -> None:
+    async def main() -> SlowTool:
         running = asyncio.Event()
         loop = asyncio.get_running_loop()
-
-        @tool
-        def slow(token: CancellationToken) -> str:
-            """Waits until cancelled."""
-            tokens.append(token)
-            loop.call_soon_threadsafe(running.set)
-            token.wait(10)
-            return "late"
-
-        agent = http_agent([tool_call_reply(("slow", {})), text_reply("never")], slow)
+        slow = SlowTool(started=lambda: loop.call_soon_threadsafe(running.set))
+        agent = http_agent([tool_call_reply(("slow", {})), text_reply("never")], slow.tool)
         task = asyncio.create_task(agent.arun("q"))
         await asyncio.wait_for(running.wait(), 10)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
+        return slow
 
-    asyncio.run(main())
-    assert tokens[0].wait(10)
+    assert asyncio.run(main()).tokens[0].wait(10)
 
 
 def test_arun_in_virtual_time() -> None:
