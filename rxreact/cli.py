@@ -204,6 +204,15 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(file=sys.stderr)
         return 130
+    except Exception as error:  # a bug or an OS failure: still one line, never a traceback
+        if os.environ.get("RXREACT_DEBUG"):
+            raise
+        print(
+            f"rxreact: unexpected {type(error).__name__}: {error} "
+            "(RXREACT_DEBUG=1 shows the traceback)",
+            file=sys.stderr,
+        )
+        return 1
     return status
 
 

@@ -84,7 +84,19 @@ def get_weather(city: str, days: int = 1) -> str:
     return f"{city} in {days} days"
 
 
+@tool(timeout=5)
+async def get_forecast(city: str) -> list[str]:
+    """The week's forecast."""
+    return [city]
+
+
 assert_type(get_weather("Paris"), str)
+
+
+async def main() -> None:
+    assert_type(await get_forecast("Paris"), list[str])
+
+
 assert_type(get_weather("Paris", days=2), str)
 get_weather(42)  # the one error expected: an int is not a str
 
