@@ -348,8 +348,12 @@ class ReactAgent:
         def on_error(error: Exception) -> None:
             loop.call_soon_threadsafe(settle, None, error)
 
+        def on_completed() -> None:  # after final_answer, which settled first; else a bug
+            missing = AgentError("the run completed without a final_answer event")
+            loop.call_soon_threadsafe(settle, None, missing)
+
         run = _Run(self, question, conversation_id)
-        subscription = self._subscribe(run, on_next, on_error)
+        subscription = self._subscribe(run, on_next, on_error, on_completed)
         try:
             if isinstance(self.scheduler, VirtualTimeScheduler):
                 VirtualTimeScheduler.start(self.scheduler)
