@@ -10,7 +10,9 @@
         return "sunny"
 
     agent = ReactAgent(model=OpenAIChatModel(), tools=[get_weather])
-    agent.text("Weather in Paris?").subscribe(lambda piece: print(piece, end=""))
+    for piece in agent.iter_text("Weather in Paris?"):
+        print(piece, end="", flush=True)
+    print()
 """
 
 from rxreact.agent import FORCED_FINAL_INSTRUCTION, AgentResult, ReactAgent
@@ -22,6 +24,8 @@ from rxreact.errors import (
     BadRequestError,
     ChatMemoryError,
     ConfigurationError,
+    ConversationBusyError,
+    InvalidArgumentError,
     ModelConnectionError,
     ModelError,
     ModelHTTPError,
@@ -29,6 +33,10 @@ from rxreact.errors import (
     NotFoundError,
     ProviderStreamError,
     RateLimitError,
+    RunCancelledError,
+    RunError,
+    RunLostError,
+    RunNotFoundError,
     RunStalledError,
     RxReactError,
     ServerError,
@@ -71,6 +79,8 @@ from rxreact.model.base import ChatModel
 from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
 from rxreact.model.openai.client import OpenAIChatModel
 from rxreact.model.scripted.model import ScriptedModel
+from rxreact.operators import events_of
+from rxreact.runs import AgentRun, EventLog, InMemoryEventLog, RedisEventLog, follow
 from rxreact.tool_source import ToolSource
 from rxreact.tools import Tool, tool
 
@@ -81,6 +91,7 @@ __all__ = [
     "AgentError",
     "AgentEvent",
     "AgentResult",
+    "AgentRun",
     "ApprovalDecision",
     "Approver",
     "AssistantMessage",
@@ -93,8 +104,12 @@ __all__ = [
     "ChatModel",
     "ChatRequest",
     "ConfigurationError",
+    "ConversationBusyError",
+    "EventLog",
     "FinalAnswer",
     "InMemoryChatMemory",
+    "InMemoryEventLog",
+    "InvalidArgumentError",
     "MaxRoundsReached",
     "Message",
     "ModelConnectionError",
@@ -109,9 +124,14 @@ __all__ = [
     "ReactAgent",
     "ReasoningDelta",
     "RedisChatMemory",
+    "RedisEventLog",
     "RoundFinished",
     "RoundModeDecided",
     "RoundStarted",
+    "RunCancelledError",
+    "RunError",
+    "RunLostError",
+    "RunNotFoundError",
     "RunStalledError",
     "RxReactError",
     "SQLiteChatMemory",
@@ -140,5 +160,7 @@ __all__ = [
     "UserMessage",
     "__version__",
     "ensure_tool_calls_closed",
+    "events_of",
+    "follow",
     "tool",
 ]

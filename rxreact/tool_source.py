@@ -21,25 +21,33 @@ __all__ = ["ToolSource", "collect_tools"]
 class ToolSource(Protocol):
     """Anything that provides tools to an agent (e.g. :class:`rxreact.mcp.MCPServer`)."""
 
-    def as_tools(self) -> Sequence[Tool]:
+    def as_tools(self) -> Sequence[Tool[..., Any]]:
         """The tools, as the model will see them (called when an agent is built)."""
         ...
 
 
-def collect_tools(items: Iterable[Tool | Callable[..., Any] | ToolSource]) -> dict[str, Tool]:
+def collect_tools(
+    items: Iterable[Tool[..., Any] | Callable[..., Any] | ToolSource],
+) -> dict[str, Tool[..., Any]]:
     """Tools by name, from tools, plain functions (made tools) and tool sources.
 
     Raises:
         ToolDefinitionError: two tools share a name, or a function cannot be a tool.
     """
-    tools: dict[str, Tool] = {}
+    tools: dict[str, Tool[..., Any]] = {}
+    from_source: set[str] = set()  # names a tool source brought
     for item in items:
+        source = isinstance(item, ToolSource)
         found = item.as_tools() if isinstance(item, ToolSource) else (as_tool(item),)
         for t in found:
             if t.name in tools:
-                raise ToolDefinitionError(
-                    f"two tools are named {t.name!r}; rename one (an MCP server takes "
-                    f"prefix=, e.g. MCPServer.stdio(..., prefix='files_'))"
+                hint = (
+                    "; give an MCP server prefix=, e.g. MCPServer.stdio(..., prefix='files_')"
+                    if source or t.name in from_source
+                    else ""
                 )
+                raise ToolDefinitionError(f"tools: two tools are named {t.name!r}{hint}")
             tools[t.name] = t
+            if source:
+                from_source.add(t.name)
     return tools

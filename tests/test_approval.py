@@ -7,11 +7,12 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 import reactivex
 from reactivex import operators as ops
 from reactivex.testing import TestScheduler
 
-from rxreact import InMemoryChatMemory, ReactAgent, tool
+from rxreact import InMemoryChatMemory, ReactAgent, RunCancelledError, tool
 from rxreact.agent import _Run
 from rxreact.approval import ApprovalDecision
 from rxreact.events import ToolApprovalRequested
@@ -263,3 +264,63 @@ def test_approval_requests_survive_json() -> None:
 
     event = ToolApprovalRequested(round=2, call_id="c1", name="pay", arguments={"amount": 500})
     assert agent_event_adapter.validate_json(agent_event_adapter.dump_json(event)) == event
+
+
+def test_a_hot_run_is_approved_and_denied_through_its_handle() -> None:
+    ran.clear()
+    model = _model(("delete_file", {"path": "/tmp/a"}), ("delete_file", {"path": "/etc"}))
+    run = ReactAgent(model, [delete_file]).start("clean up")
+    requests = run.events().pipe(
+        ops.filter(lambda e: isinstance(e, ToolApprovalRequested)), ops.take(2), ops.to_list()
+    )
+    first, second = requests.run()  # both wait: nothing denies them for want of an approver
+    assert run.approve(first.call_id)
+    assert run.deny(second.call_id, reason="not system files")
+    assert not run.approve(second.call_id)  # already decided
+
+    result = run.result(timeout=10)
+    allowed, refused = _tool_messages(result)
+    assert allowed == "deleted /tmp/a"
+    assert "not system files" in refused
+    assert ran == ["/tmp/a"]
+
+
+def test_cancelling_a_hot_run_that_waits_for_approval() -> None:
+    ran.clear()
+    memory = InMemoryChatMemory()
+    agent = ReactAgent(_model(("delete_file", {"path": "/tmp/a"})), [delete_file], memory=memory)
+    run = agent.start("clean up", conversation_id="c3")
+    request = (
+        run.events()
+        .pipe(ops.filter(lambda e: isinstance(e, ToolApprovalRequested)), ops.first())
+        .run()
+    )
+    run.cancel()
+    assert run.done
+    run.approve(request.call_id)  # too late: the run, and its wait, are over
+    with pytest.raises(RunCancelledError):
+        run.result(timeout=10)
+    assert ran == []
+    assert memory.load("c3") == []
+
+
+def test_a_run_waiting_for_approval_is_not_stalled() -> None:
+    scheduler = TestScheduler()
+    model = ScriptedModel(
+        [tool_call_reply(("delete_file", {"path": "/tmp/a"})), text_reply("done")],
+        scheduler=scheduler,
+    )
+    agent = ReactAgent(
+        model, [delete_file], scheduler=scheduler, tool_timeout=10.0, stall_timeout=30.0
+    )
+    run = _Run(agent, "go", None)
+    run.approvals.external = True  # as a hot run's handle does
+    seen: list[Any] = []
+    failures: list[Exception] = []
+    agent._subscribe(run, seen.append, failures.append)
+    scheduler.advance_by(1000.0)  # a person away for far longer than stall_timeout
+    assert failures == []
+    assert seen[-1].type == "tool_approval_requested"
+    assert run.approvals.approve(seen[-1].call_id)
+    scheduler.advance_by(10.0)
+    assert seen[-1].type == "final_answer"

@@ -36,4 +36,4 @@ def test_every_example_prints_what_the_page_says(
             exec(compile(code, str(DOC), "exec"), {"__name__": "docs_example"})
         assert out.getvalue().splitlines() == _expected(code), code
         ran += 1
-    assert ran == 4
+    assert ran == 5

@@ -69,7 +69,7 @@ class MCPServer:
         self._link: Link | None = None
         self._lock: asyncio.Lock | None = None  # made on the loop, where it is used
         self._closed = False
-        self._tools: tuple[Tool, ...] | None = None
+        self._tools: tuple[Tool[..., Any], ...] | None = None
         self._tools_lock = threading.Lock()
         _open_servers.add(self)
 
@@ -161,7 +161,7 @@ class MCPServer:
 
     # -- tool source -------------------------------------------------------------------------
 
-    def as_tools(self) -> Sequence[Tool]:
+    def as_tools(self) -> Sequence[Tool[..., Any]]:
         """The server's tools as rxreact tools (listed once, on first call; blocking).
 
         Raises:
@@ -180,7 +180,7 @@ class MCPServer:
                 self._tools = tuple(self._make_tool(t) for t in listed)
             return self._tools
 
-    def _make_tool(self, remote: Any) -> Tool:
+    def _make_tool(self, remote: Any) -> Tool[..., Any]:
         rule = self.requires_approval
 
         async def call(**arguments: Any) -> str:

@@ -29,7 +29,7 @@ class _ToolTimeoutError(Exception):
 
 
 def run_tools_(
-    tools: Mapping[str, Tool],
+    tools: Mapping[str, Tool[..., Any]],
     *,
     round_number: int,
     results: list[ToolResult | None],
@@ -59,7 +59,7 @@ def run_tools_(
             def failed(message: str) -> Observable[Any]:
                 return reactivex.defer(lambda _: immediately(result(message, True)))
 
-            def run(tool: Tool, arguments: dict[str, Any]) -> Observable[Any]:
+            def run(tool: Tool[..., Any], arguments: dict[str, Any]) -> Observable[Any]:
                 timeout = tool.timeout if tool.timeout is not None else default_timeout
 
                 def invoke(
@@ -88,7 +88,9 @@ def run_tools_(
 
             started = ToolExecutionStarted(round=round_number, call_id=call.id, name=call.name)
 
-            def gated(tool: Tool, arguments: dict[str, Any], gate: Approvals) -> Observable[Any]:
+            def gated(
+                tool: Tool[..., Any], arguments: dict[str, Any], gate: Approvals
+            ) -> Observable[Any]:
                 """Ask first; on approval start and run the tool, on denial answer for it."""
                 request = ToolApprovalRequested(
                     round=round_number, call_id=call.id, name=call.name, arguments=arguments
@@ -141,7 +143,7 @@ def run_tools_(
     return run_tools
 
 
-def _needs_approval(tool: Tool, arguments: dict[str, Any]) -> bool:
+def _needs_approval(tool: Tool[..., Any], arguments: dict[str, Any]) -> bool:
     try:
         return tool.needs_approval(arguments)
     except Exception:
