@@ -85,7 +85,7 @@ from rxreact.runs.memory import InMemoryEventLog
 from rxreact.scheduling import shared_scheduler
 from rxreact.tool_source import ToolSource, collect_tools
 from rxreact.tools import Tool
-from rxreact.tracing import run_tracer
+from rxreact.tracing import RunTracer, run_tracer
 
 __all__ = ["FORCED_FINAL_INSTRUCTION", "AgentResult", "ReactAgent"]
 
@@ -506,13 +506,13 @@ class _Run:
         self.conversation_id = conversation_id
         self.history: list[Message] = []
         self.turn: list[Message] = []  # what this run adds to memory, committed at the end
-        self.rounds = 0
+        self.rounds: int = 0
         self.usage: Usage | None = None
-        self.tool_errors = 0
-        self.run_id = uuid.uuid4().hex
+        self.tool_errors: int = 0
+        self.run_id: str = uuid.uuid4().hex
         self.lease: Lease | None = None  # this run's hold on its conversation, once granted
-        self.trace = run_tracer(agent, conversation_id)
-        self.approvals = Approvals(agent.approver, agent.tools_scheduler)
+        self.trace: RunTracer | None = run_tracer(agent, conversation_id)
+        self.approvals: Approvals = Approvals(agent.approver, agent.tools_scheduler)
         """The tool calls waiting for approval; a hot run's handle sets ``external`` and
         forwards ``approve`` / ``deny`` here."""
 

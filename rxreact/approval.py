@@ -21,7 +21,7 @@ import asyncio
 import inspect
 import threading
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeAlias
+from typing import Any, ClassVar, TypeAlias
 
 from pydantic import BaseModel, ConfigDict
 from reactivex import Observable, abc
@@ -38,10 +38,12 @@ __all__ = ["ApprovalDecision", "Approvals", "Approver"]
 class ApprovalDecision(BaseModel):
     """Whether a tool call may run; ``reason`` is what the model reads on a denial."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config: ClassVar[ConfigDict] = ConfigDict(frozen=True, extra="forbid")
 
     approved: bool
+    """True: the call runs; False: it does not, and the model reads that it was denied."""
     reason: str | None = None
+    """Why it was denied, for the model (ignored on approval)."""
 
 
 Approver: TypeAlias = Callable[

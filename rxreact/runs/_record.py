@@ -45,11 +45,11 @@ class RunRecord:
         cancel: Callable[[], None] | None,
         on_end: Callable[[RunRecord], None] | None = None,
     ) -> None:
-        self.run_id = run_id
-        self.conversation_id = conversation_id
-        self.cancel = cancel
+        self.run_id: str = run_id
+        self.conversation_id: str | None = conversation_id
+        self.cancel: Callable[[], None] | None = cancel
         self.events: list[AgentEvent] = []
-        self.ended = False
+        self.ended: bool = False
         self.error: Exception | None = None
         self._lock = threading.Lock()
         self._idle: list[_Cursor] = []
