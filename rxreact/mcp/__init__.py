@@ -1,4 +1,4 @@
-'''MCP servers as tool sources (``pip install 'rxreact[mcp]'``, the official ``mcp`` SDK).
+r"""MCP servers as tool sources (``pip install 'rxreact[mcp]'``, the official ``mcp`` SDK).
 
 A server written with the SDK, run as a subprocess over stdio; its tools join the agent's::
 
@@ -23,7 +23,7 @@ A server written with the SDK, run as a subprocess over stdio; its tools join th
 
 ``MCPServer.http(url, headers=...)`` connects to a streamable-HTTP server instead. The ``mcp``
 package is imported only when a server is built. More in ``docs/ecosystem.md``.
-'''
+"""
 
 from rxreact.mcp._server import MCPServer, MCPToolError
 
