@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 import reactivex
@@ -113,6 +113,10 @@ class ReactAgent:
             whether to send it; see ``OpenAIChatModel(send_reasoning=...)``).
         buffer_size: chunks buffered between the model's reader and the agent before the reader
             is held back.
+        options: request body parameters for every model request of every run (``temperature``,
+            ``max_tokens``, ``seed``...; anything passes through). Merged over the model's own
+            ``options`` and under a run's ``options=``, key by key. The forced round still
+            sends ``tool_choice: "none"``.
     """
 
     def __init__(
@@ -130,6 +134,7 @@ class ReactAgent:
         forced_final_instruction: str = FORCED_FINAL_INSTRUCTION,
         send_reasoning: bool = True,
         buffer_size: int | None = 1024,
+        options: Mapping[str, Any] | None = None,
     ) -> None:
         if max_rounds < 1:
             raise ValueError("max_rounds must be at least 1")
@@ -152,6 +157,7 @@ class ReactAgent:
         self.forced_final_instruction = forced_final_instruction
         self.send_reasoning = send_reasoning
         self.buffer_size = buffer_size
+        self.options: dict[str, Any] = dict(options or {})
 
     def __repr__(self) -> str:
         return (
@@ -161,18 +167,29 @@ class ReactAgent:
 
     # -- the run as an Observable -------------------------------------------------------------
 
-    def stream(self, question: str, conversation_id: str | None = None) -> Observable[AgentEvent]:
+    def stream(
+        self,
+        question: str,
+        conversation_id: str | None = None,
+        *,
+        options: Mapping[str, Any] | None = None,
+    ) -> Observable[AgentEvent]:
         """The run's events, cold: each subscription is one run.
 
         Events are delivered one at a time on the agent's scheduler threads (or the tools'
         threads for tool events), never on the subscribing thread. Disposing cancels the run.
         Failures arrive through ``on_error`` as :class:`~rxreact.RxReactError` subclasses.
+
+        Args:
+            question: the user's message.
+            conversation_id: the conversation in ``memory`` to continue and append to.
+            options: request body parameters for this run's requests, over the agent's.
         """
 
         def subscribe(
             observer: abc.ObserverBase[Any], _: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
-            return self._subscribe(_Run(self, question, conversation_id), observer)
+            return self._subscribe(_Run(self, question, conversation_id, options), observer)
 
         return Observable(subscribe)
 
@@ -194,7 +211,13 @@ class ReactAgent:
         """
         return run.events().subscribe(on_next, on_error, on_completed, scheduler=self.scheduler)
 
-    def text(self, question: str, conversation_id: str | None = None) -> Observable[str]:
+    def text(
+        self,
+        question: str,
+        conversation_id: str | None = None,
+        *,
+        options: Mapping[str, Any] | None = None,
+    ) -> Observable[str]:
         """Only the live answer text of the run (``text_delta`` payloads).
 
         Text of a round streams as it arrives once the round is known to be answering. A round
@@ -202,14 +225,20 @@ class ReactAgent:
         sentence, as a chat UI would have; nothing more of that round follows. Reasoning is
         never included.
         """
-        return self.stream(question, conversation_id).pipe(
+        return self.stream(question, conversation_id, options=options).pipe(
             ops.filter(lambda event: isinstance(event, TextDelta)),
             ops.map(lambda event: cast(TextDelta, event).delta),
         )
 
     # -- blocking and asyncio views -----------------------------------------------------------
 
-    def run(self, question: str, conversation_id: str | None = None) -> AgentResult:
+    def run(
+        self,
+        question: str,
+        conversation_id: str | None = None,
+        *,
+        options: Mapping[str, Any] | None = None,
+    ) -> AgentResult:
         """Run to the end and return the result (blocking).
 
         Raises:
@@ -226,7 +255,7 @@ class ReactAgent:
             outcome["error"] = error
             done.set()
 
-        run = _Run(self, question, conversation_id)
+        run = _Run(self, question, conversation_id, options)
         subscription = self._subscribe(run, on_next, on_error, done.set)
         try:
             if isinstance(self.scheduler, VirtualTimeScheduler) and not done.is_set():
@@ -247,12 +276,22 @@ class ReactAgent:
             usage=final.usage,
         )
 
-    def call(self, question: str, conversation_id: str | None = None) -> str:
+    def call(
+        self,
+        question: str,
+        conversation_id: str | None = None,
+        *,
+        options: Mapping[str, Any] | None = None,
+    ) -> str:
         """Run to the end and return the answer text (blocking)."""
-        return self.run(question, conversation_id).answer
+        return self.run(question, conversation_id, options=options).answer
 
     async def astream(
-        self, question: str, conversation_id: str | None = None
+        self,
+        question: str,
+        conversation_id: str | None = None,
+        *,
+        options: Mapping[str, Any] | None = None,
     ) -> AsyncIterator[AgentEvent]:
         """The run's events as an async iterator; leaving the loop early cancels the run."""
         loop = asyncio.get_running_loop()
@@ -261,7 +300,7 @@ class ReactAgent:
         def put(kind: str, value: Any = None) -> None:
             loop.call_soon_threadsafe(queue.put_nowait, (kind, value))
 
-        subscription = self.stream(question, conversation_id).subscribe(
+        subscription = self.stream(question, conversation_id, options=options).subscribe(
             lambda e: put("next", e), lambda e: put("error", e), lambda: put("done")
         )
         try:
@@ -280,8 +319,16 @@ class ReactAgent:
 class _Run:
     """The state of one subscription to ``ReactAgent.stream``: history, counters, usage."""
 
-    def __init__(self, agent: ReactAgent, question: str, conversation_id: str | None) -> None:
+    def __init__(
+        self,
+        agent: ReactAgent,
+        question: str,
+        conversation_id: str | None,
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
         self.agent = agent
+        # Merged once per run: model defaults sit under these, in the model's encoder.
+        self.options: dict[str, Any] = {**agent.options, **(options or {})}
         self.question = question
         self.conversation_id = conversation_id
         self.history: list[Message] = []
@@ -364,7 +411,9 @@ class _Run:
         tools = tuple(t.spec for t in agent.tools.values())
         # The API rejects tool_choice without tools; with no tools there is nothing to forbid.
         choice = "none" if forced and tools else None
-        return ChatRequest(messages=tuple(messages), tools=tools, tool_choice=choice)
+        return ChatRequest(
+            messages=tuple(messages), tools=tools, tool_choice=choice, options=self.options
+        )
 
     def _round(self, state: RoundState, prefix: tuple[Any, ...]) -> Observable[Any]:
         agent = self.agent

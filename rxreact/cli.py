@@ -165,7 +165,12 @@ def _chat(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    model = OpenAIChatModel(args.model, base_url=args.base_url)
+    options = {
+        key: value
+        for key, value in (("temperature", args.temperature), ("max_tokens", args.max_tokens))
+        if value is not None
+    }
+    model = OpenAIChatModel(args.model, base_url=args.base_url, options=options)
     # Memory only for a named conversation: a one-off question leaves no file behind.
     memory = _open_memory(args.memory) if args.conversation is not None else None
     try:
@@ -191,6 +196,8 @@ def main(argv: list[str] | None = None) -> int:
     chat.add_argument("--base-url", default=None, help="endpoint (default: $OPENAI_BASE_URL)")
     chat.add_argument("--max-rounds", type=int, default=5)
     chat.add_argument("--system", default=None, help="system prompt")
+    chat.add_argument("--temperature", type=float, default=None, help="sampling temperature")
+    chat.add_argument("--max-tokens", type=int, default=None, help="max tokens per reply")
     chat.add_argument(
         "--conversation",
         metavar="ID",
