@@ -21,6 +21,7 @@ from rxreact.errors import (
     BadRequestError,
     ChatMemoryError,
     ConfigurationError,
+    JudgeError,
     ModelConnectionError,
     ModelError,
     ModelHTTPError,
@@ -37,6 +38,8 @@ from rxreact.errors import (
 )
 from rxreact.events import (
     AgentEvent,
+    AnswerValidated,
+    ContextTrimmed,
     FinalAnswer,
     MaxRoundsReached,
     ReasoningDelta,
@@ -48,8 +51,10 @@ from rxreact.events import (
     ToolCallStarted,
     ToolExecutionStarted,
     ToolResult,
+    ValidationStarted,
 )
 from rxreact.history import ensure_tool_calls_closed
+from rxreact.judge import LLMJudge, Verdict
 from rxreact.memory import ChatMemory, InMemoryChatMemory, RedisChatMemory, SQLiteChatMemory
 from rxreact.messages import (
     AssistantMessage,
@@ -75,6 +80,7 @@ __all__ = [
     "AgentError",
     "AgentEvent",
     "AgentResult",
+    "AnswerValidated",
     "AssistantMessage",
     "AuthenticationError",
     "BadRequestError",
@@ -85,8 +91,11 @@ __all__ = [
     "ChatModel",
     "ChatRequest",
     "ConfigurationError",
+    "ContextTrimmed",
     "FinalAnswer",
     "InMemoryChatMemory",
+    "JudgeError",
+    "LLMJudge",
     "MaxRoundsReached",
     "Message",
     "ModelConnectionError",
@@ -125,6 +134,8 @@ __all__ = [
     "ToolSpec",
     "Usage",
     "UserMessage",
+    "ValidationStarted",
+    "Verdict",
     "__version__",
     "ensure_tool_calls_closed",
     "tool",

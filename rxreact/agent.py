@@ -30,7 +30,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import Any, cast
 
 import reactivex
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from reactivex import Observable, abc
 from reactivex import operators as ops
 from reactivex.scheduler import VirtualTimeScheduler
@@ -44,8 +44,10 @@ from rxreact.events import (
     RoundStarted,
     TextDelta,
     ToolResult,
+    UsagePurpose,
 )
 from rxreact.history import ensure_tool_calls_closed
+from rxreact.judge import Judge
 from rxreact.memory.base import ChatMemory
 from rxreact.messages import (
     ChatRequest,
@@ -61,6 +63,14 @@ from rxreact.operators import deliver_on, finish_round, process_chunk, run_tools
 from rxreact.round import Mode, RoundState
 from rxreact.scheduling import shared_scheduler
 from rxreact.tools import Tool, as_tool
+from rxreact.validation import (
+    REVISION_INSTRUCTION,
+    DraftChecks,
+    DraftOutcome,
+    OnJudgeError,
+    OutputSpec,
+    validated_text,
+)
 
 __all__ = ["FORCED_FINAL_INSTRUCTION", "AgentResult", "ReactAgent"]
 
@@ -87,7 +97,13 @@ class AgentResult(BaseModel):
     """The turn the run added to the conversation: the question, every tool round (assistant
     message and tool results in call order) and the final answer."""
     usage: Usage | None
-    """Usage summed over the run."""
+    """Usage summed over every request of the run (rounds, judge, summary)."""
+    usage_by_purpose: dict[UsagePurpose, Usage] = Field(default_factory=dict)
+    """``usage`` split by what the requests were for (see ``FinalAnswer.usage_by_purpose``)."""
+    validated: bool | None = None
+    """The verdict on the answer (``FinalAnswer.validated``)."""
+    output: Any = None
+    """With ``output_type``: the answer parsed into it, ``None`` if it never validated."""
 
 
 class ReactAgent:
@@ -113,6 +129,15 @@ class ReactAgent:
             whether to send it; see ``OpenAIChatModel(send_reasoning=...)``).
         buffer_size: chunks buffered between the model's reader and the agent before the reader
             is held back.
+        judge: checks every draft answer before the run ends (:class:`~rxreact.LLMJudge`, or
+            any ``judge(question, draft, history) -> Verdict``, sync, async or Observable).
+            A rejected draft stays in the history, its feedback follows as a user message and
+            a new round answers again (tools and ``max_rounds`` as usual; after a forced round
+            the revision is forced too).
+        max_revisions: rejected drafts (by the judge or ``output_type``) that get another
+            round; when they run out the last draft stands (``validated=False``).
+        on_judge_error: a judge that fails lets the draft stand (``"accept"``,
+            ``validated=None``) or ends the run with :class:`~rxreact.JudgeError` (``"raise"``).
         options: request body parameters for every model request of every run (``temperature``,
             ``max_tokens``, ``seed``...; anything passes through). Merged over the model's own
             ``options`` and under a run's ``options=``, key by key. The forced round still
@@ -135,9 +160,14 @@ class ReactAgent:
         send_reasoning: bool = True,
         buffer_size: int | None = 1024,
         options: Mapping[str, Any] | None = None,
+        judge: Judge | None = None,
+        max_revisions: int = 2,
+        on_judge_error: OnJudgeError = "accept",
     ) -> None:
         if max_rounds < 1:
             raise ValueError("max_rounds must be at least 1")
+        if max_revisions < 0:
+            raise ValueError("max_revisions must be at least 0")
         self.model = model
         self.tools: dict[str, Tool] = {}
         for item in tools:
@@ -158,6 +188,9 @@ class ReactAgent:
         self.send_reasoning = send_reasoning
         self.buffer_size = buffer_size
         self.options: dict[str, Any] = dict(options or {})
+        self.judge = judge
+        self.max_revisions = max_revisions
+        self.checks = DraftChecks(judge, model, on_judge_error, self.tools_scheduler)
 
     def __repr__(self) -> str:
         return (
@@ -173,6 +206,7 @@ class ReactAgent:
         conversation_id: str | None = None,
         *,
         options: Mapping[str, Any] | None = None,
+        output_type: Any = None,
     ) -> Observable[AgentEvent]:
         """The run's events, cold: each subscription is one run.
 
@@ -184,12 +218,16 @@ class ReactAgent:
             question: the user's message.
             conversation_id: the conversation in ``memory`` to continue and append to.
             options: request body parameters for this run's requests, over the agent's.
+            output_type: a pydantic model the answer must be: every round asks for it
+                (``response_format`` ``json_schema``), a draft that does not parse is sent back
+                like a judge's rejection, and ``final_answer.output`` holds the parsed value.
         """
 
         def subscribe(
             observer: abc.ObserverBase[Any], _: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
-            return self._subscribe(_Run(self, question, conversation_id, options), observer)
+            run = _Run(self, question, conversation_id, options, output_type)
+            return self._subscribe(run, observer)
 
         return Observable(subscribe)
 
@@ -224,8 +262,15 @@ class ReactAgent:
         that writes a sentence and then calls a tool (a late switch) has already shown that
         sentence, as a chat UI would have; nothing more of that round follows. Reasoning is
         never included.
+
+        With a ``judge`` a round's text is held back until its verdict: a rejected draft never
+        shows, a passing one (or the draft that stands) comes out at once when judged
+        (``stream()`` still shows every draft live).
         """
-        return self.stream(question, conversation_id, options=options).pipe(
+        events = self.stream(question, conversation_id, options=options)
+        if self.judge is not None:
+            return events.pipe(validated_text())
+        return events.pipe(
             ops.filter(lambda event: isinstance(event, TextDelta)),
             ops.map(lambda event: cast(TextDelta, event).delta),
         )
@@ -238,6 +283,7 @@ class ReactAgent:
         conversation_id: str | None = None,
         *,
         options: Mapping[str, Any] | None = None,
+        output_type: Any = None,
     ) -> AgentResult:
         """Run to the end and return the result (blocking).
 
@@ -255,7 +301,7 @@ class ReactAgent:
             outcome["error"] = error
             done.set()
 
-        run = _Run(self, question, conversation_id, options)
+        run = _Run(self, question, conversation_id, options, output_type)
         subscription = self._subscribe(run, on_next, on_error, done.set)
         try:
             if isinstance(self.scheduler, VirtualTimeScheduler) and not done.is_set():
@@ -274,6 +320,9 @@ class ReactAgent:
             forced=final.forced,
             messages=tuple(run.turn),
             usage=final.usage,
+            usage_by_purpose=final.usage_by_purpose,
+            validated=final.validated,
+            output=final.output,
         )
 
     def call(
@@ -292,6 +341,7 @@ class ReactAgent:
         conversation_id: str | None = None,
         *,
         options: Mapping[str, Any] | None = None,
+        output_type: Any = None,
     ) -> AsyncIterator[AgentEvent]:
         """The run's events as an async iterator; leaving the loop early cancels the run."""
         loop = asyncio.get_running_loop()
@@ -300,7 +350,8 @@ class ReactAgent:
         def put(kind: str, value: Any = None) -> None:
             loop.call_soon_threadsafe(queue.put_nowait, (kind, value))
 
-        subscription = self.stream(question, conversation_id, options=options).subscribe(
+        events = self.stream(question, conversation_id, options=options, output_type=output_type)
+        subscription = events.subscribe(
             lambda e: put("next", e), lambda e: put("error", e), lambda: put("done")
         )
         try:
@@ -325,10 +376,18 @@ class _Run:
         question: str,
         conversation_id: str | None,
         options: Mapping[str, Any] | None = None,
+        output_type: Any = None,
     ) -> None:
         self.agent = agent
         # Merged once per run: model defaults sit under these, in the model's encoder.
         self.options: dict[str, Any] = {**agent.options, **(options or {})}
+        self.output = OutputSpec(output_type) if output_type is not None else None
+        if self.output is not None:
+            self.options["response_format"] = self.output.response_format
+        self.checked = agent.judge is not None or self.output is not None
+        self.revisions = 0
+        self.outcome = DraftOutcome()
+        self.usage_by_purpose: dict[UsagePurpose, Usage] = {}
         self.question = question
         self.conversation_id = conversation_id
         self.history: list[Message] = []
@@ -361,10 +420,14 @@ class _Run:
         while True:
             state = RoundState(self.rounds + 1, forced=forced)
             yield self._round(state, prefix)
-            if state.usage is not None:
-                self.usage = state.usage + self.usage
+            self._count("rounds", state.usage)
             self._add(state.assistant_message(keep_reasoning=agent.send_reasoning))
             if state.mode is not Mode.TOOL_CALL:
+                if self.checked:
+                    yield self._check(state)
+                    if self._revise():
+                        prefix, forced = (), state.forced
+                        continue
                 self._commit_memory()
                 yield immediately(self._final_answer(state))
                 return
@@ -383,6 +446,30 @@ class _Run:
             self._add_results(calls, results)
             if self.rounds >= agent.max_rounds:
                 prefix, forced = (MaxRoundsReached(round=state.round),), True
+
+    def _count(self, purpose: UsagePurpose, usage: Usage | None) -> None:
+        if usage is not None:
+            self.usage = usage + self.usage
+            self.usage_by_purpose[purpose] = usage + self.usage_by_purpose.get(purpose)
+
+    def _check(self, state: RoundState) -> Observable[Any]:
+        """Check the draft the round just added (the last message) against the output type
+        and the judge."""
+        self.outcome = DraftOutcome()
+        return self.agent.checks.check(
+            state.round, self.question, state.text, self.history[:-1], self.output, self.outcome
+        )
+
+    def _revise(self) -> bool:
+        """After a check: count the judge's usage; on a rejection with revisions left, add the
+        feedback for the model and say a new round follows."""
+        outcome = self.outcome
+        self._count("judge", outcome.usage)
+        if outcome.passed is not False or self.revisions >= self.agent.max_revisions:
+            return False
+        self.revisions += 1
+        self._add(UserMessage(content=REVISION_INSTRUCTION.format(feedback=outcome.feedback)))
+        return True
 
     def _load_history(self) -> None:
         agent = self.agent
@@ -456,4 +543,7 @@ class _Run:
             rounds=self.rounds,
             forced=state.forced,
             usage=self.usage,
+            usage_by_purpose=self.usage_by_purpose,
+            validated=self.outcome.passed if self.checked else None,
+            output=self.outcome.output,
         )

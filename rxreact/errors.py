@@ -19,7 +19,8 @@ call such as ``agent.call``) is an instance of :class:`RxReactError`::
     │   ├── ModelConnectionError      could not connect / the connection broke
     │   └── ModelTimeoutError         connect, first-chunk or between-chunk timeout
     ├── AgentError                    the agent loop itself could not go on
-    │   └── ToolErrorBudgetExceededError  too many failed tool calls in one run
+    │   ├── ToolErrorBudgetExceededError  too many failed tool calls in one run
+    │   └── JudgeError                the judge could not reach a verdict
     └── ChatMemoryError               a memory backend failed
 
 Foreign exceptions (httpx, json, pydantic) are mapped to this tree in exactly one place
@@ -37,6 +38,7 @@ __all__ = [
     "BadRequestError",
     "ChatMemoryError",
     "ConfigurationError",
+    "JudgeError",
     "ModelConnectionError",
     "ModelError",
     "ModelHTTPError",
@@ -193,6 +195,19 @@ class AgentError(RxReactError):
 
 class ToolErrorBudgetExceededError(AgentError):
     """More failed tool calls in one run than ``ReactAgent(max_tool_errors=...)`` allows."""
+
+
+class JudgeError(AgentError):
+    """The judge could not reach a verdict (it raised, its request failed, or its reply was not
+    the JSON object asked for, twice). Ends the run only with ``on_judge_error="raise"``.
+
+    Attributes:
+        usage: what the judge's requests used before it failed, when known.
+    """
+
+    def __init__(self, message: str, usage: Any = None) -> None:
+        super().__init__(message)
+        self.usage = usage
 
 
 class ChatMemoryError(RxReactError):
