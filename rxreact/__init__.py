@@ -15,6 +15,7 @@
 
 from rxreact.agent import FORCED_FINAL_INSTRUCTION, AgentResult, ReactAgent
 from rxreact.cancellation import CancellationToken
+from rxreact.context_budget import ContextBudget
 from rxreact.errors import (
     AgentError,
     AuthenticationError,
@@ -91,6 +92,7 @@ __all__ = [
     "ChatModel",
     "ChatRequest",
     "ConfigurationError",
+    "ContextBudget",
     "ContextTrimmed",
     "FinalAnswer",
     "InMemoryChatMemory",

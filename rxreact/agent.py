@@ -35,7 +35,9 @@ from reactivex import Observable, abc
 from reactivex import operators as ops
 from reactivex.scheduler import VirtualTimeScheduler
 
+from rxreact._fit_step import RequestFitter
 from rxreact._immediate import immediately, starting_with
+from rxreact.context_budget import ContextBudget
 from rxreact.errors import AgentError, ChatMemoryError, RxReactError, ToolErrorBudgetExceededError
 from rxreact.events import (
     AgentEvent,
@@ -138,6 +140,8 @@ class ReactAgent:
             round; when they run out the last draft stands (``validated=False``).
         on_judge_error: a judge that fails lets the draft stand (``"accept"``,
             ``validated=None``) or ends the run with :class:`~rxreact.JudgeError` (``"raise"``).
+        context_budget: keeps every request inside the model's context window (oldest turns
+            dropped or summarized first; see :class:`~rxreact.ContextBudget`).
         options: request body parameters for every model request of every run (``temperature``,
             ``max_tokens``, ``seed``...; anything passes through). Merged over the model's own
             ``options`` and under a run's ``options=``, key by key. The forced round still
@@ -163,6 +167,7 @@ class ReactAgent:
         judge: Judge | None = None,
         max_revisions: int = 2,
         on_judge_error: OnJudgeError = "accept",
+        context_budget: ContextBudget | None = None,
     ) -> None:
         if max_rounds < 1:
             raise ValueError("max_rounds must be at least 1")
@@ -191,6 +196,7 @@ class ReactAgent:
         self.judge = judge
         self.max_revisions = max_revisions
         self.checks = DraftChecks(judge, model, on_judge_error, self.tools_scheduler)
+        self.context_budget = context_budget
 
     def __repr__(self) -> str:
         return (
@@ -381,13 +387,6 @@ class _Run:
         self.agent = agent
         # Merged once per run: model defaults sit under these, in the model's encoder.
         self.options: dict[str, Any] = {**agent.options, **(options or {})}
-        self.output = OutputSpec(output_type) if output_type is not None else None
-        if self.output is not None:
-            self.options["response_format"] = self.output.response_format
-        self.checked = agent.judge is not None or self.output is not None
-        self.revisions = 0
-        self.outcome = DraftOutcome()
-        self.usage_by_purpose: dict[UsagePurpose, Usage] = {}
         self.question = question
         self.conversation_id = conversation_id
         self.history: list[Message] = []
@@ -396,6 +395,26 @@ class _Run:
         self.usage: Usage | None = None
         self.tool_errors = 0
         self.run_id = uuid.uuid4().hex[:12]
+        self.output = OutputSpec(output_type) if output_type is not None else None
+        if self.output is not None:
+            self.options["response_format"] = self.output.response_format
+        self.checked = agent.judge is not None or self.output is not None
+        self.revisions = 0
+        self.outcome = DraftOutcome()
+        self.usage_by_purpose: dict[UsagePurpose, Usage] = {}
+        self.loaded = 0  # how many history messages came from memory (the rest is this turn)
+        self.request: ChatRequest | None = None  # the last one sent
+        self.fitter = (
+            RequestFitter(
+                agent.context_budget,
+                agent.model,
+                agent.tools_scheduler,
+                conversation_id or self.run_id,
+                lambda usage: self._count("summary", usage),
+            )
+            if agent.context_budget is not None
+            else None
+        )
 
     def events(self) -> Observable[Any]:
         """The run: its steps, each subscribed when the one before completes."""
@@ -419,8 +438,12 @@ class _Run:
         forced = False
         while True:
             state = RoundState(self.rounds + 1, forced=forced)
+            if self.fitter is not None:
+                yield self._fit(forced)
             yield self._round(state, prefix)
             self._count("rounds", state.usage)
+            if self.fitter is not None and self.request is not None:
+                self.fitter.calibrate(self.request, state.usage)
             self._add(state.assistant_message(keep_reasoning=agent.send_reasoning))
             if state.mode is not Mode.TOOL_CALL:
                 if self.checked:
@@ -482,6 +505,7 @@ class _Run:
         except Exception as error:
             raise ChatMemoryError(f"could not load conversation: {error}") from error
         self.history.extend(loaded)
+        self.loaded = len(self.history)
 
     def _add(self, message: Message) -> None:
         self.history.append(message)
@@ -490,11 +514,14 @@ class _Run:
     def _request(self, forced: bool) -> ChatRequest:
         agent = self.agent
         messages: list[Message] = []
-        if agent.system_prompt:
-            messages.append(SystemMessage(content=agent.system_prompt))
-        messages.extend(ensure_tool_calls_closed(self.history))
-        if forced:
-            messages.append(UserMessage(content=agent.forced_final_instruction))
+        if self.fitter is not None:
+            messages = self.fitter.messages()
+        else:
+            if agent.system_prompt:
+                messages.append(SystemMessage(content=agent.system_prompt))
+            messages.extend(ensure_tool_calls_closed(self.history))
+            if forced:
+                messages.append(UserMessage(content=agent.forced_final_instruction))
         tools = tuple(t.spec for t in agent.tools.values())
         # The API rejects tool_choice without tools; with no tools there is nothing to forbid.
         choice = "none" if forced and tools else None
@@ -502,10 +529,24 @@ class _Run:
             messages=tuple(messages), tools=tools, tool_choice=choice, options=self.options
         )
 
+    def _fit(self, forced: bool) -> Observable[Any]:
+        """Fit the next request to the context budget (earlier history may go, never the
+        system prompt or this turn)."""
+        assert self.fitter is not None
+        agent = self.agent
+        head = [SystemMessage(content=agent.system_prompt)] if agent.system_prompt else []
+        turn = ensure_tool_calls_closed(self.history[self.loaded :])
+        if forced:
+            turn.append(UserMessage(content=agent.forced_final_instruction))
+        earlier = ensure_tool_calls_closed(self.history[: self.loaded])
+        return self.fitter.prepare(head, earlier, turn, tuple(t.spec for t in agent.tools.values()))
+
     def _round(self, state: RoundState, prefix: tuple[Any, ...]) -> Observable[Any]:
         agent = self.agent
         self.rounds = state.round
-        request = self._request(state.forced)
+        request = self.request = self._request(state.forced)
+        if self.fitter is not None:
+            prefix += self.fitter.trimmed(state.round)
         model_events = agent.model.stream(request).pipe(
             deliver_on(agent.scheduler, agent.buffer_size),
             process_chunk(state),
