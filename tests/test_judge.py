@@ -25,6 +25,7 @@ from rxreact import (
 from rxreact.messages import Message
 from rxreact.model.script import HTTPErrorReply, text_reply, tool_call_reply
 from rxreact.testing import MockOpenAIServer
+from rxreact.testing.agent_marbles import assert_marbles, run_marbles
 from rxreact.validation import REVISION_INSTRUCTION
 
 JSON_MODE = {"type": "json_object"}
@@ -285,3 +286,26 @@ def test_a_rejected_forced_answer_is_revised_without_tools() -> None:
 def test_without_a_judge_final_answer_is_not_validated() -> None:
     result = ReactAgent(ScriptedModel([text_reply("A.")])).run("q")
     assert result.validated is None and result.usage_by_purpose == {}
+
+
+def test_a_rejection_and_its_revision_as_marbles_in_virtual_time() -> None:
+    def slow_judge(question: str, draft: str, history: Sequence[Message]) -> Any:
+        passed = "Oslo" in draft
+        verdict = Verdict(passed=passed, feedback="" if passed else "Which city?")
+        return reactivex.timer(1.0).pipe(reactivex.operators.map(lambda _: verdict))
+
+    model = ScriptedModel(
+        [text_reply("Sunny.", pieces=2, interval=1), text_reply("Oslo: sunny.", interval=1)]
+    )
+    recording = run_marbles(
+        lambda scheduler: ReactAgent(model, judge=slow_judge, scheduler=scheduler), "Weather?"
+    )
+    assert_marbles(
+        recording,
+        {
+            "rounds": "RA-fRA-f(F,|)",  # the judge takes a second: X one after V
+            "text": "-ab--cd-|",
+            "checks": "---VX--V(P,|)",
+        },
+        values={"checks": {"X": "rejected: Which city?", "P": "passed"}},
+    )
