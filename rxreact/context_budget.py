@@ -199,18 +199,24 @@ class ContextBudget:
                     messages[i], cut = self._cut(message, cap, ratio), cut + 1
         sizes = [self._tokens(m, ratio) for m in earlier]
         fixed = sum(self._tokens(m, ratio) for m in (*head, *turn))
-        summarizing = self.strategy == "summarize"
-        allowance = self._tokens(self.summary_message(""), ratio) + self.summary_tokens
         starts = [i for i, m in enumerate(earlier) if isinstance(m, UserMessage)]
         bounds = [0, *(s for s in starts if s > 0), len(earlier)]
-        dropped = 0
-        for boundary in bounds:  # the smallest prefix whose dropping fits
-            dropped = boundary
-            extra = allowance if summarizing and boundary > 0 else 0
-            if fixed + sum(sizes[boundary:]) + extra <= budget:
-                break
+
+        def first_fit(allowance: int) -> tuple[int, int]:
+            """The smallest droppable prefix that fits, and what the summary takes with it."""
+            for boundary in bounds:
+                extra = allowance if boundary > 0 else 0
+                if fixed + sum(sizes[boundary:]) + extra <= budget:
+                    return boundary, extra
+            return len(earlier), allowance if earlier else 0
+
+        summarizing = self.strategy == "summarize"
+        allowance = self._tokens(self.summary_message(""), ratio) + self.summary_tokens
+        dropped, extra = first_fit(allowance if summarizing else 0)
+        if summarizing and fixed + sum(sizes[dropped:]) + extra > budget:
+            summarizing = False  # no room left for a summary: drop without one
+            dropped, extra = first_fit(0)
         kept = earlier[dropped:]
-        extra = allowance if summarizing and dropped > 0 else 0
         over = fixed + sum(sizes[dropped:]) + extra - budget
         if over > 0:
             turn, more = self._shrink(turn, over, ratio)

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from rxreact import InMemoryChatMemory, OpenAIChatModel, ReactAgent, ScriptedModel, Usage, tool
+from rxreact import InMemoryChatMemory, ReactAgent, ScriptedModel, Usage, tool
 from rxreact.context_budget import CUT_MARKER, SUMMARY_PREFIX, ContextBudget
 from rxreact.history import ensure_tool_calls_closed
 from rxreact.messages import (
@@ -24,7 +23,6 @@ from rxreact.messages import (
 )
 from rxreact.model.request_codec import encode_request
 from rxreact.model.script import text_reply, tool_call_reply
-from rxreact.testing import MockOpenAIServer
 from rxreact.testing._api_rules import history_error
 
 # -- the property: any history, any budget -> a valid request within budget -----------------
@@ -166,22 +164,6 @@ def fetch(url: str) -> str:
     return "page " * 2000
 
 
-@pytest.fixture
-def serve() -> Iterator[Any]:
-    made: list[tuple[MockOpenAIServer, OpenAIChatModel]] = []
-
-    def start(script: Any) -> tuple[MockOpenAIServer, OpenAIChatModel]:
-        server = MockOpenAIServer(script).start()
-        model = OpenAIChatModel("mock", base_url=server.base_url, max_retries=0)
-        made.append((server, model))
-        return server, model
-
-    yield start
-    for server, model in made:
-        model.close()
-        server.stop()
-
-
 def _fill(memory: InMemoryChatMemory, turns: int) -> None:
     for n in range(turns):
         memory.append(
@@ -203,8 +185,8 @@ def _events(agent: ReactAgent, question: str) -> list[Any]:
 
 @pytest.mark.integration
 @pytest.mark.usefixtures("io_mode")
-def test_the_agent_drops_the_oldest_turns_and_says_so(serve: Any) -> None:
-    server, model = serve([text_reply("Fine.")])
+def test_the_agent_drops_the_oldest_turns_and_says_so(serve_model: Any) -> None:
+    server, model = serve_model([text_reply("Fine.")])
     memory = InMemoryChatMemory()
     _fill(memory, 6)  # each turn ~110 tokens by the default counter
     budget = ContextBudget(500, reserve=100)
@@ -224,8 +206,8 @@ def test_the_agent_drops_the_oldest_turns_and_says_so(serve: Any) -> None:
 
 @pytest.mark.integration
 @pytest.mark.usefixtures("io_mode")
-def test_a_huge_tool_result_is_cut_on_the_wire(serve: Any) -> None:
-    server, model = serve([tool_call_reply(("fetch", {"url": "x"})), text_reply("Done.")])
+def test_a_huge_tool_result_is_cut_on_the_wire(serve_model: Any) -> None:
+    server, model = serve_model([tool_call_reply(("fetch", {"url": "x"})), text_reply("Done.")])
     agent = ReactAgent(model, [fetch], context_budget=ContextBudget(2000))
     agent.run("read it")
     tool_message = server.requests[1]["messages"][-1]
@@ -235,9 +217,9 @@ def test_a_huge_tool_result_is_cut_on_the_wire(serve: Any) -> None:
 
 @pytest.mark.integration
 @pytest.mark.usefixtures("io_mode")
-def test_summarize_writes_one_summary_and_stores_it(serve: Any) -> None:
+def test_summarize_writes_one_summary_and_stores_it(serve_model: Any) -> None:
     summary_usage = Usage(prompt_tokens=50, completion_tokens=10)
-    server, model = serve(
+    server, model = serve_model(
         [
             text_reply("Earlier: questions 0-3 were asked.", usage=summary_usage),
             text_reply(

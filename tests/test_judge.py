@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -15,7 +15,6 @@ from rxreact import (
     InMemoryChatMemory,
     JudgeError,
     LLMJudge,
-    OpenAIChatModel,
     ReactAgent,
     ScriptedModel,
     Usage,
@@ -24,7 +23,6 @@ from rxreact import (
 )
 from rxreact.messages import Message
 from rxreact.model.script import HTTPErrorReply, text_reply, tool_call_reply
-from rxreact.testing import MockOpenAIServer
 from rxreact.testing.agent_marbles import assert_marbles, run_marbles
 from rxreact.validation import REVISION_INSTRUCTION
 
@@ -39,22 +37,6 @@ def verdict(passed: bool, feedback: str = "", usage: Usage | None = None) -> Any
 def get_weather(city: str) -> str:
     """Current weather for a city."""
     return f"{city}: sunny"
-
-
-@pytest.fixture
-def serve() -> Iterator[Any]:
-    made: list[tuple[MockOpenAIServer, OpenAIChatModel]] = []
-
-    def start(script: Any) -> tuple[MockOpenAIServer, OpenAIChatModel]:
-        server = MockOpenAIServer(script).start()
-        model = OpenAIChatModel("mock", base_url=server.base_url, max_retries=0)
-        made.append((server, model))
-        return server, model
-
-    yield start
-    for server, model in made:
-        model.close()
-        server.stop()
 
 
 def collect(agent: ReactAgent, question: str, **kwargs: Any) -> tuple[list[Any], Any]:
@@ -72,8 +54,8 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.mark.usefixtures("io_mode")
-def test_a_passing_draft_is_judged_once_in_json_mode_not_streamed(serve: Any) -> None:
-    server, model = serve([text_reply("Oslo is sunny."), verdict(True)])
+def test_a_passing_draft_is_judged_once_in_json_mode_not_streamed(serve_model: Any) -> None:
+    server, model = serve_model([text_reply("Oslo is sunny."), verdict(True)])
     events, error = collect(ReactAgent(model, judge=LLMJudge()), "Weather in Oslo?")
 
     assert error is None
@@ -88,8 +70,10 @@ def test_a_passing_draft_is_judged_once_in_json_mode_not_streamed(serve: Any) ->
 
 
 @pytest.mark.usefixtures("io_mode")
-def test_a_rejected_draft_stays_in_history_and_the_feedback_brings_a_revision(serve: Any) -> None:
-    server, model = serve(
+def test_a_rejected_draft_stays_in_history_and_the_feedback_brings_a_revision(
+    serve_model: Any,
+) -> None:
+    server, model = serve_model(
         [
             text_reply("It is sunny."),
             verdict(False, "Say which city."),
@@ -120,8 +104,8 @@ def test_a_rejected_draft_stays_in_history_and_the_feedback_brings_a_revision(se
 
 
 @pytest.mark.usefixtures("io_mode")
-def test_text_never_shows_a_rejected_draft(serve: Any) -> None:
-    _, model = serve(
+def test_text_never_shows_a_rejected_draft(serve_model: Any) -> None:
+    _, model = serve_model(
         [
             tool_call_reply(("get_weather", {"city": "Oslo"}), text="Let me look."),
             text_reply("Rainy, I guess."),
@@ -144,8 +128,8 @@ def test_stream_shows_every_draft_live() -> None:
 
 
 @pytest.mark.usefixtures("io_mode")
-def test_when_revisions_run_out_the_last_draft_stands(serve: Any) -> None:
-    server, model = serve(
+def test_when_revisions_run_out_the_last_draft_stands(serve_model: Any) -> None:
+    server, model = serve_model(
         [text_reply("A."), verdict(False, "no"), text_reply("B."), verdict(False, "still no")]
     )
     agent = ReactAgent(model, judge=LLMJudge(), max_revisions=1)
@@ -164,8 +148,8 @@ def test_text_shows_the_draft_that_stands() -> None:
 
 
 @pytest.mark.usefixtures("io_mode")
-def test_a_judge_that_fails_accepts_the_draft_by_default(serve: Any) -> None:
-    _, model = serve([text_reply("Draft."), HTTPErrorReply(500, "judge down")])
+def test_a_judge_that_fails_accepts_the_draft_by_default(serve_model: Any) -> None:
+    _, model = serve_model([text_reply("Draft."), HTTPErrorReply(500, "judge down")])
     events, error = collect(ReactAgent(model, judge=LLMJudge()), "q")
 
     assert error is None
@@ -176,16 +160,16 @@ def test_a_judge_that_fails_accepts_the_draft_by_default(serve: Any) -> None:
 
 
 @pytest.mark.usefixtures("io_mode")
-def test_a_judge_that_fails_ends_the_run_with_raise(serve: Any) -> None:
-    _, model = serve([text_reply("Draft."), HTTPErrorReply(500, "judge down")])
+def test_a_judge_that_fails_ends_the_run_with_raise(serve_model: Any) -> None:
+    _, model = serve_model([text_reply("Draft."), HTTPErrorReply(500, "judge down")])
     events, error = collect(ReactAgent(model, judge=LLMJudge(), on_judge_error="raise"), "q")
     assert isinstance(error, JudgeError) and "judge down" in str(error)
     assert "final_answer" not in [e.type for e in events]
 
 
 @pytest.mark.usefixtures("io_mode")
-def test_an_unparseable_verdict_is_asked_for_once_more(serve: Any) -> None:
-    server, model = serve([text_reply("Draft."), text_reply("yes!"), verdict(True)])
+def test_an_unparseable_verdict_is_asked_for_once_more(serve_model: Any) -> None:
+    server, model = serve_model([text_reply("Draft."), text_reply("yes!"), verdict(True)])
     result = ReactAgent(model, judge=LLMJudge()).run("q")
     assert result.validated is True
     retry = server.requests[2]
@@ -195,22 +179,22 @@ def test_an_unparseable_verdict_is_asked_for_once_more(serve: Any) -> None:
 
 
 @pytest.mark.usefixtures("io_mode")
-def test_two_unparseable_verdicts_are_a_judge_failure(serve: Any) -> None:
-    _, model = serve([text_reply("Draft."), text_reply("yes!"), text_reply("{}")])
+def test_two_unparseable_verdicts_are_a_judge_failure(serve_model: Any) -> None:
+    _, model = serve_model([text_reply("Draft."), text_reply("yes!"), text_reply("{}")])
     events, error = collect(ReactAgent(model, judge=LLMJudge()), "q")
     assert error is None
     assert events[-2].passed is None and "JSON object" in (events[-2].error or "")
-    _, model = serve([text_reply("Draft."), text_reply("yes!"), text_reply("{}")])
+    _, model = serve_model([text_reply("Draft."), text_reply("yes!"), text_reply("{}")])
     with pytest.raises(JudgeError, match="JSON object"):
         ReactAgent(model, judge=LLMJudge(), on_judge_error="raise").run("q")
 
 
 @pytest.mark.usefixtures("io_mode")
-def test_usage_sums_every_request_and_says_what_each_purpose_took(serve: Any) -> None:
+def test_usage_sums_every_request_and_says_what_each_purpose_took(serve_model: Any) -> None:
     def used(prompt: int, completion: int) -> Usage:
         return Usage(prompt_tokens=prompt, completion_tokens=completion)
 
-    _, model = serve(
+    _, model = serve_model(
         [
             text_reply("A.", usage=used(10, 2)),
             verdict(False, "no", usage=used(30, 5)),

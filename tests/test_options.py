@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import io
-from collections.abc import Iterator
 from contextlib import redirect_stdout
 from typing import Any
 
 import pytest
 
-from rxreact import OpenAIChatModel, ReactAgent, ScriptedModel, tool
+from rxreact import ReactAgent, ScriptedModel, tool
 from rxreact.cli import main
 from rxreact.messages import ChatRequest, UserMessage
 from rxreact.model.request_codec import encode_request
@@ -24,32 +23,12 @@ def get_weather(city: str) -> str:
     return f"{city}: sunny"
 
 
-@pytest.fixture
-def server_and_model() -> Iterator[Any]:
-    made: list[tuple[MockOpenAIServer, OpenAIChatModel]] = []
-
-    def start(script: Any, **options: Any) -> tuple[MockOpenAIServer, OpenAIChatModel]:
-        server = MockOpenAIServer(script).start()
-        model = OpenAIChatModel(
-            "mock", base_url=server.base_url, max_retries=0, options=options or None
-        )
-        made.append((server, model))
-        return server, model
-
-    yield start
-    for server, model in made:
-        model.close()
-        server.stop()
-
-
 @pytest.mark.integration
 @pytest.mark.usefixtures("io_mode")
-def test_options_merge_model_agent_run_on_every_request(server_and_model: Any) -> None:
-    server, model = server_and_model(
+def test_options_merge_model_agent_run_on_every_request(serve_model: Any) -> None:
+    server, model = serve_model(
         [tool_call_reply(("get_weather", {"city": "Oslo"})), text_reply("Sunny.")],
-        temperature=0.1,
-        seed=7,
-        max_tokens=50,
+        options={"temperature": 0.1, "seed": 7, "max_tokens": 50},
     )
     agent = ReactAgent(model, [get_weather], options={"temperature": 0.5, "top_p": 0.9})
     result = agent.run("weather?", options={"max_tokens": 99, "logit_bias": {"42": -1}})
@@ -66,13 +45,13 @@ def test_options_merge_model_agent_run_on_every_request(server_and_model: Any) -
 
 @pytest.mark.integration
 @pytest.mark.usefixtures("io_mode")
-def test_the_forced_round_says_none_whatever_was_asked(server_and_model: Any) -> None:
+def test_the_forced_round_says_none_whatever_was_asked(serve_model: Any) -> None:
     def script(request: ChatRequest) -> Any:
         if request.tool_choice == "none":
             return text_reply("Best I can do.")
         return tool_call_reply(("get_weather", {"city": "Rome"}))
 
-    server, model = server_and_model(script, tool_choice="required")
+    server, model = serve_model(script, options={"tool_choice": "required"})
     agent = ReactAgent(model, [get_weather], max_rounds=1, options={"parallel_tool_calls": False})
     result = agent.run("weather?", options={"tool_choice": "auto"})
 
@@ -85,8 +64,8 @@ def test_the_forced_round_says_none_whatever_was_asked(server_and_model: Any) ->
 
 @pytest.mark.integration
 @pytest.mark.usefixtures("io_mode")
-def test_text_call_and_astream_take_options(server_and_model: Any) -> None:
-    server, model = server_and_model([text_reply("a"), text_reply("b"), text_reply("c")])
+def test_text_call_and_astream_take_options(serve_model: Any) -> None:
+    server, model = serve_model([text_reply("a"), text_reply("b"), text_reply("c")])
     agent = ReactAgent(model)
     assert "".join(agent.text("q", options={"seed": 1}).run()) == "a"
     assert agent.call("q", options={"seed": 2}) == "b"

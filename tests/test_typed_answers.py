@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from pydantic import BaseModel
 
-from rxreact import OpenAIChatModel, ReactAgent, ScriptedModel, Verdict, tool
+from rxreact import ReactAgent, ScriptedModel, Verdict, tool
 from rxreact.model.script import text_reply, tool_call_reply
-from rxreact.testing import MockOpenAIServer
 from rxreact.validation import OutputSpec
 
 pytestmark = pytest.mark.integration
@@ -31,26 +29,14 @@ def get_weather(city: str) -> str:
     return f"{city}: 12 C"
 
 
-@pytest.fixture
-def serve() -> Iterator[Any]:
-    made: list[tuple[MockOpenAIServer, OpenAIChatModel]] = []
-
-    def start(script: Any) -> tuple[MockOpenAIServer, OpenAIChatModel]:
-        server = MockOpenAIServer(script).start()
-        model = OpenAIChatModel("mock", base_url=server.base_url, max_retries=0)
-        made.append((server, model))
-        return server, model
-
-    yield start
-    for server, model in made:
-        model.close()
-        server.stop()
-
-
 @pytest.mark.usefixtures("io_mode")
-def test_a_valid_typed_answer_is_parsed_and_every_round_asks_for_the_schema(serve: Any) -> None:
+def test_a_valid_typed_answer_is_parsed_and_every_round_asks_for_the_schema(
+    serve_model: Any,
+) -> None:
     answer = json.dumps({"city": "Oslo", "celsius": 12})
-    server, model = serve([tool_call_reply(("get_weather", {"city": "Oslo"})), text_reply(answer)])
+    server, model = serve_model(
+        [tool_call_reply(("get_weather", {"city": "Oslo"})), text_reply(answer)]
+    )
     result = ReactAgent(model, [get_weather]).run("Weather in Oslo?", output_type=Weather)
 
     assert result.output == Weather(city="Oslo", celsius=12)
@@ -63,8 +49,8 @@ def test_a_valid_typed_answer_is_parsed_and_every_round_asks_for_the_schema(serv
 
 
 @pytest.mark.usefixtures("io_mode")
-def test_an_invalid_typed_answer_goes_back_to_the_model_and_is_revised(serve: Any) -> None:
-    server, model = serve(
+def test_an_invalid_typed_answer_goes_back_to_the_model_and_is_revised(serve_model: Any) -> None:
+    server, model = serve_model(
         [text_reply('{"city": "Oslo"}'), text_reply('{"city": "Oslo", "celsius": 12.5}')]
     )
     agent = ReactAgent(model)
@@ -84,8 +70,8 @@ def test_an_invalid_typed_answer_goes_back_to_the_model_and_is_revised(serve: An
 
 
 @pytest.mark.usefixtures("io_mode")
-def test_a_typed_answer_that_never_parses_stands_without_output(serve: Any) -> None:
-    server, model = serve([text_reply("no"), text_reply("still no")])
+def test_a_typed_answer_that_never_parses_stands_without_output(serve_model: Any) -> None:
+    server, model = serve_model([text_reply("no"), text_reply("still no")])
     result = ReactAgent(model, max_revisions=1).run("q", output_type=Weather)
     assert (result.answer, result.output, result.validated) == ("still no", None, False)
     assert len(server.requests) == 2
