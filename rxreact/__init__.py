@@ -30,6 +30,7 @@ from rxreact.errors import (
     NotFoundError,
     ProviderStreamError,
     RateLimitError,
+    RunStalledError,
     RxReactError,
     ServerError,
     StreamInterruptedError,
@@ -70,8 +71,8 @@ from rxreact.messages import (
 )
 from rxreact.model.base import ChatModel
 from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
-from rxreact.model.openai import OpenAIChatModel
-from rxreact.model.scripted import ScriptedModel
+from rxreact.model.openai.client import OpenAIChatModel
+from rxreact.model.scripted.model import ScriptedModel
 from rxreact.tools import Tool, tool
 
 __version__ = "0.1.0"
@@ -115,6 +116,7 @@ __all__ = [
     "RoundFinished",
     "RoundModeDecided",
     "RoundStarted",
+    "RunStalledError",
     "RxReactError",
     "SQLiteChatMemory",
     "ScriptedModel",

@@ -20,11 +20,12 @@ call such as ``agent.call``) is an instance of :class:`RxReactError`::
     │   └── ModelTimeoutError         connect, first-chunk or between-chunk timeout
     ├── AgentError                    the agent loop itself could not go on
     │   ├── ToolErrorBudgetExceededError  too many failed tool calls in one run
-    │   └── JudgeError                the judge could not reach a verdict
+    │   ├── JudgeError                the judge could not reach a verdict
+    │   └── RunStalledError           no event for longer than ``stall_timeout``
     └── ChatMemoryError               a memory backend failed
 
 Foreign exceptions (httpx, json, pydantic) are mapped to this tree in exactly one place
-per layer (``rxreact.model.openai._map_transport_error`` for HTTP), and never carry the
+per layer (``rxreact.model.openai.client._map_transport_error`` for HTTP), and never carry the
 API key: messages are built from our own fields, not from request reprs.
 """
 
@@ -46,6 +47,7 @@ __all__ = [
     "NotFoundError",
     "ProviderStreamError",
     "RateLimitError",
+    "RunStalledError",
     "RxReactError",
     "ServerError",
     "StreamInterruptedError",
@@ -208,6 +210,14 @@ class JudgeError(AgentError):
     def __init__(self, message: str, usage: Any = None) -> None:
         super().__init__(message)
         self.usage = usage
+
+
+class RunStalledError(AgentError):
+    """A run delivered no event for longer than ``ReactAgent(stall_timeout=...)``.
+
+    The run's own timeouts (model, tools) normally end it long before; this is the safety net
+    that turns a run that would otherwise wait forever into an error.
+    """
 
 
 class ChatMemoryError(RxReactError):

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from rxreact.model.openai import OpenAIChatModel
-from rxreact.model.script import Script
+from rxreact.model.openai.client import OpenAIChatModel
+from rxreact.model.scripted.replies import Script
 from rxreact.testing import MockOpenAIServer
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "streams"

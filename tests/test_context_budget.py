@@ -21,8 +21,8 @@ from rxreact.messages import (
     ToolMessage,
     UserMessage,
 )
-from rxreact.model.request_codec import encode_request
-from rxreact.model.script import text_reply, tool_call_reply
+from rxreact.model.openai.request_codec import encode_request
+from rxreact.model.scripted.replies import text_reply, tool_call_reply
 from rxreact.testing._api_rules import history_error
 
 # -- the property: any history, any budget -> a valid request within budget -----------------
@@ -256,7 +256,7 @@ def test_summarize_writes_one_summary_and_stores_it(serve_model: Any) -> None:
 
 
 def test_a_failed_summary_leaves_the_run_trimmed() -> None:
-    from rxreact.model.script import HTTPErrorReply
+    from rxreact.model.scripted.replies import HTTPErrorReply
 
     model = ScriptedModel([HTTPErrorReply(500), text_reply("ok")])
     memory = InMemoryChatMemory()

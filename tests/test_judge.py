@@ -22,7 +22,7 @@ from rxreact import (
     tool,
 )
 from rxreact.messages import Message
-from rxreact.model.script import HTTPErrorReply, text_reply, tool_call_reply
+from rxreact.model.scripted.replies import HTTPErrorReply, text_reply, tool_call_reply
 from rxreact.testing.agent_marbles import assert_marbles, run_marbles
 from rxreact.validation import REVISION_INSTRUCTION
 

@@ -12,8 +12,8 @@ import pytest
 from rxreact import ReactAgent, ScriptedModel, tool
 from rxreact.cli import main
 from rxreact.messages import ChatRequest, UserMessage
-from rxreact.model.request_codec import encode_request
-from rxreact.model.script import text_reply, tool_call_reply
+from rxreact.model.openai.request_codec import encode_request
+from rxreact.model.scripted.replies import text_reply, tool_call_reply
 from rxreact.testing import MockOpenAIServer
 
 

@@ -10,7 +10,7 @@ import pytest
 from pydantic import BaseModel
 
 from rxreact import ReactAgent, ScriptedModel, Verdict, tool
-from rxreact.model.script import text_reply, tool_call_reply
+from rxreact.model.scripted.replies import text_reply, tool_call_reply
 from rxreact.validation import OutputSpec
 
 pytestmark = pytest.mark.integration

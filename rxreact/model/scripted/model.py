@@ -1,9 +1,10 @@
 """A chat model that plays back scripted replies: for tests, demos and notebooks.
 
 Chunks are emitted by actions on the subscribe-time scheduler (or the one given to the
-constructor): one action per run of chunks between :class:`~rxreact.model.script.Pause` items,
-which become relative schedules. Under a ``TestScheduler`` a whole reply therefore plays in
-virtual time, exactly as scripted, with nothing running on a real clock.
+constructor): one action per run of chunks between
+:class:`~rxreact.model.scripted.replies.Pause` items, which become relative schedules. Under a
+``TestScheduler`` a whole reply therefore plays in virtual time, exactly as scripted, with
+nothing running on a real clock.
 """
 
 from __future__ import annotations
@@ -13,12 +14,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from reactivex import Observable, abc
-from reactivex.disposable import CompositeDisposable, Disposable, SerialDisposable
+from reactivex.disposable import CompositeDisposable, Disposable
 
+from rxreact._ordered_serial import OrderedSerialDisposable
 from rxreact.errors import ModelError, StreamInterruptedError, http_error_for_status
 from rxreact.messages import ChatRequest
 from rxreact.model.chunks import ChatChunk, ModelResponse
-from rxreact.model.script import (
+from rxreact.model.openai.sse import SSEDecoder
+from rxreact.model.openai.wire import DONE, parse_chunk
+from rxreact.model.scripted.replies import (
     Disconnect,
     Fail,
     Hang,
@@ -29,8 +33,6 @@ from rxreact.model.script import (
     ReplyItem,
     Script,
 )
-from rxreact.model.sse import SSEDecoder
-from rxreact.model.wire import DONE, parse_chunk
 from rxreact.scheduling import timer_scheduler
 
 __all__ = ["ScriptedModel"]
@@ -165,7 +167,9 @@ def _play(
     position = 0
     disposed = False
     saw_finish = False
-    pending = SerialDisposable()
+    # Ordered, not serial: the first step can run, reach a Pause and schedule the next one
+    # before ``schedule(0.0)`` below has stored its own handle.
+    pending = OrderedSerialDisposable()
 
     def step(_: abc.SchedulerBase, __: Any = None) -> None:
         # Emits every item up to the next pause in one action: chunks scripted back to back
@@ -201,9 +205,9 @@ def _play(
         if disposed:
             return
         if delay > 0:
-            pending.disposable = sched.schedule_relative(delay, step)
+            pending.replace_with(lambda: sched.schedule_relative(delay, step))
         else:
-            pending.disposable = sched.schedule(step)
+            pending.replace_with(lambda: sched.schedule(step))
 
     def dispose() -> None:
         nonlocal disposed
