@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,6 +24,8 @@ from rxreact import (
 )
 from rxreact.messages import Message
 from rxreact.model.scripted.replies import HTTPErrorReply, text_reply, tool_call_reply
+from rxreact.scheduling import ElasticScheduler
+from rxreact.testing import ChaosScheduler
 from rxreact.testing.agent_marbles import assert_marbles, run_marbles
 from rxreact.validation import REVISION_INSTRUCTION
 
@@ -293,3 +296,45 @@ def test_a_rejection_and_its_revision_as_marbles_in_virtual_time() -> None:
         },
         values={"checks": {"X": "rejected: Which city?", "P": "passed"}},
     )
+
+
+def test_many_judged_runs_on_a_chaotic_scheduler_all_end_with_the_revision() -> None:
+    """Judge steps and held-back text on a pool that preempts its callers at random."""
+    scheduler = ChaosScheduler(8, preempt=0.5, max_pause=0.001, seed=7)
+    tools = ElasticScheduler(8, name="chaos_judges")
+    count = 300
+    texts: list[str] = []
+    failures: list[Exception] = []
+    lock = threading.Lock()
+    ended = threading.Semaphore(0)
+
+    def judge(question: str, draft: str, history: Sequence[Message]) -> Verdict:
+        return Verdict(passed=draft == "Oslo is sunny.", feedback="Which city?")
+
+    def done(pieces: list[str]) -> None:
+        with lock:
+            texts.append("".join(pieces))
+
+    def failed(error: Exception) -> None:
+        with lock:
+            failures.append(error)
+        ended.release()
+
+    for _ in range(count):
+        model = ScriptedModel(
+            [
+                text_reply("It is sunny.", interval=0.0005),
+                text_reply("Oslo is sunny.", interval=0.0005),
+            ]
+        )
+        agent = ReactAgent(
+            model, judge=judge, scheduler=scheduler, tools_scheduler=tools, stall_timeout=None
+        )
+        agent.text("q").pipe(reactivex.operators.to_list()).subscribe(done, failed, ended.release)
+    deadline = time.monotonic() + 30
+    finished = 0
+    while finished < count and ended.acquire(timeout=max(0.0, deadline - time.monotonic())):
+        finished += 1
+    assert finished == count, f"{count - finished} of {count} runs never ended"
+    assert failures == []
+    assert texts == ["Oslo is sunny."] * count
