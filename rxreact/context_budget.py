@@ -23,13 +23,13 @@ for the previous request of the conversation.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, TypeVar
+from typing import Literal
 
+from rxreact._token_counter import TokenCounter, longest, remember
 from rxreact.messages import (
     AssistantMessage,
     ChatRequest,
@@ -52,11 +52,7 @@ SUMMARY_INSTRUCTIONS = (
 )
 """The system message of the summary request (``{words}``: the summary's length limit)."""
 
-_V = TypeVar("_V")
-
 SUMMARY_PREFIX = "Summary of the earlier conversation:\n"
-_PER_MESSAGE = 4  # role and separators: what the chat format adds around each message
-_MIN_RATIO, _MAX_RATIO = 0.25, 4.0  # a calibration outside this is a provider's odd report
 
 
 @dataclass
@@ -113,10 +109,8 @@ class ContextBudget:
         self.strategy = strategy
         self.tool_result_share = tool_result_share
         self.summary_tokens = summary_tokens or min(1000, self.available // 4)
-        self._calibrated = count_tokens is None
-        self._count = count_tokens or _default_counter()
+        self._counter = TokenCounter(count_tokens)
         self._lock = threading.Lock()
-        self._ratios: OrderedDict[str, float] = OrderedDict()
         # conversation -> (messages covered, hash of those messages, summary)
         self._summaries: OrderedDict[str, tuple[int, int, str]] = OrderedDict()
 
@@ -137,36 +131,14 @@ class ContextBudget:
         self, messages: Sequence[Message], tools: Sequence[ToolSpec] = (), key: str = ""
     ) -> int:
         """Estimated prompt tokens of a request with these messages and tools."""
-        ratio = self._ratio(key)
-        return sum(self._tokens(m, ratio) for m in messages) + self._tools_tokens(tools, ratio)
+        ratio = self._counter.ratio(key)
+        return sum(self._counter.message(m, ratio) for m in messages) + self._counter.tools(
+            tools, ratio
+        )
 
     def calibrate(self, key: str, request: ChatRequest, prompt_tokens: int | None) -> None:
         """Learn from the provider's ``prompt_tokens`` for ``request`` (default counter only)."""
-        if not self._calibrated or not prompt_tokens:
-            return
-        raw = sum(self._tokens(m, 1.0) for m in request.messages)
-        raw += self._tools_tokens(request.tools, 1.0)
-        if raw > 0:
-            ratio = min(_MAX_RATIO, max(_MIN_RATIO, prompt_tokens / raw))
-            with self._lock:
-                _remember(self._ratios, key, ratio)
-
-    def _ratio(self, key: str) -> float:
-        with self._lock:
-            return self._ratios.get(key, 1.0)
-
-    def _tokens(self, message: Message, ratio: float) -> int:
-        text = message.content or ""
-        if isinstance(message, AssistantMessage):
-            text += "".join(c.id + c.name + c.arguments for c in message.tool_calls)
-            text += message.reasoning or ""
-        return _PER_MESSAGE + _scaled(self._count(text), ratio)
-
-    def _tools_tokens(self, tools: Sequence[ToolSpec], ratio: float) -> int:
-        if not tools:
-            return 0
-        text = json.dumps([t.model_dump() for t in tools], separators=(",", ":"))
-        return _scaled(self._count(text), ratio)
+        self._counter.calibrate(key, request, prompt_tokens)
 
     # -- fitting -----------------------------------------------------------------------------
 
@@ -188,17 +160,17 @@ class ContextBudget:
             tools: the tools the request declares (they take tokens too).
             key: the conversation (calibration and stored summaries are per conversation).
         """
-        ratio = self._ratio(key)
-        budget = self.available - self._tools_tokens(tools, ratio)
+        ratio = self._counter.ratio(key)
+        budget = self.available - self._counter.tools(tools, ratio)
         cap = max(1, int(budget * self.tool_result_share))
         cut = 0
         original, earlier, turn = earlier, list(earlier), list(turn)
         for messages in (earlier, turn):
             for i, message in enumerate(messages):
-                if isinstance(message, ToolMessage) and self._tokens(message, ratio) > cap:
+                if isinstance(message, ToolMessage) and self._counter.message(message, ratio) > cap:
                     messages[i], cut = self._cut(message, cap, ratio), cut + 1
-        sizes = [self._tokens(m, ratio) for m in earlier]
-        fixed = sum(self._tokens(m, ratio) for m in (*head, *turn))
+        sizes = [self._counter.message(m, ratio) for m in earlier]
+        fixed = sum(self._counter.message(m, ratio) for m in (*head, *turn))
         starts = [i for i, m in enumerate(earlier) if isinstance(m, UserMessage)]
         bounds = [0, *(s for s in starts if s > 0), len(earlier)]
 
@@ -211,7 +183,7 @@ class ContextBudget:
             return len(earlier), allowance if earlier else 0
 
         summarizing = self.strategy == "summarize"
-        allowance = self._tokens(self.summary_message(""), ratio) + self.summary_tokens
+        allowance = self._counter.message(self.summary_message(""), ratio) + self.summary_tokens
         dropped, extra = first_fit(allowance if summarizing else 0)
         if summarizing and fixed + sum(sizes[dropped:]) + extra > budget:
             summarizing = False  # no room left for a summary: drop without one
@@ -237,9 +209,9 @@ class ContextBudget:
 
         def fits(keep: int) -> bool:
             trial = message.model_copy(update={"content": _cut_text(content, keep)})
-            return self._tokens(trial, ratio) <= limit
+            return self._counter.message(trial, ratio) <= limit
 
-        keep = _longest(len(content), fits)
+        keep = longest(len(content), fits)
         return message.model_copy(update={"content": _cut_text(content, keep)})
 
     def _shrink(self, turn: list[Message], over: int, ratio: float) -> tuple[list[Message], int]:
@@ -248,7 +220,7 @@ class ContextBudget:
         cut = 0
         while over > 0:
             sizes = [
-                (self._tokens(m, ratio), i)
+                (self._counter.message(m, ratio), i)
                 for i, m in enumerate(turn)
                 if isinstance(m, ToolMessage)
             ]
@@ -258,7 +230,7 @@ class ContextBudget:
             message = turn[i]
             assert isinstance(message, ToolMessage)
             smaller = self._cut(message, max(0, size - over), ratio)
-            saved = size - self._tokens(smaller, ratio)
+            saved = size - self._counter.message(smaller, ratio)
             if saved <= 0:
                 break  # every tool result is as short as it gets
             turn[i], over, cut = smaller, over - saved, cut + (message.content != smaller.content)
@@ -291,11 +263,11 @@ class ContextBudget:
         transcript = "\n".join(_transcript_line(m) for m in new)
         if previous is not None:
             transcript = f"{SUMMARY_PREFIX}{previous}\n\nThen:\n{transcript}"
-        ratio = self._ratio(key)
+        ratio = self._counter.ratio(key)
         room = self.available - self.summary_tokens - 200  # the instructions, the overhead
-        if _scaled(self._count(transcript), ratio) > room:  # the summary request must fit too
-            keep = _longest(
-                len(transcript), lambda n: _scaled(self._count(transcript[:n]), ratio) <= room
+        if self._counter.text(transcript, ratio) > room:  # the summary request must fit too
+            keep = longest(
+                len(transcript), lambda n: self._counter.text(transcript[:n], ratio) <= room
             )
             transcript = _cut_text(transcript, keep)
         words = max(20, int(self.summary_tokens * 0.7))
@@ -310,14 +282,14 @@ class ContextBudget:
     def store_summary(self, key: str, dropped: Sequence[Message], text: str) -> str:
         """Keep ``text`` as the summary of ``dropped`` (the first messages of conversation
         ``key``); returns it, cut to ``summary_tokens`` if the model wrote more."""
-        ratio = self._ratio(key)
-        if _scaled(self._count(text), ratio) > self.summary_tokens:
-            keep = _longest(
-                len(text), lambda n: _scaled(self._count(text[:n]), ratio) <= self.summary_tokens
+        ratio = self._counter.ratio(key)
+        if self._counter.text(text, ratio) > self.summary_tokens:
+            keep = longest(
+                len(text), lambda n: self._counter.text(text[:n], ratio) <= self.summary_tokens
             )
             text = text[:keep]
         with self._lock:
-            _remember(self._summaries, key, (len(dropped), hash(tuple(dropped)), text))
+            remember(self._summaries, key, (len(dropped), hash(tuple(dropped)), text))
         return text
 
     @staticmethod
@@ -340,46 +312,3 @@ def _transcript_line(message: Message) -> str:
     if isinstance(message, ToolMessage):
         return f"tool {message.name or message.tool_call_id}: {message.content}"
     return f"{message.role}: {message.content}"
-
-
-def _scaled(tokens: int, ratio: float) -> int:
-    return -(-int(tokens * ratio * 1000) // 1000)  # ceiling, without float noise
-
-
-def _longest(length: int, fits: Callable[[int], bool]) -> int:
-    """The largest ``n <= length`` with ``fits(n)`` (0 when none does); ``fits`` is monotone."""
-    lo, hi = 0, length
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if fits(mid):
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-def _remember(store: OrderedDict[str, _V], key: str, value: _V) -> None:
-    """Keep the newest 1,024 conversations' entries."""
-    store[key] = value
-    store.move_to_end(key)
-    while len(store) > 1024:
-        store.popitem(last=False)
-
-
-def _chars(text: str) -> int:
-    return (len(text) + 3) // 4
-
-
-def _default_counter() -> Callable[[str], int]:
-    """tiktoken's ``o200k_base`` when installed and loadable offline, else ~4 characters a token."""
-    try:
-        import tiktoken  # type: ignore[import-not-found]
-
-        encoding = tiktoken.get_encoding("o200k_base")
-    except Exception:  # not installed, or its encoding file cannot be loaded: stay cheap
-        return _chars
-
-    def count(text: str) -> int:
-        return len(encoding.encode(text, disallowed_special=()))
-
-    return count
