@@ -5,12 +5,16 @@
     stream(q) = concat_steps(steps)                  each step subscribed on the agent
                                                      scheduler when the one before completes
     steps:      load history, add the question
-                round(n) = (RoundStarted) then
+                [fit the request to the context budget: maybe one summary request]
+                round(n) = ([ContextTrimmed]) (RoundStarted) then
                            model.stream(request)                chunks, on an I/O thread
                              .pipe(deliver_on(scheduler),       publishOn(boundedElastic)
                                    process_chunk(state),        mode decided, events live
                                    finish_round(state))         RoundFinished
-                FINAL_ANSWER -> commit memory, (FinalAnswer), complete
+                FINAL_ANSWER -> [check the draft: output_type, then the judge, on the tools
+                                 scheduler: (ValidationStarted) (AnswerValidated);
+                                 rejected with revisions left: feedback -> round(n+1)]
+                                commit memory, (FinalAnswer), complete
                 TOOL_CALL    -> run_tools (merged, concurrent, results in call order)
                                 -> round(n+1), or (MaxRoundsReached) + the forced round
 
