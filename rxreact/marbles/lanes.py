@@ -26,7 +26,7 @@ parseable by ``reactivex``'s own marble parser with the legend as ``lookup``.
 from __future__ import annotations
 
 import string
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -115,46 +115,53 @@ def _chunk_symbol(chunk: Any) -> str:
     return "r" if chunk.role else "."
 
 
-def _round_symbols(values: Sequence[Any]) -> tuple[list[str], dict[str, Any]]:
+def _by_kind(
+    values: Sequence[Any], symbol_of: Callable[[Any], tuple[str, str]]
+) -> tuple[list[str], dict[str, Any]]:
+    """Symbols of a lane whose symbol depends on each event alone; the legend keeps the first
+    label of each symbol."""
     symbols: list[str] = []
     legend: dict[str, Any] = {}
     for value in values:
-        kind = getattr(value, "type", "")
-        if kind == "round_mode_decided":
-            mode = getattr(value, "mode", "")
-            tool = mode == "tool_call"
-            symbol, label = ("T", "mode: tool_call") if tool else ("A", "mode: final_answer")
-        else:
-            symbol, label = {
-                "round_started": ("R", "round_started"),
-                "round_finished": ("f", "round_finished"),
-                "max_rounds_reached": ("M", "max_rounds_reached"),
-                "final_answer": ("F", "final_answer"),
-            }.get(kind, (_OVERFLOW, "other"))
+        symbol, label = symbol_of(value)
         symbols.append(symbol)
         legend.setdefault(symbol, label)
     return symbols, legend
+
+
+def _round_symbols(values: Sequence[Any]) -> tuple[list[str], dict[str, Any]]:
+    return _by_kind(values, _round_symbol)
+
+
+def _round_symbol(value: Any) -> tuple[str, str]:
+    kind = getattr(value, "type", "")
+    if kind == "round_mode_decided":
+        tool = getattr(value, "mode", "") == "tool_call"
+        return ("T", "mode: tool_call") if tool else ("A", "mode: final_answer")
+    return {
+        "round_started": ("R", "round_started"),
+        "round_finished": ("f", "round_finished"),
+        "max_rounds_reached": ("M", "max_rounds_reached"),
+        "final_answer": ("F", "final_answer"),
+    }.get(kind, (_OVERFLOW, "other"))
 
 
 def _check_symbols(values: Sequence[Any]) -> tuple[list[str], dict[str, Any]]:
-    symbols: list[str] = []
-    legend: dict[str, Any] = {}
-    for value in values:
-        kind = getattr(value, "type", "")
-        if kind == "answer_validated":
-            passed = getattr(value, "passed", None)
-            symbol = "E" if passed is None else "P" if passed else "X"
-            label = {"P": "passed", "X": "rejected", "E": "judge failed"}[symbol]
-            feedback = getattr(value, "error", None) or getattr(value, "feedback", "")
-            label += f": {feedback}" if feedback else ""
-        else:
-            symbol, label = {
-                "validation_started": ("V", "validation_started"),
-                "context_trimmed": ("C", "context_trimmed"),
-            }.get(kind, (_OVERFLOW, "other"))
-        symbols.append(symbol)
-        legend.setdefault(symbol, label)
-    return symbols, legend
+    return _by_kind(values, _check_symbol)
+
+
+def _check_symbol(value: Any) -> tuple[str, str]:
+    kind = getattr(value, "type", "")
+    if kind == "answer_validated":
+        passed = getattr(value, "passed", None)
+        symbol = "E" if passed is None else "P" if passed else "X"
+        label = {"P": "passed", "X": "rejected", "E": "judge failed"}[symbol]
+        feedback = getattr(value, "error", None) or getattr(value, "feedback", "")
+        return symbol, label + (f": {feedback}" if feedback else "")
+    return {
+        "validation_started": ("V", "validation_started"),
+        "context_trimmed": ("C", "context_trimmed"),
+    }.get(kind, (_OVERFLOW, "other"))
 
 
 def _call_symbols(values: Sequence[Any]) -> tuple[list[str], dict[str, Any]]:
