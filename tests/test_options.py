@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from rxreact import ReactAgent, ScriptedModel, tool
+from rxreact import LLMJudge, ReactAgent, ScriptedModel, tool
 from rxreact.cli import main
 from rxreact.messages import ChatRequest, UserMessage
 from rxreact.model.openai.request_codec import encode_request
@@ -102,3 +102,25 @@ def test_cli_chat_sends_temperature_and_max_tokens(monkeypatch: pytest.MonkeyPat
         flags = ["--base-url", server.base_url, "--model", "mock"]
         assert main(["chat", "hello", *flags, "--temperature", "0.2", "--max-tokens", "64"]) == 0
     assert (server.requests[0]["temperature"], server.requests[0]["max_tokens"]) == (0.2, 64)
+
+
+def test_tool_only_options_are_not_sent_without_tools() -> None:
+    request = ChatRequest(messages=(UserMessage(content="q"),), options={"tool_choice": "auto"})
+    body = encode_request(
+        request, model="m", stream=False, default_options={"parallel_tool_calls": False, "seed": 1}
+    )
+    assert "tool_choice" not in body and "parallel_tool_calls" not in body and body["seed"] == 1
+
+
+@pytest.mark.integration
+@pytest.mark.usefixtures("io_mode")
+def test_a_model_wide_tool_choice_does_not_break_the_judge_request(serve_model: Any) -> None:
+    verdict = text_reply('{"passed": true, "feedback": ""}')
+    server, model = serve_model(
+        [tool_call_reply(("get_weather", {"city": "Oslo"})), text_reply("Sunny."), verdict],
+        options={"tool_choice": "auto", "temperature": 0.3},
+    )
+    result = ReactAgent(model, [get_weather], judge=LLMJudge()).run("weather?")
+    assert result.validated is True  # the mock answers 400 to tool_choice without tools
+    judge_body = server.requests[2]
+    assert "tool_choice" not in judge_body and judge_body["temperature"] == 0.3

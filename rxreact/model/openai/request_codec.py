@@ -28,6 +28,7 @@ __all__ = ["decode_request", "encode_request"]
 
 # Body keys that decode_request maps to ChatRequest fields; all others go to ``options``.
 _KNOWN_KEYS = frozenset({"model", "messages", "tools", "tool_choice", "stream", "stream_options"})
+_TOOL_ONLY_KEYS = ("tool_choice", "parallel_tool_calls")
 _TOOL_CHOICES: dict[str, ToolChoice] = {"auto": "auto", "none": "none", "required": "required"}
 
 
@@ -54,10 +55,11 @@ def encode_request(
             own ``options=``).
 
     Returns:
-        A dict ready for ``json.dumps``. ``tool_choice`` is sent only together with tools, since
-        the API rejects it alone. Options are merged over what the request implies
-        (``default_options``, then ``request.options``), except that a ``tool_choice`` the
-        request itself sets wins: the agent's forced round says ``"none"`` whatever was asked.
+        A dict ready for ``json.dumps``. ``tool_choice`` and ``parallel_tool_calls`` are sent
+        only together with tools, since the API rejects them alone (options included). Options
+        are merged over what the request implies (``default_options``, then
+        ``request.options``), except that a ``tool_choice`` the request itself sets wins: the
+        agent's forced round says ``"none"`` whatever was asked.
     """
     body: dict[str, Any] = {
         "model": model,
@@ -86,6 +88,11 @@ def encode_request(
         body.update(request.options)
         if request.tool_choice is not None and request.tools:
             body["tool_choice"] = request.tool_choice
+    if not request.tools and (default_options or request.options):
+        # A model-wide tool_choice must not break the requests that declare no tools (a
+        # judge's, a summary's): the API rejects these keys without tools.
+        for key in _TOOL_ONLY_KEYS:
+            body.pop(key, None)
     return body
 
 
