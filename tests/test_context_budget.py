@@ -267,3 +267,51 @@ def test_a_failed_summary_leaves_the_run_trimmed() -> None:
     sent = model.requests[1].messages
     assert not any((m.content or "").startswith(SUMMARY_PREFIX) for m in sent)
     assert sent[-1] == UserMessage(content="q")
+
+
+@pytest.mark.integration
+@pytest.mark.usefixtures("io_mode")
+def test_dropping_turns_with_tool_calls_keeps_the_wire_history_valid(serve_model: Any) -> None:
+    memory = InMemoryChatMemory()
+    for n in range(5):
+        call = ToolCall(id=f"call_{n}", name="fetch", arguments='{"url": "x"}')
+        memory.append(
+            "c",
+            [
+                UserMessage(content=f"question {n}"),
+                AssistantMessage(content="Let me look.", tool_calls=(call,)),
+                ToolMessage(tool_call_id=call.id, content="page " * 60, name="fetch"),
+                AssistantMessage(content=f"answer {n}"),
+            ],
+        )
+    server, model = serve_model([text_reply("Fine.")])  # the mock answers 400 to a broken history
+    budget = ContextBudget(400, reserve=100)
+    events = _events(ReactAgent(model, [fetch], memory=memory, context_budget=budget), "q")
+    assert events[-1].type == "final_answer"
+    trimmed = events[0]
+    assert trimmed.type == "context_trimmed" and trimmed.dropped_messages % 4 == 0
+    sent = server.requests[0]["messages"]
+    assert sent[0]["role"] == "user" and sent[0]["content"].startswith("question ")
+    assert history_error(server.requests[0]) is None
+
+
+def test_a_later_summary_extends_the_stored_one_in_one_request() -> None:
+    memory = InMemoryChatMemory()
+    _fill(memory, 4)
+    budget = ContextBudget(500, reserve=100, strategy="summarize", summary_tokens=40)
+    model = ScriptedModel(
+        [
+            text_reply("S1."),
+            text_reply("A1 " * 120),  # a long answer: the next run must drop more
+            text_reply("S2."),
+            text_reply("A2."),
+        ]
+    )
+    agent = ReactAgent(model, memory=memory, context_budget=budget)
+    agent.run("q1 " * 60, "c")
+    agent.run("q2", "c")
+    first, second = model.requests[0], model.requests[2]
+    assert first.options == {"max_tokens": 40} and second.options == {"max_tokens": 40}
+    extended = second.messages[-1].content or ""
+    assert extended.startswith(SUMMARY_PREFIX + "S1.") and "question 0" not in extended
+    assert model.requests[3].messages[0] == UserMessage(content=SUMMARY_PREFIX + "S2.")
