@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -23,6 +24,8 @@ from rxreact.messages import (
 )
 from rxreact.model.openai.request_codec import encode_request
 from rxreact.model.scripted.replies import text_reply, tool_call_reply
+from rxreact.scheduling import ElasticScheduler
+from rxreact.testing import ChaosScheduler
 from rxreact.testing._api_rules import history_error
 
 # -- the property: any history, any budget -> a valid request within budget -----------------
@@ -315,3 +318,49 @@ def test_a_later_summary_extends_the_stored_one_in_one_request() -> None:
     extended = second.messages[-1].content or ""
     assert extended.startswith(SUMMARY_PREFIX + "S1.") and "question 0" not in extended
     assert model.requests[3].messages[0] == UserMessage(content=SUMMARY_PREFIX + "S2.")
+
+
+def test_many_summarizing_runs_on_a_chaotic_scheduler_all_end() -> None:
+    """One budget shared by 200 concurrent conversations, each summarized before its answer."""
+    scheduler = ChaosScheduler(8, preempt=0.5, max_pause=0.001, seed=3)
+    tools = ElasticScheduler(8, name="chaos_summaries")
+    budget = ContextBudget(500, reserve=100, strategy="summarize", summary_tokens=40)
+    memory = InMemoryChatMemory()
+    count = 200
+    answers: list[str] = []
+    lock = threading.Lock()
+    ended = threading.Semaphore(0)
+    models: list[ScriptedModel] = []
+
+    def on_next(event: Any) -> None:
+        if event.type == "final_answer":
+            with lock:
+                answers.append(event.text)
+
+    for n in range(count):
+        for turn in range(6):
+            memory.append(
+                f"c{n}",
+                [UserMessage(content=f"q{turn} " * 60), AssistantMessage(content="a " * 100)],
+            )
+        model = ScriptedModel(
+            [text_reply(f"summary {n}"), text_reply(f"answer {n}", interval=0.0005)]
+        )
+        models.append(model)
+        agent = ReactAgent(
+            model,
+            memory=memory,
+            context_budget=budget,
+            scheduler=scheduler,
+            tools_scheduler=tools,
+            stall_timeout=None,
+        )
+        agent.stream("q", f"c{n}").subscribe(on_next, lambda _: ended.release(), ended.release)
+    deadline = time.monotonic() + 30
+    finished = 0
+    while finished < count and ended.acquire(timeout=max(0.0, deadline - time.monotonic())):
+        finished += 1
+    assert finished == count, f"{count - finished} of {count} runs never ended"
+    assert sorted(answers) == sorted(f"answer {n}" for n in range(count))
+    for n, model in enumerate(models):  # each conversation got its own summary
+        assert model.requests[1].messages[0].content == SUMMARY_PREFIX + f"summary {n}"
