@@ -23,6 +23,7 @@ for the previous request of the conversation.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -170,6 +171,8 @@ class ContextBudget:
                 if isinstance(message, ToolMessage) and self._counter.message(message, ratio) > cap:
                     messages[i], cut = self._cut(message, cap, ratio), cut + 1
         sizes = [self._counter.message(m, ratio) for m in earlier]
+        # after[i]: the tokens of earlier[i:], for every possible cut at i
+        after = list(itertools.accumulate(reversed(sizes), initial=0))[::-1]
         fixed = sum(self._counter.message(m, ratio) for m in (*head, *turn))
         starts = [i for i, m in enumerate(earlier) if isinstance(m, UserMessage)]
         bounds = [0, *(s for s in starts if s > 0), len(earlier)]
@@ -178,18 +181,18 @@ class ContextBudget:
             """The smallest droppable prefix that fits, and what the summary takes with it."""
             for boundary in bounds:
                 extra = allowance if boundary > 0 else 0
-                if fixed + sum(sizes[boundary:]) + extra <= budget:
+                if fixed + after[boundary] + extra <= budget:
                     return boundary, extra
             return len(earlier), allowance if earlier else 0
 
         summarizing = self.strategy == "summarize"
         allowance = self._counter.message(self.summary_message(""), ratio) + self.summary_tokens
         dropped, extra = first_fit(allowance if summarizing else 0)
-        if summarizing and fixed + sum(sizes[dropped:]) + extra > budget:
+        if summarizing and fixed + after[dropped] + extra > budget:
             summarizing = False  # no room left for a summary: drop without one
             dropped, extra = first_fit(0)
         kept = earlier[dropped:]
-        over = fixed + sum(sizes[dropped:]) + extra - budget
+        over = fixed + after[dropped] + extra - budget
         if over > 0:
             turn, more = self._shrink(turn, over, ratio)
             cut += more
