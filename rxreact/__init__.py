@@ -10,7 +10,9 @@
         return "sunny"
 
     agent = ReactAgent(model=OpenAIChatModel(), tools=[get_weather])
-    agent.text("Weather in Paris?").subscribe(lambda piece: print(piece, end=""))
+    for piece in agent.iter_text("Weather in Paris?"):
+        print(piece, end="", flush=True)
+    print()
 """
 
 from rxreact.agent import FORCED_FINAL_INSTRUCTION, AgentResult, ReactAgent
@@ -22,6 +24,8 @@ from rxreact.errors import (
     BadRequestError,
     ChatMemoryError,
     ConfigurationError,
+    ConversationBusyError,
+    InvalidArgumentError,
     JudgeError,
     ModelConnectionError,
     ModelError,
@@ -30,6 +34,10 @@ from rxreact.errors import (
     NotFoundError,
     ProviderStreamError,
     RateLimitError,
+    RunCancelledError,
+    RunError,
+    RunLostError,
+    RunNotFoundError,
     RunStalledError,
     RxReactError,
     ServerError,
@@ -73,6 +81,8 @@ from rxreact.model.base import ChatModel
 from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
 from rxreact.model.openai.client import OpenAIChatModel
 from rxreact.model.scripted.model import ScriptedModel
+from rxreact.operators import events_of
+from rxreact.runs import AgentRun, EventLog, InMemoryEventLog, RedisEventLog, follow
 from rxreact.tools import Tool, tool
 
 __version__ = "0.1.0"
@@ -82,6 +92,7 @@ __all__ = [
     "AgentError",
     "AgentEvent",
     "AgentResult",
+    "AgentRun",
     "AnswerValidated",
     "AssistantMessage",
     "AuthenticationError",
@@ -95,8 +106,12 @@ __all__ = [
     "ConfigurationError",
     "ContextBudget",
     "ContextTrimmed",
+    "ConversationBusyError",
+    "EventLog",
     "FinalAnswer",
     "InMemoryChatMemory",
+    "InMemoryEventLog",
+    "InvalidArgumentError",
     "JudgeError",
     "LLMJudge",
     "MaxRoundsReached",
@@ -113,9 +128,14 @@ __all__ = [
     "ReactAgent",
     "ReasoningDelta",
     "RedisChatMemory",
+    "RedisEventLog",
     "RoundFinished",
     "RoundModeDecided",
     "RoundStarted",
+    "RunCancelledError",
+    "RunError",
+    "RunLostError",
+    "RunNotFoundError",
     "RunStalledError",
     "RxReactError",
     "SQLiteChatMemory",
@@ -142,5 +162,7 @@ __all__ = [
     "Verdict",
     "__version__",
     "ensure_tool_calls_closed",
+    "events_of",
+    "follow",
     "tool",
 ]

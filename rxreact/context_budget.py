@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from rxreact._token_counter import TokenCounter, longest, remember
+from rxreact.errors import InvalidArgumentError
 from rxreact.messages import (
     AssistantMessage,
     ChatRequest,
@@ -100,11 +101,15 @@ class ContextBudget:
     ) -> None:
         reserve = max_tokens // 4 if reserve is None else reserve
         if max_tokens <= 0 or reserve < 0 or reserve >= max_tokens:
-            raise ValueError("need max_tokens > reserve >= 0")
+            raise InvalidArgumentError(
+                f"need max_tokens > reserve >= 0, got max_tokens={max_tokens}, reserve={reserve}"
+            )
         if strategy not in ("trim", "summarize"):
-            raise ValueError("strategy must be 'trim' or 'summarize'")
+            raise InvalidArgumentError(f"strategy must be 'trim' or 'summarize', got {strategy!r}")
         if not 0 < tool_result_share <= 1:
-            raise ValueError("tool_result_share must be in (0, 1]")
+            raise InvalidArgumentError(
+                f"tool_result_share must be in (0, 1], got {tool_result_share}"
+            )
         self.max_tokens = max_tokens
         self.reserve = reserve
         self.strategy = strategy

@@ -25,7 +25,7 @@ from reactivex import operators as ops
 from rxreact._call_once import call_once
 from rxreact._immediate import immediately, starting_with
 from rxreact.cancellation import CancellationToken
-from rxreact.errors import JudgeError
+from rxreact.errors import InvalidArgumentError, JudgeError
 from rxreact.events import (
     AnswerValidated,
     FinalAnswer,
@@ -123,7 +123,11 @@ class DraftChecks:
         scheduler: abc.SchedulerBase,
     ) -> None:
         if on_judge_error not in ("accept", "raise"):
-            raise ValueError("on_judge_error must be 'accept' or 'raise'")
+            raise InvalidArgumentError(
+                f"on_judge_error must be 'accept' or 'raise', got {on_judge_error!r}"
+            )
+        if judge is not None and not callable(judge):
+            raise InvalidArgumentError(f"judge must be callable, got {judge!r}")
         self.judge = judge.with_model(model) if isinstance(judge, LLMJudge) else judge
         self.on_judge_error = on_judge_error
         self.scheduler = scheduler

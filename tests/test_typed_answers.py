@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import pytest
+import reactivex
 from pydantic import BaseModel
 
 from rxreact import ReactAgent, ScriptedModel, Verdict, tool
@@ -99,3 +100,13 @@ def test_a_fenced_json_block_is_read_and_other_types_work() -> None:
     assert spec.response_format["json_schema"]["name"] == "list"
     with pytest.raises(ValueError, match="JSON value matching"):
         spec.parse("[1, 'x']")
+
+
+def test_a_hot_run_takes_options_and_an_output_type() -> None:
+    model = ScriptedModel([text_reply('{"city": "Oslo", "celsius": 3}')])
+    run = ReactAgent(model).start("q", options={"seed": 5}, output_type=Weather)
+    result = run.result(timeout=10)
+    assert result.output == Weather(city="Oslo", celsius=3) and result.validated is True
+    assert model.requests[0].options["seed"] == 5
+    final = run.events().pipe(reactivex.operators.last()).run()
+    assert final.type == "final_answer" and final.output == Weather(city="Oslo", celsius=3)
