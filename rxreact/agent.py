@@ -285,10 +285,10 @@ class ReactAgent:
         self.send_reasoning = send_reasoning
         self.buffer_size = buffer_size
         self.options: dict[str, Any] = dict(options or {})
-        self.judge = judge
-        self.max_revisions = max_revisions
-        self.checks = DraftChecks(judge, model, on_judge_error, self.tools_scheduler)
-        self.context_budget = context_budget
+        self.judge: Judge | None = judge
+        self.max_revisions: int = max_revisions
+        self.checks: DraftChecks = DraftChecks(judge, model, on_judge_error, self.tools_scheduler)
+        self.context_budget: ContextBudget | None = context_budget
         self.stall_timeout = stall_timeout
         self.event_log: EventLog = event_log if event_log is not None else InMemoryEventLog()
         self.on_busy: Literal["queue", "reject"] = on_busy
@@ -624,21 +624,23 @@ class _Run:
         self.conversation_id = conversation_id
         self.history: list[Message] = []
         self.turn: list[Message] = []  # what this run adds to memory, committed at the end
-        self.rounds = 0
+        self.rounds: int = 0
         self.usage: Usage | None = None
-        self.tool_errors = 0
-        self.run_id = uuid.uuid4().hex
+        self.tool_errors: int = 0
+        self.run_id: str = uuid.uuid4().hex
         self.lease: Lease | None = None  # this run's hold on its conversation, once granted
-        self.output = OutputSpec(output_type) if output_type is not None else None
+        self.output: OutputSpec | None = (
+            OutputSpec(output_type) if output_type is not None else None
+        )
         if self.output is not None:
             self.options["response_format"] = self.output.response_format
-        self.checked = agent.judge is not None or self.output is not None
-        self.revisions = 0
-        self.outcome = DraftOutcome()
+        self.checked: bool = agent.judge is not None or self.output is not None
+        self.revisions: int = 0
+        self.outcome: DraftOutcome = DraftOutcome()
         self.usage_by_purpose: dict[UsagePurpose, Usage] = {}
-        self.loaded = 0  # how many history messages came from memory (the rest is this turn)
+        self.loaded: int = 0  # how many history messages came from memory (the rest is this turn)
         self.request: ChatRequest | None = None  # the last one sent
-        self.fitter = (
+        self.fitter: RequestFitter | None = (
             RequestFitter(
                 agent.context_budget,
                 agent.model,

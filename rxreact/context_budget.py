@@ -110,11 +110,11 @@ class ContextBudget:
             raise InvalidArgumentError(
                 f"tool_result_share must be in (0, 1], got {tool_result_share}"
             )
-        self.max_tokens = max_tokens
-        self.reserve = reserve
-        self.strategy = strategy
-        self.tool_result_share = tool_result_share
-        self.summary_tokens = summary_tokens or min(1000, self.available // 4)
+        self.max_tokens: int = max_tokens
+        self.reserve: int = reserve
+        self.strategy: Literal["trim", "summarize"] = strategy
+        self.tool_result_share: float = tool_result_share
+        self.summary_tokens: int = summary_tokens or min(1000, self.available // 4)
         self._counter = TokenCounter(count_tokens)
         self._lock = threading.Lock()
         # conversation -> (messages covered, hash of those messages, summary)

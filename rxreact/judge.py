@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeAlias
+from typing import Any, ClassVar, TypeAlias
 
 from pydantic import BaseModel, ConfigDict
 from reactivex import Observable
@@ -50,7 +50,7 @@ _RETRY_INSTRUCTION = (
 class Verdict(BaseModel):
     """A judge's decision on one draft answer."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config: ClassVar[ConfigDict] = ConfigDict(frozen=True, extra="forbid")
 
     passed: bool
     """True when the draft may stand as the answer."""
@@ -80,8 +80,10 @@ class LLMJudge:
     """
 
     def __init__(self, model: ChatModel | None = None, instructions: str | None = None) -> None:
-        self.model = model
-        self.instructions = instructions or JUDGE_INSTRUCTIONS
+        self.model: ChatModel | None = model
+        """The judging model; ``None``: the agent's."""
+        self.instructions: str = instructions or JUDGE_INSTRUCTIONS
+        """The judge's system message."""
 
     def __repr__(self) -> str:
         return f"LLMJudge(model={self.model!r})"

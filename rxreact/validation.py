@@ -128,9 +128,9 @@ class DraftChecks:
             )
         if judge is not None and not callable(judge):
             raise InvalidArgumentError(f"judge must be callable, got {judge!r}")
-        self.judge = judge.with_model(model) if isinstance(judge, LLMJudge) else judge
-        self.on_judge_error = on_judge_error
-        self.scheduler = scheduler
+        self.judge: Judge | None = judge.with_model(model) if isinstance(judge, LLMJudge) else judge
+        self.on_judge_error: OnJudgeError = on_judge_error
+        self.scheduler: abc.SchedulerBase = scheduler
 
     def check(
         self,
