@@ -6,13 +6,13 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
-from rxreact.memory.lease import Lease, LeaseTable, lease_lost
+from rxreact.memory.lease import Lease, LeaseTable, LockedLeases, lease_lost
 from rxreact.messages import Message, UserMessage
 
 __all__ = ["InMemoryChatMemory"]
 
 
-class InMemoryChatMemory:
+class InMemoryChatMemory(LockedLeases):
     """Histories in a dict, guarded by a lock; optionally trimmed to the last ``max_turns`` turns.
 
     Trimming works on whole turns (a turn starts at a user message), so an assistant tool-call
@@ -53,21 +53,6 @@ class InMemoryChatMemory:
                 if len(starts) > self._max_turns:
                     history = history[starts[-self._max_turns] :]
             self._conversations[conversation_id] = history
-
-    def try_acquire(self, conversation_id: str, owner: str, ttl: float) -> Lease | None:
-        """The conversation's lease for ``ttl`` seconds, or ``None`` while another is live."""
-        with self._lock:
-            return self._leases.try_acquire(conversation_id, owner, ttl)
-
-    def renew(self, lease: Lease) -> bool:
-        """Extend a live lease by its ttl; False if it was lost."""
-        with self._lock:
-            return self._leases.renew(lease)
-
-    def release(self, lease: Lease) -> None:
-        """End a live lease now."""
-        with self._lock:
-            self._leases.release(lease)
 
     def conversation_ids(self) -> list[str]:
         """The ids with a stored history."""
