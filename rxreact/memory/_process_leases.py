@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rxreact.memory.base import ChatMemory
-from rxreact.memory.lease import Lease, LeaseTable, LockedLeases, lease_lost
+from rxreact.memory.lease import Lease, LeaseTable, LockedLeases
 from rxreact.messages import Message
 
 __all__ = ["leasing"]
@@ -54,6 +54,5 @@ class _ProcessLeases(LockedLeases):
         self, conversation_id: str, messages: Sequence[Message], *, lease: Lease | None = None
     ) -> None:
         with self._lock:
-            if lease is not None and not self._leases.holds(lease):
-                raise lease_lost(lease)
+            self._fence(lease)
             self._memory.append(conversation_id, messages)

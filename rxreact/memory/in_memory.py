@@ -6,7 +6,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
-from rxreact.memory.lease import Lease, LeaseTable, LockedLeases, lease_lost
+from rxreact.memory.lease import Lease, LeaseTable, LockedLeases
 from rxreact.messages import Message, UserMessage
 
 __all__ = ["InMemoryChatMemory"]
@@ -45,8 +45,7 @@ class InMemoryChatMemory(LockedLeases):
     ) -> None:
         """Add a turn; all of it becomes visible at once (with ``lease``: only while it is live)."""
         with self._lock:
-            if lease is not None and not self._leases.holds(lease):
-                raise lease_lost(lease)
+            self._fence(lease)
             history = [*self._conversations.get(conversation_id, ()), *messages]
             if self._max_turns is not None:
                 starts = [i for i, m in enumerate(history) if isinstance(m, UserMessage)]

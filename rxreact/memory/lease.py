@@ -111,11 +111,16 @@ class LockedLeases:
     """``try_acquire`` / ``renew`` / ``release`` of a :class:`LeaseTable` under a lock.
 
     A mixin for an in-process memory: set ``_lock`` (the lock its ``append`` holds) and
-    ``_leases``, and check ``self._leases.holds(lease)`` inside ``append`` under that lock.
+    ``_leases``, and call ``self._fence(lease)`` inside ``append`` under that lock.
     """
 
     _lock: threading.Lock
     _leases: LeaseTable
+
+    def _fence(self, lease: Lease | None) -> None:
+        """Raise unless ``lease`` (if any) is live; call it holding ``_lock``, before writing."""
+        if lease is not None and not self._leases.holds(lease):
+            raise lease_lost(lease)
 
     def try_acquire(self, conversation_id: str, owner: str, ttl: float) -> Lease | None:
         """The conversation's lease for ``ttl`` seconds, or ``None`` while another is live."""
