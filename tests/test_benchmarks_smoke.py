@@ -101,6 +101,13 @@ def test_workload_selection() -> None:
         _selected("nope")
 
 
+@pytest.mark.parametrize("variant", ["cold", "memory_100"])
+def test_runs_workload_checks_every_subscriber(url: str, variant: str) -> None:
+    result = run_child("runs", [variant, url, "10", "1"])
+    assert result["variant"] == variant
+    assert result["cpu_s"] > 0
+
+
 def test_queued_run_measures_each_case(url: str, tmp_path: Any) -> None:
     from rxreact import SQLiteChatMemory
 

@@ -73,7 +73,8 @@ class SQLiteChatMemory:
     :class:`~rxreact.ChatMemoryError` instead of being written into.
 
     Args:
-        path: the database file (created with its schema when missing or empty).
+        path: the database file (created with its schema when missing or empty); ``~`` is
+            expanded. Its directory must exist: a missing one is a :class:`ChatMemoryError`.
         max_turns: keep only the last this many turns of each conversation.
         timeout: seconds to wait for another connection's write lock.
     """
@@ -83,7 +84,12 @@ class SQLiteChatMemory:
     ) -> None:
         if max_turns is not None and max_turns < 1:
             raise ValueError("max_turns must be at least 1")
-        self.path = os.fspath(path)
+        self.path: str = os.path.expanduser(os.fspath(path))
+        directory = os.path.dirname(self.path)
+        if self.path != ":memory:" and directory and not os.path.isdir(directory):
+            raise ChatMemoryError(
+                f"cannot open chat memory {self.path!r}: the directory {directory!r} does not exist"
+            )
         self._max_turns = max_turns
         self._lock = threading.Lock()
         try:

@@ -18,6 +18,7 @@ from rxreact.model.chunks import ChatChunk
 from rxreact.model.retry_policy import Backoff
 from rxreact.operators._concat_steps import concat_steps_
 from rxreact.operators._deliver_on import deliver_on_
+from rxreact.operators._events_of import events_of_
 from rxreact.operators._finish_round import finish_round_
 from rxreact.operators._process_chunk import process_chunk_
 from rxreact.operators._retry_unstarted import retry_unstarted_
@@ -31,6 +32,7 @@ __all__ = [
     "LEASE_POLL",
     "concat_steps",
     "deliver_on",
+    "events_of",
     "finish_round",
     "process_chunk",
     "retry_unstarted",
@@ -40,6 +42,29 @@ __all__ = [
 ]
 
 _T = TypeVar("_T")
+_E = TypeVar("_E")
+
+
+def events_of(*kinds: type[_E]) -> Callable[[Observable[Any]], Observable[_E]]:
+    """Only the events of the given classes, typed as them: the event union narrowed.
+
+    ::
+
+        source:                  -s-t-t-c-r-s-t-f|    (s round_started, t text_delta,
+        events_of(FinalAnswer):  ---------------f|     c tool_call_started, r tool_result,
+        events_of(TextDelta):    ---t-t-------t--|     f final_answer)
+
+    ``agent.stream(q).pipe(events_of(FinalAnswer))`` is an ``Observable[FinalAnswer]`` to a
+    type checker, so ``.text`` and ``.usage`` need no cast. Errors and completion pass through.
+
+    Args:
+        kinds: event classes (``FinalAnswer``, ``TextDelta``, …); subclasses match too.
+
+    Returns:
+        An operator from any Observable to one of those events.
+    """
+    return events_of_(*kinds)
+
 
 LEASE_POLL = Backoff(base=0.01, factor=2.0, cap=0.2)
 """How often ``with_lease`` asks again for a lease held elsewhere: 10 ms, doubling, every
@@ -180,7 +205,7 @@ def finish_round(state: RoundState) -> Callable[[Observable[Any]], Observable[An
 
 
 def run_tools(
-    tools: Mapping[str, Tool],
+    tools: Mapping[str, Tool[..., Any]],
     *,
     round_number: int,
     results: list[ToolResult | None],
