@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -31,7 +32,7 @@ __all__ = ["Lease", "LeaseTable", "LockedLeases", "lease_lost"]
 class Lease(BaseModel):
     """A grant of one conversation to one owner, until ``ttl`` seconds after the last renewal."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config: ClassVar[ConfigDict] = ConfigDict(frozen=True, extra="forbid")
 
     conversation_id: str
     """The conversation held."""
