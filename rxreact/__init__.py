@@ -18,6 +18,7 @@
 from rxreact.agent import FORCED_FINAL_INSTRUCTION, AgentResult, ReactAgent
 from rxreact.approval import ApprovalDecision, Approver
 from rxreact.cancellation import CancellationToken
+from rxreact.context_budget import ContextBudget
 from rxreact.errors import (
     AgentError,
     AuthenticationError,
@@ -26,6 +27,7 @@ from rxreact.errors import (
     ConfigurationError,
     ConversationBusyError,
     InvalidArgumentError,
+    JudgeError,
     ModelConnectionError,
     ModelError,
     ModelHTTPError,
@@ -48,6 +50,8 @@ from rxreact.errors import (
 )
 from rxreact.events import (
     AgentEvent,
+    AnswerValidated,
+    ContextTrimmed,
     FinalAnswer,
     MaxRoundsReached,
     ReasoningDelta,
@@ -61,8 +65,10 @@ from rxreact.events import (
     ToolExecutionStarted,
     ToolProgress,
     ToolResult,
+    ValidationStarted,
 )
 from rxreact.history import ensure_tool_calls_closed
+from rxreact.judge import LLMJudge, Verdict
 from rxreact.memory import ChatMemory, InMemoryChatMemory, RedisChatMemory, SQLiteChatMemory
 from rxreact.messages import (
     AssistantMessage,
@@ -92,6 +98,7 @@ __all__ = [
     "AgentEvent",
     "AgentResult",
     "AgentRun",
+    "AnswerValidated",
     "ApprovalDecision",
     "Approver",
     "AssistantMessage",
@@ -104,12 +111,16 @@ __all__ = [
     "ChatModel",
     "ChatRequest",
     "ConfigurationError",
+    "ContextBudget",
+    "ContextTrimmed",
     "ConversationBusyError",
     "EventLog",
     "FinalAnswer",
     "InMemoryChatMemory",
     "InMemoryEventLog",
     "InvalidArgumentError",
+    "JudgeError",
+    "LLMJudge",
     "MaxRoundsReached",
     "Message",
     "ModelConnectionError",
@@ -158,6 +169,8 @@ __all__ = [
     "ToolSpec",
     "Usage",
     "UserMessage",
+    "ValidationStarted",
+    "Verdict",
     "__version__",
     "ensure_tool_calls_closed",
     "events_of",

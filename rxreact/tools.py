@@ -5,39 +5,36 @@ schema (through pydantic, so ``Annotated[int, Field(ge=0, description=...)]``, e
 defaults all work). These kinds run the same way, as an ``Observable`` of one result:
 
 - a sync function runs on the tools scheduler (a thread pool, or virtual time in tests);
-- an ``async def`` runs on rxreact's I/O event loop (:func:`rxreact.model.openai._aio.io_loop`);
+- an ``async def`` runs on rxreact's I/O event loop;
 - a function returning an ``Observable`` is subscribed to; its last value is the result;
 - an async generator runs on the I/O loop; its last value is the result.
 
 Tools can report progress (``tool_progress`` events): the values of an Observable or an async
 generator before its last one (each reported when the next one arrives, since only then is it
 known not to be the result), or, at once, every call of a parameter named ``progress``
-(annotated ``Callable[[Any], None]`` or not at all), which receives a function. A parameter
+(annotated as a callable, e.g. ``Callable[[Any], None]``), which receives a function. A parameter
 annotated :class:`~rxreact.cancellation.CancellationToken` receives the call's token. Neither
 is part of the schema.
 """
 
 from __future__ import annotations
 
-import asyncio
 import collections.abc
 import dataclasses
 import inspect
 import json
 import re
-import threading
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, ParamSpec, TypeVar, get_origin, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, create_model
 from reactivex import Observable, abc
-from reactivex.disposable import CompositeDisposable, Disposable, SerialDisposable
 
+from rxreact._call_once import call_once
 from rxreact.cancellation import CancellationToken
 from rxreact.errors import ToolDefinitionError
 from rxreact.messages import ToolSpec
-from rxreact.model.openai._aio import io_loop
 
 __all__ = ["TOOL_NAME", "Tool", "ToolArgumentsError", "tool"]
 
@@ -146,97 +143,22 @@ class Tool(Generic[P, R]):
             token: set when the call is disposed.
             scheduler: where a sync tool runs and an observable tool is subscribed.
             progress: called with every intermediate value (from the tool's thread or the
-                event loop; calls of one invocation never overlap unless the tool itself
-                calls ``progress`` from several threads).
+                event loop).
         """
+        kwargs = dict(arguments)
         function: Callable[..., Any] = self.function  # called with the model's arguments
+        if self._token_parameter is not None:
+            kwargs[self._token_parameter] = token
 
-        def subscribe(
-            observer: abc.ObserverBase[Any], _: abc.SchedulerBase | None = None
-        ) -> abc.DisposableBase:
-            done = threading.Event()  # guards against late results after dispose
-
-            def emit(value: Any) -> None:
-                if not done.is_set():
-                    done.set()
-                    observer.on_next(value)
-                    observer.on_completed()
-
-            def fail(error: Exception) -> None:
-                if not done.is_set():
-                    done.set()
-                    observer.on_error(error)
-
-            def report(value: Any) -> None:
-                if progress is not None and not done.is_set():
-                    progress(value)
-
-            def cancel() -> None:
-                done.set()
-                token.cancel()
-
-            kwargs = dict(arguments)
-            if self._token_parameter is not None:
-                kwargs[self._token_parameter] = token
-            if self._progress_parameter is not None:
-                kwargs[self._progress_parameter] = report
-
-            if inspect.iscoroutinefunction(function) or inspect.isasyncgenfunction(function):
-                # The process's one I/O loop (rxreact-io): async tools and MCP sessions share it.
-                coroutine = (
-                    _drain(function(**kwargs), report)
-                    if inspect.isasyncgenfunction(function)
-                    else function(**kwargs)
-                )
-                future = asyncio.run_coroutine_threadsafe(coroutine, io_loop())
-
-                def on_done(f: Any) -> None:
-                    if f.cancelled():
-                        return
-                    error = f.exception()
-                    if error is not None:
-                        fail(error if isinstance(error, Exception) else RuntimeError(str(error)))
-                    else:
-                        emit(f.result())
-
-                future.add_done_callback(on_done)
-
-                def dispose() -> None:
-                    cancel()
-                    future.cancel()
-
-                return Disposable(dispose)
-
-            inner = SerialDisposable()  # an observable tool's own subscription
-
-            def run(_: abc.SchedulerBase, __: Any = None) -> None:
-                if done.is_set():
-                    return
-                try:
-                    result = function(**kwargs)
-                except Exception as error:
-                    fail(error)
-                    return
-                if isinstance(result, Observable):
-                    last: list[Any] = []
-
-                    def on_value(value: Any) -> None:
-                        if last:  # the value before is known to be intermediate now
-                            report(last[0])
-                        last[:] = [value]
-
-                    inner.disposable = result.subscribe(
-                        on_value,
-                        fail,
-                        lambda: emit(last[-1] if last else None),
-                        scheduler=scheduler,
-                    )
-                else:
-                    emit(result)
-
-            return CompositeDisposable(scheduler.schedule(run), inner, Disposable(cancel))
-
-        return Observable(subscribe)
+        return call_once(
+            function,
+            (),
+            kwargs,
+            token,
+            scheduler,
+            progress=progress,
+            progress_parameter=self._progress_parameter,
+        )
 
 
 @overload
@@ -394,20 +316,9 @@ def _tidy_schema(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 PROGRESS_PARAMETER = "progress"
-"""A tool parameter of this name, annotated as a callable (or not at all), receives a function
-that reports an intermediate value; it is not part of the schema."""
+"""A tool parameter of this name, annotated as a callable, receives a function that reports an
+intermediate value; it is not part of the schema."""
 
 
 def _is_callback(annotation: Any) -> bool:
     return annotation is Any or collections.abc.Callable in (annotation, get_origin(annotation))
-
-
-async def _drain(values: AsyncIterator[Any], report: Callable[[Any], None]) -> Any:
-    """An async generator tool's values: each is progress once the next one comes; the last
-    one is the result."""
-    last: list[Any] = []
-    async for value in values:
-        if last:
-            report(last[0])
-        last[:] = [value]
-    return last[0] if last else None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -47,21 +47,19 @@ def io_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
 
 
 @pytest.fixture
-def serve() -> Iterator[Any]:
-    """``serve(script, model="mock") -> (server, model)``: a started loopback mock server and
-    an ``OpenAIChatModel`` on it (no retries); both closed after the test."""
-    servers: list[MockOpenAIServer] = []
-    models: list[OpenAIChatModel] = []
+def serve_model() -> Iterator[Callable[..., tuple[MockOpenAIServer, OpenAIChatModel]]]:
+    """Start a loopback mock server playing ``script`` and a model on it (no retries): call it
+    as ``server, model = serve_model(script, **model_kwargs)``; both are closed after the test."""
+    made: list[tuple[MockOpenAIServer, OpenAIChatModel]] = []
 
-    def start(script: Script, model: str = "mock") -> tuple[MockOpenAIServer, OpenAIChatModel]:
+    def start(script: Script, **kwargs: Any) -> tuple[MockOpenAIServer, OpenAIChatModel]:
         server = MockOpenAIServer(script).start()
-        servers.append(server)
-        chat = OpenAIChatModel(model, base_url=server.base_url, api_key="sk-test", max_retries=0)
-        models.append(chat)
-        return server, chat
+        kwargs.setdefault("max_retries", 0)
+        model = OpenAIChatModel("mock", base_url=server.base_url, **kwargs)
+        made.append((server, model))
+        return server, model
 
     yield start
-    for chat in models:
-        chat.close()
-    for server in servers:
+    for server, model in made:
+        model.close()
         server.stop()

@@ -62,8 +62,8 @@ def _tool_messages(request: dict[str, Any]) -> dict[str, str]:
 
 
 @pytest.mark.usefixtures("io_mode")
-def test_a_run_calls_mcp_tools_beside_local_ones(weather: MCPServer, serve: Any) -> None:
-    server, model = serve(
+def test_a_run_calls_mcp_tools_beside_local_ones(weather: MCPServer, serve_model: Any) -> None:
+    server, model = serve_model(
         [
             tool_call_reply(
                 ("get_weather", {"city": "Oslo"}),
@@ -91,7 +91,7 @@ def test_a_run_calls_mcp_tools_beside_local_ones(weather: MCPServer, serve: Any)
 
 
 def test_two_servers_with_one_tool_name_need_a_prefix(
-    http_process: HTTPServerProcess, serve: Any
+    http_process: HTTPServerProcess, serve_model: Any
 ) -> None:
     with (
         MCPServer.http(http_process.url) as first,
@@ -102,7 +102,7 @@ def test_two_servers_with_one_tool_name_need_a_prefix(
             ReactAgent(
                 OpenAIChatModel("m", base_url="http://127.0.0.1:9", api_key="k"), [first, second]
             )
-        _, model = serve(
+        _, model = serve_model(
             [tool_call_reply(("backup_get_weather", {"city": "Rome"})), text_reply("ok")]
         )
         result = ReactAgent(model, [first, prefixed]).run("Rome?")
@@ -111,7 +111,7 @@ def test_two_servers_with_one_tool_name_need_a_prefix(
 
 
 def test_a_restarted_server_is_reconnected_and_a_dead_one_is_an_error_result(
-    serve: Any,
+    serve_model: Any,
 ) -> None:
     process = HTTPServerProcess()
     try:
@@ -119,7 +119,7 @@ def test_a_restarted_server_is_reconnected_and_a_dead_one_is_an_error_result(
         # does not know (HTTP 404); MCP 2026-07-28 connections have no session to lose.
         with MCPServer.http(process.url, mode="legacy") as weather:
             call = tool_call_reply(("get_weather", {"city": "Rome"}))
-            _, model = serve(
+            _, model = serve_model(
                 [call, text_reply("ok"), call, text_reply("ok"), call, text_reply("no")]
             )
             agent = ReactAgent(model, [weather])
@@ -186,8 +186,8 @@ def test_tool_schema_is_the_servers_own(weather: MCPServer) -> None:
 
 
 @pytest.mark.usefixtures("io_mode")
-def test_mcp_progress_is_tool_progress_events(weather: MCPServer, serve: Any) -> None:
-    _, model = serve([tool_call_reply(("count", {"n": 3})), text_reply("done")])
+def test_mcp_progress_is_tool_progress_events(weather: MCPServer, serve_model: Any) -> None:
+    _, model = serve_model([tool_call_reply(("count", {"n": 3})), text_reply("done")])
     events = ReactAgent(model, [weather]).stream("count").pipe(ops.to_list()).run()
 
     progress = [e for e in events if isinstance(e, ToolProgress)]
@@ -198,8 +198,10 @@ def test_mcp_progress_is_tool_progress_events(weather: MCPServer, serve: Any) ->
     assert result.content == "counted to 3"
 
 
-def test_disposing_a_run_cancels_the_mcp_call_on_the_server(weather: MCPServer, serve: Any) -> None:
-    _, model = serve([tool_call_reply(("slow", {})), text_reply("never")])
+def test_disposing_a_run_cancels_the_mcp_call_on_the_server(
+    weather: MCPServer, serve_model: Any
+) -> None:
+    _, model = serve_model([tool_call_reply(("slow", {})), text_reply("never")])
     running = threading.Event()
     subscription = (
         ReactAgent(model, [weather])
@@ -211,14 +213,14 @@ def test_disposing_a_run_cancels_the_mcp_call_on_the_server(weather: MCPServer, 
     assert weather.call_tool("was_cancelled") == "true"  # the server's handler was cancelled
 
 
-def test_mcp_tools_can_require_approval(http_process: HTTPServerProcess, serve: Any) -> None:
+def test_mcp_tools_can_require_approval(http_process: HTTPServerProcess, serve_model: Any) -> None:
     asked: list[str] = []
 
     def approver(request: ToolApprovalRequested) -> bool:
         asked.append(request.name)
         return False
 
-    _, model = serve(
+    _, model = serve_model(
         [tool_call_reply(("get_weather", {"city": "Oslo"}), ("pid", {})), text_reply("ok")]
     )
     with MCPServer.http(http_process.url, requires_approval={"get_weather"}) as weather:
@@ -229,7 +231,7 @@ def test_mcp_tools_can_require_approval(http_process: HTTPServerProcess, serve: 
     assert pid_result.isdigit()
 
 
-def test_the_trace_continues_on_the_mcp_server(weather: MCPServer, serve: Any) -> None:
+def test_the_trace_continues_on_the_mcp_server(weather: MCPServer, serve_model: Any) -> None:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -237,7 +239,7 @@ def test_the_trace_continues_on_the_mcp_server(weather: MCPServer, serve: Any) -
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    _, model = serve([tool_call_reply(("traceparent", {})), text_reply("ok")])
+    _, model = serve_model([tool_call_reply(("traceparent", {})), text_reply("ok")])
     result = ReactAgent(model, [weather], tracer_provider=provider).run("trace?")
 
     (tool_span,) = [s for s in exporter.get_finished_spans() if s.name.startswith("execute_")]

@@ -69,9 +69,9 @@ def _tool_round() -> list[Any]:
 
 @pytest.mark.usefixtures("io_mode")
 def test_a_run_is_one_trace_of_genai_spans_across_threads(
-    serve: Any, provider: TracerProvider, exporter: InMemorySpanExporter
+    serve_model: Any, provider: TracerProvider, exporter: InMemorySpanExporter
 ) -> None:
-    _, model = serve(_tool_round(), "gpt-test")
+    _, model = serve_model(_tool_round())
     agent = ReactAgent(model, [get_weather, broken], tracer_provider=provider)
     outer = provider.get_tracer("test").start_span("http request")
     with trace.use_span(outer, end_on_exit=True):
@@ -79,7 +79,7 @@ def test_a_run_is_one_trace_of_genai_spans_across_threads(
 
     spans = _by_name(exporter.get_finished_spans())
     (run,) = spans["invoke_agent"]
-    chats = sorted(spans["chat gpt-test"], key=lambda s: s.start_time or 0)
+    chats = sorted(spans["chat mock"], key=lambda s: s.start_time or 0)
     (weather,) = spans["execute_tool get_weather"]
     (failed,) = spans["execute_tool broken"]
     assert run.parent is not None and run.parent.span_id == outer.get_span_context().span_id
@@ -91,7 +91,7 @@ def test_a_run_is_one_trace_of_genai_spans_across_threads(
     first = dict(chats[0].attributes or {})
     assert first["gen_ai.operation.name"] == "chat"
     assert first["gen_ai.provider.name"] == "openai"
-    assert first["gen_ai.request.model"] == "gpt-test"
+    assert first["gen_ai.request.model"] == "mock"
     assert first["gen_ai.response.finish_reasons"] == ("tool_calls",)
     assert (first["gen_ai.usage.input_tokens"], first["gen_ai.usage.output_tokens"]) == (11, 7)
     assert dict(chats[1].attributes or {})["gen_ai.response.finish_reasons"] == ("stop",)
@@ -111,13 +111,13 @@ def test_a_run_is_one_trace_of_genai_spans_across_threads(
 
 
 def test_content_is_recorded_when_opted_in(
-    serve: Any, provider: TracerProvider, exporter: InMemorySpanExporter
+    serve_model: Any, provider: TracerProvider, exporter: InMemorySpanExporter
 ) -> None:
-    _, model = serve(_tool_round(), "gpt-test")
+    _, model = serve_model(_tool_round())
     agent = ReactAgent(model, [get_weather, broken], tracer_provider=provider, trace_content=True)
     agent.run("Weather?")
     spans = _by_name(exporter.get_finished_spans())
-    chat = min(spans["chat gpt-test"], key=lambda s: s.start_time or 0)
+    chat = min(spans["chat mock"], key=lambda s: s.start_time or 0)
     inputs = json.loads(str((chat.attributes or {})["gen_ai.input.messages"]))
     assert inputs == [{"role": "user", "parts": [{"type": "text", "content": "Weather?"}]}]
     outputs = json.loads(str((chat.attributes or {})["gen_ai.output.messages"]))
@@ -130,23 +130,23 @@ def test_content_is_recorded_when_opted_in(
 
 
 def test_a_failed_request_is_recorded_on_the_chat_and_run_spans(
-    serve: Any, provider: TracerProvider, exporter: InMemorySpanExporter
+    serve_model: Any, provider: TracerProvider, exporter: InMemorySpanExporter
 ) -> None:
-    _, model = serve([HTTPErrorReply(400, "bad request")], "gpt-test")
+    _, model = serve_model([HTTPErrorReply(400, "bad request")])
     agent = ReactAgent(model, tracer_provider=provider)
     with pytest.raises(BadRequestError):
         agent.run("Hi")
     spans = _by_name(exporter.get_finished_spans())
-    for span in (spans["invoke_agent"][0], spans["chat gpt-test"][0]):
+    for span in (spans["invoke_agent"][0], spans["chat mock"][0]):
         assert span.status.status_code is StatusCode.ERROR
         assert (span.attributes or {})["error.type"] == "BadRequestError"
         assert [e.name for e in span.events] == ["exception"]
 
 
 def test_a_disposed_run_ends_its_spans_as_cancelled(
-    serve: Any, provider: TracerProvider, exporter: InMemorySpanExporter
+    serve_model: Any, provider: TracerProvider, exporter: InMemorySpanExporter
 ) -> None:
-    _, model = serve([[ChatChunk(role="assistant"), ChatChunk(text="Hel"), Hang()]], "gpt-test")
+    _, model = serve_model([[ChatChunk(role="assistant"), ChatChunk(text="Hel"), Hang()]])
     agent = ReactAgent(model, tracer_provider=provider)
     started = threading.Event()
     subscription = agent.stream("Hi").subscribe(
@@ -155,26 +155,26 @@ def test_a_disposed_run_ends_its_spans_as_cancelled(
     assert started.wait(10)
     subscription.dispose()  # ends the spans synchronously
     spans = _by_name(exporter.get_finished_spans())
-    for name in ("invoke_agent", "chat gpt-test"):
+    for name in ("invoke_agent", "chat mock"):
         (span,) = spans[name]
         assert (span.attributes or {})["error.type"] == "cancelled"
         assert span.status.status_code is StatusCode.ERROR
 
 
 def test_the_global_provider_is_used_and_none_means_no_spans(
-    serve: Any,
+    serve_model: Any,
     provider: TracerProvider,
     exporter: InMemorySpanExporter,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    _, model = serve([text_reply("one"), text_reply("two")], "gpt-test")
+    _, model = serve_model([text_reply("one"), text_reply("two")])
     agent = ReactAgent(model)
     assert agent.run("Hi").answer == "one"  # no provider anywhere: nothing recorded
     assert exporter.get_finished_spans() == ()
     # trace.set_tracer_provider can be called once per process: stand in for it here.
     monkeypatch.setattr(trace, "get_tracer_provider", lambda: provider)
     assert agent.run("Hi").answer == "two"
-    assert [s.name for s in exporter.get_finished_spans()] == ["chat gpt-test", "invoke_agent"]
+    assert [s.name for s in exporter.get_finished_spans()] == ["chat mock", "invoke_agent"]
 
 
 def test_tracing_off_adds_nothing_to_a_run() -> None:
