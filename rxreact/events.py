@@ -19,7 +19,7 @@ The ``type`` literals and field names are API: they never change meaning.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -47,7 +47,7 @@ RoundMode = Literal["final_answer", "tool_call"]
 
 
 class _Event(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config: ClassVar[ConfigDict] = ConfigDict(frozen=True, extra="forbid")
 
     round: int
     """The 1-based round (model request) of the run this event belongs to."""
@@ -56,6 +56,12 @@ class _Event(BaseModel):
     subscribers receive the events, in cold ``stream()`` subscriptions and hot runs alike. A
     cursor for ``run.events(after=seq)``. ``0`` only on an event no run has emitted (one you
     built yourself)."""
+
+    def _repr_html_(self) -> str:
+        """A one-line card in Jupyter: the kind, the round, the interesting field."""
+        from rxreact._html import event_html
+
+        return event_html(self)
 
 
 class RoundStarted(_Event):
