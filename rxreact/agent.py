@@ -276,7 +276,11 @@ class ReactAgent:
         ``run.cancel()`` stops it; ``run.result()`` / ``await run.aresult()`` wait for the
         :class:`AgentResult`. See :class:`~rxreact.AgentRun`.
         """
-        return AgentRun(self, _Run(self, question, conversation_id))
+        return AgentRun(self, question, conversation_id)
+
+    def _new_run(self, question: str, conversation_id: str | None) -> _Run:
+        """The state of one new run (each stream() subscription, each start())."""
+        return _Run(self, question, conversation_id)
 
     def _subscribe(
         self,
