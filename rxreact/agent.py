@@ -220,7 +220,11 @@ class ReactAgent:
         lease_ttl = checked_ttl
         if buffer_size is not None:
             check_int("buffer_size", buffer_size, 1)
-        if memory is not None and not isinstance(memory, ChatMemory):
+        # load and append are what a memory must have; one without the lease methods (written
+        # before they existed) still works, its runs kept apart in this process only.
+        if memory is not None and not all(
+            callable(getattr(memory, name, None)) for name in ("load", "append")
+        ):
             raise InvalidArgumentError(f"memory must be a ChatMemory, got {described(memory)}")
         if system_prompt is not None and not isinstance(system_prompt, str):
             raise InvalidArgumentError(
