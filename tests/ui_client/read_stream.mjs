@@ -31,6 +31,7 @@ if (mode === 'send') {
     process.stdout.write(JSON.stringify({ resumed: false }) + '\n');
     process.exit(0);
   }
+  process.stderr.write('attached\n');
 }
 
 const chunks = [];
