@@ -205,8 +205,13 @@ def main(argv: list[str] | None = None) -> int:
         "(default: $XDG_DATA_HOME/rxreact/conversations.sqlite3, "
         "else ~/.local/share/rxreact/conversations.sqlite3)",
     )
+    from rxreact.serve.cli import add_serve_command  # registers `rxreact serve`
+
+    add_serve_command(commands)
     args = parser.parse_args(argv)
     try:
+        if args.command == "serve":
+            return int(args.handler(args))
         return _demo(args) if args.command == "demo" else _chat(args)
     except ConfigurationError as error:
         print(f"rxreact: {error}", file=sys.stderr)

@@ -1,0 +1,142 @@
+"""``rxreact serve``: the chat page and the UI message stream endpoints over uvicorn.
+
+One worker keeps conversations in a SQLite file and runs in an in-memory event log; with
+``--redis URL`` the memory and the event log are in Redis, so several workers (``--workers N``,
+or processes on several machines) share conversations and a resume can land on any of them.
+
+The workers are separate processes that import the app by name, so the command line travels to
+them as JSON in ``RXREACT_SERVE_CONFIG`` and :func:`app_from_env` builds each worker's app.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+from typing import Any
+
+from rxreact.errors import ConfigurationError
+
+__all__ = ["CONFIG_ENV", "add_serve_command", "app_from_env", "serve"]
+
+CONFIG_ENV = "RXREACT_SERVE_CONFIG"
+"""The environment variable that carries ``rxreact serve``'s options to its workers."""
+
+
+def add_serve_command(commands: Any) -> None:
+    """Register ``serve`` on the ``rxreact`` command's subparsers."""
+    parser = commands.add_parser(
+        "serve",
+        help="serve the chat page and the AI SDK UI message stream endpoints",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--workers", type=int, default=1, help="worker processes (needs --redis)")
+    parser.add_argument(
+        "--tools", metavar="MODULE:ATTR", default=None,
+        help="your tools: a Tool, a function or a list of them (default: the demo's tools)",
+    )  # fmt: skip
+    parser.add_argument("--redis", metavar="URL", default=None, help="Redis memory and event log")
+    parser.add_argument(
+        "--memory", metavar="PATH", default=None,
+        help="SQLite file of the conversations without --redis (default: as for `rxreact chat`)",
+    )  # fmt: skip
+    parser.add_argument("--model", default=None, help="model name (default: $RXREACT_MODEL)")
+    parser.add_argument("--base-url", default=None, help="endpoint (default: $OPENAI_BASE_URL)")
+    parser.add_argument("--max-rounds", type=int, default=5)
+    parser.add_argument("--system", default=None, help="system prompt")
+    parser.add_argument(
+        "--demo", action="store_true",
+        help="answer with the no-key demo model (a loopback mock) instead of a real endpoint",
+    )  # fmt: skip
+    parser.add_argument("--on-busy", choices=("queue", "reject"), default="reject")
+    parser.set_defaults(handler=serve)
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Run uvicorn with ``args`` (blocks until interrupted)."""
+    try:
+        import uvicorn
+    except ImportError:
+        print("rxreact serve needs the serve extra: pip install 'rxreact[serve]'", file=sys.stderr)
+        return 2
+    if args.workers > 1 and not args.redis:
+        print("rxreact serve: several workers share runs through Redis: add --redis URL", file=sys.stderr)
+        return 2
+    config = {
+        key: getattr(args, key)
+        for key in ("tools", "redis", "memory", "model", "base_url", "max_rounds", "system", "demo", "on_busy")
+    }
+    os.environ[CONFIG_ENV] = json.dumps(config)
+    app_from_env()  # fail here, with a readable message, rather than in every worker
+    uvicorn.run(
+        "rxreact.serve.cli:app_from_env",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        log_level="info",
+        timeout_graceful_shutdown=5,
+    )
+    return 0
+
+
+def app_from_env() -> Any:
+    """The app of one worker, from ``$RXREACT_SERVE_CONFIG`` (uvicorn's factory)."""
+    from rxreact import InMemoryEventLog, RedisChatMemory, RedisEventLog
+    from rxreact.agent import ReactAgent
+    from rxreact.model.openai import OpenAIChatModel
+    from rxreact.serve.app import create_app
+
+    config: dict[str, Any] = json.loads(os.environ.get(CONFIG_ENV, "{}"))
+    base_url, api_key = config.get("base_url"), None
+    if config.get("demo"):
+        from rxreact.demo import demo_model_script
+        from rxreact.testing import MockOpenAIServer
+
+        mock = MockOpenAIServer(demo_model_script).start()  # lives as long as the worker
+        base_url, api_key = mock.base_url, "sk-demo"
+    model = OpenAIChatModel(config.get("model") or ("mock-weather-model" if api_key else None),
+                            base_url=base_url, api_key=api_key)  # fmt: skip
+    redis_url = config.get("redis")
+    if redis_url:
+        memory: Any = RedisChatMemory(redis_url)
+        event_log: Any = RedisEventLog(redis_url)
+    else:
+        from rxreact.cli import _open_memory
+
+        memory = _open_memory(config.get("memory"))
+        event_log = InMemoryEventLog()
+    agent = ReactAgent(
+        model,
+        load_tools(config.get("tools")),
+        max_rounds=config.get("max_rounds", 5),
+        system_prompt=config.get("system"),
+        memory=memory,
+        event_log=event_log,
+        on_busy=config.get("on_busy", "reject"),
+    )
+    return create_app(agent)
+
+
+def load_tools(spec: str | None) -> list[Any]:
+    """The tools named by ``module:attr`` (a tool, a function, or an iterable of them), or the
+    demo's tools when ``spec`` is ``None``."""
+    if spec is None:
+        from rxreact.demo import demo_tools
+
+        return list(demo_tools())
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise ConfigurationError(f"--tools takes module:attr, not {spec!r}")
+    try:
+        value = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as error:
+        raise ConfigurationError(f"--tools {spec}: {error}") from error
+    if callable(value) and not isinstance(value, list | tuple):
+        return [value]
+    return list(value)
