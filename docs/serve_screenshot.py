@@ -49,7 +49,8 @@ def main() -> None:
                 lambda d: d.execute_script(
                     "const m = document.querySelector('article.msg.assistant');"
                     "const i = m && m.querySelector('img.marble-svg');"
-                    "return m && m.dataset.state === 'done' && i && i.complete && i.naturalWidth > 0;"
+                    "return m && m.dataset.state === 'done' && i && i.complete"
+                    " && i.naturalWidth > 0;"
                 )
             )
             driver.execute_script("document.querySelector('details.reasoning').open = true")

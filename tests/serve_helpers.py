@@ -12,7 +12,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import Any, ClassVar, NoReturn
 
 import pytest
 
@@ -48,9 +48,7 @@ def serving(app: Any) -> Iterator[str]:
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)
     port = sock.getsockname()[1]
-    config = uvicorn.Config(
-        app, log_level="warning", timeout_graceful_shutdown=2, lifespan="off"
-    )
+    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=2, lifespan="off")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -65,7 +63,7 @@ def serving(app: Any) -> Iterator[str]:
 class Gate:
     """A point in a mock reply the test opens: the reply stops there until :meth:`open`."""
 
-    _all: list[Gate] = []
+    _all: ClassVar[list[Gate]] = []
 
     def __init__(self) -> None:
         self._event = threading.Event()

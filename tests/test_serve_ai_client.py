@@ -109,15 +109,24 @@ def test_tool_round(node: str, server: Any) -> None:
     results = {e.call_id: e for e in events if isinstance(e, ToolResult)}
 
     assert result["errors"] == []
+
     def streamed_args(call: ToolCallStarted) -> Any:
-        pieces = [e.delta for e in events if e.type == "tool_call_args_delta" and e.index == call.index]
+        pieces = [
+            e.delta for e in events if e.type == "tool_call_args_delta" and e.index == call.index
+        ]
         return json.loads("".join(pieces))
 
     assert [
         (p["type"], p["toolCallId"], p["state"], p["input"], p["output"])
         for p in tool_parts(message)
     ] == [
-        (f"tool-{c.name}", c.call_id, "output-available", streamed_args(c), results[c.call_id].content)
+        (
+            f"tool-{c.name}",
+            c.call_id,
+            "output-available",
+            streamed_args(c),
+            results[c.call_id].content,
+        )
         for c in calls
     ]
     final = next(e for e in events if isinstance(e, FinalAnswer))

@@ -120,7 +120,10 @@ def test_disconnect_does_not_cancel_and_last_event_id_resumes(make_server: Any) 
         for item in events_of(response):
             if isinstance(item, SSEEvent):
                 seen.append(item)
-                if item.part["type"] == "text-delta" and text_of([e.part for e in seen]) == "One two three ":
+                if (
+                    item.part["type"] == "text-delta"
+                    and text_of([e.part for e in seen]) == "One two three "
+                ):
                     break  # leave mid-answer: the connection closes
     last_id = seen[-1].id
     assert last_id is not None
@@ -168,7 +171,7 @@ def test_idle_conversation_resume_is_204_and_unknown_is_404(make_server: Any) ->
 def test_cancel_stops_the_run_and_the_stream_ends_with_abort(make_server: Any) -> None:
     gate = Gate()
     reply = text_reply("Never finished answer", pieces=3)
-    url, mock, _ = make_server([gate.reply(reply[:2], reply[2:])])
+    url, _, _ = make_server([gate.reply(reply[:2], reply[2:])])
     try:
         with httpx.stream("POST", f"{url}/api/chat", json=chat_body("c7", "Go")) as response:
             parts: list[dict[str, Any]] = []
@@ -206,20 +209,26 @@ def test_heartbeat_comments_while_the_run_is_quiet(make_server: Any) -> None:
         gate.open()
 
 
+def message(role: str) -> str:
+    return f'{{"role": "{role}", "parts": [{{"type": "text", "text": "x"}}]}}'
+
+
 @pytest.mark.parametrize(
     ("body", "status", "error"),
     [
-        (b"{not json", 400, "malformed_json"),
-        (b'{"messages": []}', 422, "invalid_body"),
-        (b'{"id": "a b", "messages": [{"role": "user", "parts": [{"type": "text", "text": "x"}]}]}',
-         400, "invalid_conversation_id"),
-        (b'{"id": "c", "messages": [{"role": "assistant", "parts": [{"type": "text", "text": "x"}]}]}',
-         422, "invalid_body"),
+        ("{not json", 400, "malformed_json"),
+        ('{"messages": []}', 422, "invalid_body"),
+        (f'{{"id": "a b", "messages": [{message("user")}]}}', 400, "invalid_conversation_id"),
+        (f'{{"id": "c", "messages": [{message("assistant")}]}}', 422, "invalid_body"),
     ],
-)  # fmt: skip
-def test_bad_requests_get_json_errors(make_server: Any, body: bytes, status: int, error: str) -> None:
+)
+def test_bad_requests_get_json_errors(
+    make_server: Any, body: str, status: int, error: str
+) -> None:
     url, _, _ = make_server([])
-    response = httpx.post(f"{url}/api/chat", content=body, headers={"content-type": "application/json"})
+    response = httpx.post(
+        f"{url}/api/chat", content=body, headers={"content-type": "application/json"}
+    )
     assert response.status_code == status
     assert response.json()["error"] == error
     bad_id = httpx.get(f"{url}/api/chat/c1/stream", headers={"Last-Event-ID": "x"})

@@ -99,7 +99,9 @@ class Page:
         return result
 
     def until(self, condition: Any) -> dict[str, Any]:
-        seen: dict[str, Any] = self.wait.until(lambda _: a if condition(a := self.answer()) else None)
+        seen: dict[str, Any] = self.wait.until(
+            lambda _: a if condition(a := self.answer()) else None
+        )
         return seen
 
 

@@ -81,13 +81,19 @@ def test_tool_round_gives_input_and_output_parts_per_call() -> None:
         ("call_1", "broken"),
     ]
     streamed = "".join(
-        p["inputTextDelta"] for p in parts if p["type"] == "tool-input-delta" and p["toolCallId"] == "call_0"
+        p["inputTextDelta"]
+        for p in parts
+        if p["type"] == "tool-input-delta" and p["toolCallId"] == "call_0"
     )
     assert json.loads(streamed) == {"city": "Paris"}
     available = [p for p in parts if p["type"] == "tool-input-available"]
     assert [p["input"] for p in available] == [{"city": "Paris"}, {"city": "Rome"}]
     (output,) = [p for p in parts if p["type"] == "tool-output-available"]
-    assert output == {"type": "tool-output-available", "toolCallId": "call_0", "output": "Paris: sunny"}
+    assert output == {
+        "type": "tool-output-available",
+        "toolCallId": "call_0",
+        "output": "Paris: sunny",
+    }
     (failed,) = [p for p in parts if p["type"] == "tool-output-error"]
     assert failed["toolCallId"] == "call_1" and "no service" in failed["errorText"]
     # One step per round: tool results inside the first, reasoning folded before the answer.
@@ -104,7 +110,9 @@ def test_tool_round_gives_input_and_output_parts_per_call() -> None:
 
 def test_run_error_becomes_error_and_finish_parts_and_the_stream_completes() -> None:
     scheduler = TestScheduler()
-    model = ScriptedModel([[*text_reply("Half an ans")[:-1], Fail(ToolErrorBudgetExceededError("boom"))]])
+    model = ScriptedModel(
+        [[*text_reply("Half an ans")[:-1], Fail(ToolErrorBudgetExceededError("boom"))]]
+    )
     agent = ReactAgent(model, scheduler=scheduler)
     chunks = chunks_of(agent)
 
@@ -145,4 +153,6 @@ def test_mapping_works_as_a_pipe_stage() -> None:
         to_ui_message_stream(), ops.map(lambda c: c.part["type"]), ops.to_list()
     ).subscribe(result.append)
     scheduler.start()
-    assert result == [["start", "start-step", "text-start", "text-delta", "text-end", "finish-step", "finish"]]
+    assert result == [
+        ["start", "start-step", "text-start", "text-delta", "text-end", "finish-step", "finish"]
+    ]

@@ -51,7 +51,9 @@ class ChatBody(BaseModel):
         last = self.messages[-1]
         text = "".join(p.text or "" for p in last.parts if p.type == "text")
         if last.role != "user" or not text.strip():
-            raise HTTPProblem(422, "invalid_body", "the last message must be a user message with text")
+            raise HTTPProblem(
+                422, "invalid_body", "the last message must be a user message with text"
+            )
         return text
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from typing import Final
 
@@ -31,10 +32,8 @@ class ChunkPipe:
         self._subscription = source.subscribe(self._put, self._put, lambda: self._put(_END))
 
     def _put(self, item: object) -> None:
-        try:
+        with contextlib.suppress(RuntimeError):  # a closed loop: the server is shutting down
             self._loop.call_soon_threadsafe(self._queue.put_nowait, item)
-        except RuntimeError:  # the loop is closed: the server is shutting down
-            pass
 
     async def first(self) -> list[UIChunk] | None:
         """Wait for the first chunks (``None`` if the stream ended without any)."""

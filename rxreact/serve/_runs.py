@@ -14,6 +14,7 @@ from collections import OrderedDict
 from typing import Any
 
 from reactivex import Observable
+from reactivex import operators as ops
 
 from rxreact.marbles import Recorder
 
@@ -47,15 +48,12 @@ class RunRegistry:
             while len(self._recordings) > self._keep:
                 self._recordings.popitem(last=False)
 
-        def forget(*_: Any) -> None:
+        def forget() -> None:
             with self._lock:
                 self._runs.pop(run.id, None)
 
-        run.events().subscribe(
-            recorder.on_next,
-            lambda error: (recorder.on_error(error), forget()),
-            lambda: (recorder.on_completed(), forget()),
-        )
+        # the recorder first: a marble request that sees the run gone finds it recorded
+        run.events().pipe(ops.finally_action(forget)).subscribe(recorder)
         return run
 
     def events(self, run_id: str) -> Observable[Any]:

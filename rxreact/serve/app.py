@@ -28,7 +28,7 @@ from rxreact.errors import RxReactError
 from rxreact.serve._body import HTTPProblem, check_conversation_id, parse_chat_body
 from rxreact.serve._bridge import ChunkPipe
 from rxreact.serve._runs import RunRegistry
-from rxreact.serve.ui_stream import UI_MESSAGE_STREAM_HEADERS, to_ui_message_stream
+from rxreact.serve.ui_stream import UI_MESSAGE_STREAM_HEADERS, UIChunk, to_ui_message_stream
 
 __all__ = ["STATIC_DIR", "create_app"]
 
@@ -59,7 +59,7 @@ def create_app(
     runs = RunRegistry(agent, log)
     known: set[str] = set()  # conversations this process saw, for 404 vs 204 without memory
 
-    def stream(run_id: str, source: Any, after: int, first: Any, pipe: ChunkPipe) -> Response:
+    def stream(run_id: str, pipe: ChunkPipe, first: list[UIChunk] | None = None) -> Response:
         headers = {**UI_MESSAGE_STREAM_HEADERS, "x-rxreact-run-id": run_id}
         return StreamingResponse(pipe.body(first), headers=headers)
 
@@ -78,15 +78,13 @@ def create_app(
             raise _busy_or(error) from None
         known.add(body.id)
         failure: list[BaseException] = []
-        source = run.events().pipe(
-            _note_error(failure), to_ui_message_stream(run.id)
-        )
+        source = run.events().pipe(_note_error(failure), to_ui_message_stream(run.id))
         pipe = ChunkPipe(source, heartbeat=heartbeat)
         first = await pipe.first()
         if failure and _is_busy(failure[0]) and (first is None or first[0].seq is None):
             pipe.close()
             raise _busy_or(failure[0])
-        return stream(run.id, source, 0, first, pipe)
+        return stream(run.id, pipe, first)
 
     async def resume(request: Request) -> Response:
         conversation_id = check_conversation_id(request.path_params["conversation_id"])
@@ -94,18 +92,22 @@ def create_app(
         run_id = await run_in_threadpool(runs.active_run, conversation_id)
         if run_id is None:
             if not await is_known(conversation_id):
-                raise HTTPProblem(404, "unknown_conversation", f"no conversation {conversation_id!r}")
+                raise HTTPProblem(
+                    404, "unknown_conversation", f"no conversation {conversation_id!r}"
+                )
             return Response(status_code=204)
         source = runs.events(run_id).pipe(to_ui_message_stream(run_id, after=after))
         pipe = ChunkPipe(source, heartbeat=heartbeat)
-        return stream(run_id, source, after, None, pipe)
+        return stream(run_id, pipe)
 
     async def cancel(request: Request) -> Response:
         conversation_id = check_conversation_id(request.path_params["conversation_id"])
         run_id = await run_in_threadpool(runs.active_run, conversation_id)
         if run_id is None:
             if not await is_known(conversation_id):
-                raise HTTPProblem(404, "unknown_conversation", f"no conversation {conversation_id!r}")
+                raise HTTPProblem(
+                    404, "unknown_conversation", f"no conversation {conversation_id!r}"
+                )
             return JSONResponse({"cancelled": False, "runId": None})
         await run_in_threadpool(runs.cancel, run_id)
         return JSONResponse({"cancelled": True, "runId": run_id}, status_code=202)

@@ -65,11 +65,24 @@ def serve(args: argparse.Namespace) -> int:
         print("rxreact serve needs the serve extra: pip install 'rxreact[serve]'", file=sys.stderr)
         return 2
     if args.workers > 1 and not args.redis:
-        print("rxreact serve: several workers share runs through Redis: add --redis URL", file=sys.stderr)
+        print(
+            "rxreact serve: several workers share runs through Redis: add --redis URL",
+            file=sys.stderr,
+        )
         return 2
     config = {
         key: getattr(args, key)
-        for key in ("tools", "redis", "memory", "model", "base_url", "max_rounds", "system", "demo", "on_busy")
+        for key in (
+            "tools",
+            "redis",
+            "memory",
+            "model",
+            "base_url",
+            "max_rounds",
+            "system",
+            "demo",
+            "on_busy",
+        )
     }
     os.environ[CONFIG_ENV] = json.dumps(config)
     app_from_env()  # fail here, with a readable message, rather than in every worker

@@ -114,7 +114,11 @@ class _Mapper:
             call = self.calls[event.index]
             call.arguments += event.delta
             out.append(
-                {"type": "tool-input-delta", "toolCallId": call.call_id, "inputTextDelta": event.delta}
+                {
+                    "type": "tool-input-delta",
+                    "toolCallId": call.call_id,
+                    "inputTextDelta": event.delta,
+                }
             )
         elif isinstance(event, RoundStarted):
             if not self.started:
@@ -148,11 +152,19 @@ class _Mapper:
         elif isinstance(event, ToolResult):
             if event.is_error:
                 out.append(
-                    {"type": "tool-output-error", "toolCallId": event.call_id, "errorText": event.content}
+                    {
+                        "type": "tool-output-error",
+                        "toolCallId": event.call_id,
+                        "errorText": event.content,
+                    }
                 )
             else:
                 out.append(
-                    {"type": "tool-output-available", "toolCallId": event.call_id, "output": event.content}
+                    {
+                        "type": "tool-output-available",
+                        "toolCallId": event.call_id,
+                        "output": event.content,
+                    }
                 )
         elif isinstance(event, FinalAnswer):
             self._finish_step(out)
@@ -206,7 +218,9 @@ def _parse_arguments(raw: str) -> Any:
 def _is_cancellation(error: Exception) -> bool:
     # The run's cancellation error (rxreact.runs) is matched by name so this module does not
     # import the runs package for one isinstance check.
-    return any(cls.__name__ in {"RunCancelledError", "CancelledError"} for cls in type(error).__mro__)
+    return any(
+        cls.__name__ in {"RunCancelledError", "CancelledError"} for cls in type(error).__mro__
+    )
 
 
 def error_text(error: BaseException) -> str:
