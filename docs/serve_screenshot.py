@@ -6,6 +6,7 @@ headless Chromium through Selenium. Run: ``.venv/bin/python docs/serve_screensho
 
 from __future__ import annotations
 
+import sys
 import tempfile
 from pathlib import Path
 
@@ -19,7 +20,9 @@ from rxreact import InMemoryChatMemory, OpenAIChatModel, ReactAgent
 from rxreact.demo import QUESTION, demo_model_script, demo_tools
 from rxreact.serve import create_app
 from rxreact.testing import MockOpenAIServer
-from tests.serve_helpers import serving
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from serve_helpers import serving
 
 OUT = Path(__file__).with_name("serve.png")
 

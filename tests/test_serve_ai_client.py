@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 from reactivex import operators as ops
+from serve_helpers import Gate, require_executable, serving, unavailable
 
 from rxreact import InMemoryChatMemory, OpenAIChatModel, ReactAgent, tool
 from rxreact.events import FinalAnswer, ToolCallStarted, ToolResult
 from rxreact.model.script import HTTPErrorReply, Script, text_reply, tool_call_reply
 from rxreact.serve import create_app
 from rxreact.testing import MockOpenAIServer
-from tests.serve_helpers import Gate, require_executable, serving, unavailable
 
 CLIENT_DIR = Path(__file__).parent / "ui_client"
 

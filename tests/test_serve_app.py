@@ -7,12 +7,12 @@ from typing import Any
 
 import httpx
 import pytest
+from serve_helpers import Gate, SSEEvent, parse_sse, serving, text_of
 
 from rxreact import InMemoryChatMemory, OpenAIChatModel, ReactAgent, tool
 from rxreact.model.script import HTTPErrorReply, Script, text_reply, tool_call_reply
 from rxreact.serve import create_app
 from rxreact.testing import MockOpenAIServer
-from tests.serve_helpers import Gate, SSEEvent, parse_sse, serving, text_of
 
 
 @tool

@@ -12,12 +12,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from serve_helpers import Gate, require_executable, serving, unavailable
 
 from rxreact import InMemoryChatMemory, OpenAIChatModel, ReactAgent, tool
 from rxreact.model.script import Hang, Script, text_reply, tool_call_reply
 from rxreact.serve import create_app
 from rxreact.testing import MockOpenAIServer
-from tests.serve_helpers import Gate, require_executable, serving, unavailable
 
 CHROMIUM_FLAGS = (
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

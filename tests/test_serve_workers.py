@@ -1,0 +1,112 @@
+"""Two ``rxreact serve`` processes on one real redis-server: a run started through one is
+resumed (and followed to its end) through the other, and the conversation goes on there.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+from redis_server import free_port, running_redis_server
+from serve_helpers import Gate, SSEEvent, parse_sse, text_of
+
+from rxreact.model.script import text_reply
+from rxreact.testing import MockOpenAIServer
+
+ANSWER = "Started on one worker and finished on the other."
+
+
+@contextmanager
+def rxreact_serve(redis_url: str, env: dict[str, str], *extra: str) -> Iterator[str]:
+    """An ``rxreact serve`` process; yields its URL once uvicorn says it listens."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rxreact.cli", "serve", "--port", str(port), "--redis", redis_url,
+         "--tools", "rxreact.demo:demo_tools", *extra],
+        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    listening = threading.Event()
+    log: list[str] = []
+
+    def read_log() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            log.append(line)
+            if "Uvicorn running on" in line:
+                listening.set()
+        listening.set()  # the process ended: stop waiting
+
+    reader = threading.Thread(target=read_log, daemon=True)
+    reader.start()
+    try:
+        assert listening.wait(30) and process.poll() is None, "".join(log)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        reader.join(5)
+
+
+def body(conversation: str, question: str) -> dict[str, Any]:
+    parts = [{"type": "text", "text": question}]
+    return {"id": conversation, "messages": [{"id": "u", "role": "user", "parts": parts}]}
+
+
+def test_a_run_started_through_one_worker_is_resumed_through_the_other() -> None:
+    gate = Gate()
+    reply = text_reply(ANSWER)
+    with (
+        running_redis_server() as redis,
+        MockOpenAIServer(
+            [gate.reply(reply[:4], reply[4:]), text_reply("Yes, I remember.")]
+        ) as mock,
+    ):
+        env = {**os.environ, "OPENAI_BASE_URL": mock.base_url, "OPENAI_API_KEY": "sk-test",
+               "RXREACT_MODEL": "mock"}  # fmt: skip
+        try:
+            with (
+                rxreact_serve(redis.url, env, "--workers", "2") as first,
+                rxreact_serve(redis.url, env) as second,
+            ):
+                seen: list[SSEEvent] = []
+                with httpx.stream("POST", f"{first}/api/chat", json=body("shared", "Go")) as r:
+                    assert r.status_code == 200
+                    for item in parse_sse(r.iter_lines()):
+                        if isinstance(item, SSEEvent):
+                            seen.append(item)
+                            if text_of([e.part for e in seen]) == "Started on one ":
+                                break
+                last_id = seen[-1].id
+                assert last_id is not None
+                with httpx.stream(
+                    "GET", f"{second}/api/chat/shared/stream", headers={"Last-Event-ID": last_id}
+                ) as r:
+                    assert r.status_code == 200
+                    gate.open()
+                    rest = [e for e in parse_sse(r.iter_lines()) if isinstance(e, SSEEvent)]
+                assert rest[-1].data == "[DONE]"
+                parts = [e.part for e in rest[:-1]]
+                assert text_of([e.part for e in seen]) + text_of(parts) == ANSWER
+                assert parts[-1] == {"type": "finish", "finishReason": "stop"}
+
+                # The turn was committed to the shared memory: the other worker goes on with it.
+                with httpx.stream(
+                    "POST", f"{second}/api/chat", json=body("shared", "Remember?")
+                ) as r:
+                    follow_up = [e for e in parse_sse(r.iter_lines()) if isinstance(e, SSEEvent)]
+                assert text_of([e.part for e in follow_up[:-1]]) == "Yes, I remember."
+                history = mock.requests[1]["messages"]
+                assert {"role": "assistant", "content": ANSWER} in history
+        finally:
+            Gate.open_all()
