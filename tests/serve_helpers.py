@@ -12,11 +12,13 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, ClassVar, NoReturn
+from typing import Any, ClassVar, NamedTuple, NoReturn
 
 import pytest
 
-from rxreact.model.script import Pause, ReplyItem
+from rxreact import InMemoryChatMemory, OpenAIChatModel, ReactAgent, tool
+from rxreact.model.script import Pause, ReplyItem, Script
+from rxreact.testing import MockOpenAIServer
 
 REQUIRE_BROWSER_ENV = "RXREACT_REQUIRE_BROWSER"
 
@@ -58,6 +60,47 @@ def serving(app: Any) -> Iterator[str]:
         server.should_exit = True
         thread.join(10)
         sock.close()
+
+
+@tool
+def get_weather(city: str) -> str:
+    """Current weather for a city."""
+    return f"{city}: sunny, 21°C"
+
+
+class Served(NamedTuple):
+    url: str
+    mock: MockOpenAIServer
+    app: Any
+
+
+@contextmanager
+def chat_servers() -> Iterator[Any]:
+    """Yields ``start(script, **app_options) -> Served``: a mock model playing ``script``, an
+    agent (``get_weather``, in-memory chat memory) and its app on a socket; all closed on exit,
+    every :class:`Gate` opened first so the mock's replies can finish."""
+    opened: list[tuple[Any, MockOpenAIServer, OpenAIChatModel]] = []
+
+    def start(script: Script, **app_options: Any) -> Served:
+        from rxreact.serve import create_app
+
+        mock = MockOpenAIServer(script).start()
+        model = OpenAIChatModel("mock", base_url=mock.base_url, api_key="sk-test")
+        app = create_app(
+            ReactAgent(model, [get_weather], memory=InMemoryChatMemory()), **app_options
+        )
+        serve = serving(app)
+        opened.append((serve, mock, model))
+        return Served(serve.__enter__(), mock, app)
+
+    try:
+        yield start
+    finally:
+        Gate.open_all()
+        for serve, mock, model in reversed(opened):
+            serve.__exit__(None, None, None)
+            mock.stop()
+            model.close()
 
 
 class Gate:
@@ -117,6 +160,17 @@ def parse_sse(lines: Iterator[str]) -> Iterator[SSEEvent | str]:
             event_id = line[3:].strip()
         elif line.startswith("data:"):
             data.append(line[5:].lstrip(" "))
+
+
+def read_until_text(lines: Iterator[str], text: str) -> list[SSEEvent]:
+    """The SSE events of a stream up to the one after which the streamed text is ``text``."""
+    seen: list[SSEEvent] = []
+    for item in parse_sse(lines):
+        if isinstance(item, SSEEvent) and item.data != "[DONE]":
+            seen.append(item)
+            if item.part["type"] == "text-delta" and text_of([e.part for e in seen]) == text:
+                return seen
+    raise AssertionError(f"the stream ended before its text was {text!r}")
 
 
 def text_of(parts: Sequence[dict[str, Any]]) -> str:

@@ -15,21 +15,12 @@ from typing import Any
 
 import pytest
 from reactivex import operators as ops
-from serve_helpers import Gate, require_executable, serving, unavailable
+from serve_helpers import Gate, chat_servers, require_executable, unavailable
 
-from rxreact import InMemoryChatMemory, OpenAIChatModel, ReactAgent, tool
 from rxreact.events import FinalAnswer, ToolCallStarted, ToolResult
-from rxreact.model.script import HTTPErrorReply, Script, text_reply, tool_call_reply
-from rxreact.serve import create_app
-from rxreact.testing import MockOpenAIServer
+from rxreact.model.script import HTTPErrorReply, text_reply, tool_call_reply
 
 CLIENT_DIR = Path(__file__).parent / "ui_client"
-
-
-@tool
-def get_weather(city: str) -> str:
-    """Current weather for a city."""
-    return f"{city}: sunny, 21°C"
 
 
 @pytest.fixture(scope="module")
@@ -42,22 +33,8 @@ def node() -> str:
 
 @pytest.fixture
 def server() -> Iterator[Any]:
-    opened: list[Any] = []
-
-    def start(script: Script) -> tuple[str, Any]:
-        mock = MockOpenAIServer(script).start()
-        model = OpenAIChatModel("mock", base_url=mock.base_url, api_key="sk-test")
-        app = create_app(ReactAgent(model, [get_weather], memory=InMemoryChatMemory()))
-        serve = serving(app)
-        opened.append((serve, mock, model))
-        return serve.__enter__(), app
-
-    yield start
-    Gate.open_all()
-    for serve, mock, model in reversed(opened):
-        serve.__exit__(None, None, None)
-        mock.stop()
-        model.close()
+    with chat_servers() as start:
+        yield start
 
 
 def read(node: str, url: str, *args: str) -> dict[str, Any]:
@@ -84,7 +61,7 @@ def text_parts(message: dict[str, Any]) -> list[str]:
 
 
 def test_plain_answer(node: str, server: Any) -> None:
-    url, app = server([text_reply("Hello from rxreact, read by the ai package.")])
+    url, _, app = server([text_reply("Hello from rxreact, read by the ai package.")])
     result = read(node, url, "send", "chat-1", "Hi")
     message = result["message"]
     events = run_events(app, message["id"])
@@ -96,7 +73,7 @@ def test_plain_answer(node: str, server: Any) -> None:
 
 
 def test_tool_round(node: str, server: Any) -> None:
-    url, app = server(
+    url, _, app = server(
         [
             tool_call_reply(("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Oslo"})),
             text_reply("Paris and Oslo are sunny.", reasoning="Both answered."),
@@ -137,7 +114,7 @@ def test_tool_round(node: str, server: Any) -> None:
 
 
 def test_error(node: str, server: Any) -> None:
-    url, _ = server([HTTPErrorReply(400, "context too long")])
+    url, _, _ = server([HTTPErrorReply(400, "context too long")])
     result = read(node, url, "send", "chat-3", "Hi")
     assert len(result["errors"]) == 1 and result["errors"][0].startswith("BadRequestError")
     assert result["chunks"][-1] == {"type": "finish", "finishReason": "error"}
@@ -146,7 +123,7 @@ def test_error(node: str, server: Any) -> None:
 def test_resume_after_the_reader_left(node: str, server: Any) -> None:
     gate = Gate()
     reply = text_reply("A resumed answer arrives whole.")
-    url, app = server([gate.reply(reply[:3], reply[3:])])
+    url, _, app = server([gate.reply(reply[:3], reply[3:])])
     left = read(node, url, "send", "chat-4", "Go", "5")  # start, start-step, text-start, 2 deltas
     assert [c["type"] for c in left["chunks"]][-1] == "text-delta"
 

@@ -7,40 +7,15 @@ from typing import Any
 
 import httpx
 import pytest
-from serve_helpers import Gate, SSEEvent, parse_sse, serving, text_of
+from serve_helpers import Gate, SSEEvent, chat_servers, parse_sse, read_until_text, text_of
 
-from rxreact import InMemoryChatMemory, OpenAIChatModel, ReactAgent, tool
-from rxreact.model.script import HTTPErrorReply, Script, text_reply, tool_call_reply
-from rxreact.serve import create_app
-from rxreact.testing import MockOpenAIServer
-
-
-@tool
-def get_weather(city: str) -> str:
-    """Current weather for a city."""
-    return f"{city}: sunny, 21°C"
+from rxreact.model.script import HTTPErrorReply, text_reply, tool_call_reply
 
 
 @pytest.fixture
 def make_server() -> Iterator[Any]:
-    stack: list[Any] = []
-
-    def make(script: Script, **app_options: Any) -> tuple[str, MockOpenAIServer, Any]:
-        mock = MockOpenAIServer(script).start()
-        model = OpenAIChatModel("mock", base_url=mock.base_url, api_key="sk-test")
-        agent = ReactAgent(model, [get_weather], memory=InMemoryChatMemory())
-        app = create_app(agent, **app_options)
-        serve = serving(app)
-        url = serve.__enter__()
-        stack.append((serve, mock, model))
-        return url, mock, app
-
-    yield make
-    Gate.open_all()
-    for serve, mock, model in reversed(stack):
-        serve.__exit__(None, None, None)
-        mock.stop()
-        model.close()
+    with chat_servers() as start:
+        yield start
 
 
 def chat_body(conversation: str, question: str) -> dict[str, Any]:
@@ -115,16 +90,8 @@ def test_disconnect_does_not_cancel_and_last_event_id_resumes(make_server: Any) 
     gate = Gate()
     reply = text_reply("One two three four five six")  # role, a chunk per word, finish
     url, mock, _ = make_server([gate.reply(reply[:4], reply[4:])])
-    seen: list[SSEEvent] = []
     with httpx.stream("POST", f"{url}/api/chat", json=chat_body("c4", "Count")) as response:
-        for item in events_of(response):
-            if isinstance(item, SSEEvent):
-                seen.append(item)
-                if (
-                    item.part["type"] == "text-delta"
-                    and text_of([e.part for e in seen]) == "One two three "
-                ):
-                    break  # leave mid-answer: the connection closes
+        seen = read_until_text(response.iter_lines(), "One two three ")  # then leave mid-answer
     last_id = seen[-1].id
     assert last_id is not None
     with httpx.stream(
@@ -222,9 +189,7 @@ def message(role: str) -> str:
         (f'{{"id": "c", "messages": [{message("assistant")}]}}', 422, "invalid_body"),
     ],
 )
-def test_bad_requests_get_json_errors(
-    make_server: Any, body: str, status: int, error: str
-) -> None:
+def test_bad_requests_get_json_errors(make_server: Any, body: str, status: int, error: str) -> None:
     url, _, _ = make_server([])
     response = httpx.post(
         f"{url}/api/chat", content=body, headers={"content-type": "application/json"}

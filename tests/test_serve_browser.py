@@ -12,12 +12,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from serve_helpers import Gate, require_executable, serving, unavailable
+from serve_helpers import Gate, chat_servers, require_executable, unavailable
 
-from rxreact import InMemoryChatMemory, OpenAIChatModel, ReactAgent, tool
-from rxreact.model.script import Hang, Script, text_reply, tool_call_reply
-from rxreact.serve import create_app
-from rxreact.testing import MockOpenAIServer
+from rxreact.model.script import Hang, text_reply, tool_call_reply
 
 CHROMIUM_FLAGS = (
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -25,12 +22,6 @@ CHROMIUM_FLAGS = (
     "--window-size=1100,900",
 )  # fmt: skip
 WAIT_S = 20
-
-
-@tool
-def get_weather(city: str) -> str:
-    """Current weather for a city."""
-    return f"{city}: sunny, 21°C"
 
 
 @pytest.fixture(scope="module")
@@ -107,22 +98,8 @@ class Page:
 
 @pytest.fixture
 def chat_server() -> Iterator[Any]:
-    opened: list[Any] = []
-
-    def start(script: Script) -> tuple[str, MockOpenAIServer]:
-        mock = MockOpenAIServer(script).start()
-        model = OpenAIChatModel("mock", base_url=mock.base_url, api_key="sk-test")
-        app = create_app(ReactAgent(model, [get_weather], memory=InMemoryChatMemory()))
-        serve = serving(app)
-        opened.append((serve, mock, model))
-        return serve.__enter__(), mock
-
-    yield start
-    Gate.open_all()
-    for serve, mock, model in reversed(opened):
-        serve.__exit__(None, None, None)
-        mock.stop()
-        model.close()
+    with chat_servers() as start:
+        yield start
 
 
 ANSWER = "Paris is sunny and warm today, a fine day for a walk by the river."
@@ -131,7 +108,7 @@ ANSWER = "Paris is sunny and warm today, a fine day for a walk by the river."
 def test_text_streams_in_before_the_run_ends_with_tool_rows(browser: Any, chat_server: Any) -> None:
     gate = Gate()
     reply = text_reply(ANSWER)
-    url, _ = chat_server(
+    url, _, _ = chat_server(
         [tool_call_reply(("get_weather", {"city": "Paris"})), gate.reply(reply[:5], reply[5:])]
     )
     page = Page(browser, url)
@@ -152,7 +129,7 @@ def test_text_streams_in_before_the_run_ends_with_tool_rows(browser: Any, chat_s
 def test_reload_mid_answer_continues_the_same_run(browser: Any, chat_server: Any) -> None:
     gate = Gate()
     reply = text_reply(ANSWER)
-    url, mock = chat_server([gate.reply(reply[:4], reply[4:])])
+    url, mock, _ = chat_server([gate.reply(reply[:4], reply[4:])])
     page = Page(browser, url)
     page.ask("And tomorrow?")
     page.until(lambda a: a["text"] == "Paris is sunny ")
@@ -169,7 +146,7 @@ def test_reload_mid_answer_continues_the_same_run(browser: Any, chat_server: Any
 def test_stop_cancels_the_run(browser: Any, chat_server: Any) -> None:
     from selenium.webdriver.common.by import By
 
-    url, mock = chat_server([[*text_reply(ANSWER)[:4], Hang()]])
+    url, mock, _ = chat_server([[*text_reply(ANSWER)[:4], Hang()]])
     page = Page(browser, url)
     page.ask("Talk forever")
     page.until(lambda a: a["text"] == "Paris is sunny ")

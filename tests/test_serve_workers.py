@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 from redis_server import free_port, running_redis_server
-from serve_helpers import Gate, SSEEvent, parse_sse, text_of
+from serve_helpers import Gate, SSEEvent, parse_sse, read_until_text, text_of
 
 from rxreact.model.script import text_reply
 from rxreact.testing import MockOpenAIServer
@@ -79,14 +79,9 @@ def test_a_run_started_through_one_worker_is_resumed_through_the_other() -> None
                 rxreact_serve(redis.url, env, "--workers", "2") as first,
                 rxreact_serve(redis.url, env) as second,
             ):
-                seen: list[SSEEvent] = []
                 with httpx.stream("POST", f"{first}/api/chat", json=body("shared", "Go")) as r:
                     assert r.status_code == 200
-                    for item in parse_sse(r.iter_lines()):
-                        if isinstance(item, SSEEvent):
-                            seen.append(item)
-                            if text_of([e.part for e in seen]) == "Started on one ":
-                                break
+                    seen = read_until_text(r.iter_lines(), "Started on one ")
                 last_id = seen[-1].id
                 assert last_id is not None
                 with httpx.stream(
