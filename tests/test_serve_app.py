@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -212,3 +213,22 @@ def test_marble_svg_of_a_finished_run_and_the_page(make_server: Any) -> None:
     page = httpx.get(f"{url}/")
     assert page.status_code == 200 and "<title>rxreact" in page.text
     assert httpx.get(f"{url}/static/chat.js").status_code == 200
+
+
+def test_many_concurrent_chats_each_get_their_own_whole_answer(make_server: Any) -> None:
+    def reply(request: Any) -> Any:
+        question = request.messages[-1].content
+        return text_reply(f"Answer to {question}, streamed in several pieces.")
+
+    url, _, _ = make_server(reply)
+    count = 24
+
+    def chat(n: int) -> str:
+        with httpx.stream("POST", f"{url}/api/chat", json=chat_body(f"many-{n}", f"q{n}")) as r:
+            events, _ = read_all(r)
+        assert events[-1].data == "[DONE]"
+        return text_of([e.part for e in events[:-1]])
+
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(chat, range(count)))
+    assert answers == [f"Answer to q{n}, streamed in several pieces." for n in range(count)]
