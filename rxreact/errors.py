@@ -24,7 +24,7 @@ call such as ``agent.call``) is an instance of :class:`RxReactError`::
     └── ChatMemoryError               a memory backend failed
 
 Foreign exceptions (httpx, json, pydantic) are mapped to this tree in exactly one place
-per layer (``rxreact.model.openai._map_transport_error`` for HTTP), and never carry the
+per layer (``rxreact.model.openai.client._map_transport_error`` for HTTP), and never carry the
 API key: messages are built from our own fields, not from request reprs.
 """
 

@@ -10,7 +10,7 @@ import pytest
 
 from rxreact import CancellationToken, InMemoryChatMemory, OpenAIChatModel, ReactAgent, tool
 from rxreact.messages import ChatRequest
-from rxreact.model.script import Hang, Script, text_reply, tool_call_reply
+from rxreact.model.scripted.replies import Hang, Script, text_reply, tool_call_reply
 from rxreact.testing import MockOpenAIServer
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("io_mode")]

@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 from rxreact.errors import ProviderStreamError
 from rxreact.model.assembly import ResponseAssembler
 from rxreact.model.chunks import ModelResponse
-from rxreact.model.sse import SSEDecoder, SSEEvent
-from rxreact.model.wire import DONE, parse_chunk
+from rxreact.model.openai.sse import SSEDecoder, SSEEvent
+from rxreact.model.openai.wire import DONE, parse_chunk
 
 STREAMS = Path(__file__).parents[2] / "shared/fixtures/streams"
 """The shared fixtures live beside the repository (CI clones it next to ``shared/``)."""

@@ -21,7 +21,7 @@ Normalization (choice 0 only; choices with another ``index`` are ignored):
   sent as a JSON object rather than a string are serialized;
 - ``finish_reason``, ``delta.role``, and ``usage`` (provider extras kept).
 
-``<think>`` tags inside text are left alone here: see :mod:`rxreact.model.think`.
+``<think>`` tags inside text are left alone here: see :mod:`rxreact.model.openai.think`.
 
 Performance (CPython 3.11, ~270-byte chunks, ``timeit``): 1.7 µs for a text delta, 2.6 µs for a
 tool-call arguments delta, +1.3 µs when the chunk carries ``usage`` (pydantic validation).
