@@ -17,7 +17,7 @@ from typing import Any, ClassVar, NamedTuple, NoReturn
 import pytest
 
 from rxreact import InMemoryChatMemory, OpenAIChatModel, ReactAgent, tool
-from rxreact.model.script import Pause, ReplyItem, Script
+from rxreact.model.scripted.replies import Pause, ReplyItem, Script
 from rxreact.testing import MockOpenAIServer
 
 REQUIRE_BROWSER_ENV = "RXREACT_REQUIRE_BROWSER"

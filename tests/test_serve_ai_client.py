@@ -18,7 +18,7 @@ from reactivex import operators as ops
 from serve_helpers import Gate, chat_servers, require_executable, unavailable
 
 from rxreact.events import FinalAnswer, ToolCallStarted, ToolResult
-from rxreact.model.script import HTTPErrorReply, text_reply, tool_call_reply
+from rxreact.model.scripted.replies import HTTPErrorReply, text_reply, tool_call_reply
 
 CLIENT_DIR = Path(__file__).parent / "ui_client"
 

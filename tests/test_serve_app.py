@@ -10,7 +10,7 @@ import httpx
 import pytest
 from serve_helpers import Gate, SSEEvent, chat_servers, parse_sse, read_until_text, text_of
 
-from rxreact.model.script import HTTPErrorReply, text_reply, tool_call_reply
+from rxreact.model.scripted.replies import HTTPErrorReply, text_reply, tool_call_reply
 
 
 @pytest.fixture

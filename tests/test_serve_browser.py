@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from serve_helpers import Gate, chat_servers, require_executable, unavailable
 
-from rxreact.model.script import Hang, text_reply, tool_call_reply
+from rxreact.model.scripted.replies import Hang, text_reply, tool_call_reply
 
 CHROMIUM_FLAGS = (
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -16,7 +16,7 @@ import httpx
 from redis_server import free_port, running_redis_server
 from serve_helpers import Gate, SSEEvent, parse_sse, read_until_text, text_of
 
-from rxreact.model.script import text_reply
+from rxreact.model.scripted.replies import text_reply
 from rxreact.testing import MockOpenAIServer
 
 ANSWER = "Started on one worker and finished on the other."

@@ -9,8 +9,8 @@ from reactivex import operators as ops
 from reactivex.testing import TestScheduler
 
 from rxreact import ReactAgent, ToolErrorBudgetExceededError, tool
-from rxreact.model.script import Fail, text_reply, tool_call_reply
-from rxreact.model.scripted import ScriptedModel
+from rxreact.model.scripted.model import ScriptedModel
+from rxreact.model.scripted.replies import Fail, text_reply, tool_call_reply
 from rxreact.serve.ui_stream import DONE, UIChunk, error_text, to_ui_message_stream
 
 

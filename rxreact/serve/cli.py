@@ -102,7 +102,7 @@ def app_from_env() -> Any:
     """The app of one worker, from ``$RXREACT_SERVE_CONFIG`` (uvicorn's factory)."""
     from rxreact import InMemoryEventLog, RedisChatMemory, RedisEventLog
     from rxreact.agent import ReactAgent
-    from rxreact.model.openai import OpenAIChatModel
+    from rxreact.model.openai.client import OpenAIChatModel
     from rxreact.serve.app import create_app
 
     config: dict[str, Any] = json.loads(os.environ.get(CONFIG_ENV, "{}"))
