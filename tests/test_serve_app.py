@@ -232,3 +232,17 @@ def test_many_concurrent_chats_each_get_their_own_whole_answer(make_server: Any)
     with ThreadPoolExecutor(8) as pool:
         answers = list(pool.map(chat, range(count)))
     assert answers == [f"Answer to q{n}, streamed in several pieces." for n in range(count)]
+
+
+def test_a_finished_run_replays_whole_and_an_unknown_run_is_404(make_server: Any) -> None:
+    url, _, _ = make_server([tool_call_reply(("get_weather", {"city": "Oslo"})), text_reply("Ok.")])
+    with httpx.stream("POST", f"{url}/api/chat", json=chat_body("c10", "Oslo?")) as response:
+        run_id = response.headers["x-rxreact-run-id"]
+        live, _ = read_all(response)
+    with httpx.stream("GET", f"{url}/api/runs/{run_id}/stream") as response:
+        assert response.status_code == 200
+        replayed, _ = read_all(response)
+    assert [(e.id, e.data) for e in replayed] == [(e.id, e.data) for e in live]
+    unknown = httpx.get(f"{url}/api/runs/no-such-run/stream")
+    assert unknown.status_code == 404
+    assert unknown.json()["error"] == "unknown_run"

@@ -5,6 +5,7 @@
     POST /api/chat                    start a run on the body's conversation ``id``, stream it
     GET  /api/chat/{id}/stream        resume the conversation's active run (204: none active)
     POST /api/chat/{id}/cancel        cancel it
+    GET  /api/runs/{run_id}/stream    replay one run, running or finished (while the log keeps it)
     GET  /api/runs/{run_id}/marbles.svg   the run's marble diagram, once it ended
     GET  /                            the chat page (static files shipped in the package)
 
@@ -14,9 +15,11 @@ cursor on the run: a client that disconnects detaches it, only ``cancel`` stops 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from reactivex import operators as ops
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -28,7 +31,7 @@ from rxreact.errors import RxReactError
 from rxreact.serve._body import HTTPProblem, check_conversation_id, parse_chat_body
 from rxreact.serve._bridge import ChunkPipe
 from rxreact.serve._runs import RunRegistry
-from rxreact.serve.ui_stream import UI_MESSAGE_STREAM_HEADERS, UIChunk, to_ui_message_stream
+from rxreact.serve.ui_stream import UI_MESSAGE_STREAM_HEADERS, to_ui_message_stream
 
 __all__ = ["STATIC_DIR", "create_app"]
 
@@ -59,7 +62,32 @@ def create_app(
     runs = RunRegistry(agent, log)
     known: set[str] = set()  # conversations this process saw, for 404 vs 204 without memory
 
-    def stream(run_id: str, pipe: ChunkPipe, first: list[UIChunk] | None = None) -> Response:
+    async def open_stream(
+        run_id: str,
+        events: Any,
+        *,
+        after: int = 0,
+        refuse: Callable[[BaseException], HTTPProblem | None] | None = None,
+    ) -> Response:
+        """The run's UI message stream, or the HTTP error ``refuse`` makes of a run that
+        failed before its first event (busy conversation, unknown run).
+
+        With ``refuse`` the headers wait for the first parts (the run's first event is at
+        hand: it was just started, or is replayed from the log); without, they go at once, so
+        a resume of a quiet run is answered before its next event.
+        """
+        failure: list[BaseException] = []
+        source = events.pipe(
+            ops.do_action(on_error=failure.append), to_ui_message_stream(run_id, after=after)
+        )
+        pipe = ChunkPipe(source, heartbeat=heartbeat)
+        first = None
+        if refuse is not None:
+            first = await pipe.first()
+            problem = refuse(failure[0]) if failure else None
+            if problem is not None and (first is None or first[0].seq is None):
+                pipe.close()
+                raise problem
         headers = {**UI_MESSAGE_STREAM_HEADERS, "x-rxreact-run-id": run_id}
         return StreamingResponse(pipe.body(first), headers=headers)
 
@@ -75,16 +103,9 @@ def create_app(
         try:
             run = await run_in_threadpool(runs.start, question, body.id)
         except RxReactError as error:
-            raise _busy_or(error) from None
+            raise _busy(error) or error from None
         known.add(body.id)
-        failure: list[BaseException] = []
-        source = run.events().pipe(_note_error(failure), to_ui_message_stream(run.id))
-        pipe = ChunkPipe(source, heartbeat=heartbeat)
-        first = await pipe.first()
-        if failure and _is_busy(failure[0]) and (first is None or first[0].seq is None):
-            pipe.close()
-            raise _busy_or(failure[0])
-        return stream(run.id, pipe, first)
+        return await open_stream(run.id, run.events(), refuse=_busy)
 
     async def resume(request: Request) -> Response:
         conversation_id = check_conversation_id(request.path_params["conversation_id"])
@@ -96,9 +117,14 @@ def create_app(
                     404, "unknown_conversation", f"no conversation {conversation_id!r}"
                 )
             return Response(status_code=204)
-        source = runs.events(run_id).pipe(to_ui_message_stream(run_id, after=after))
-        pipe = ChunkPipe(source, heartbeat=heartbeat)
-        return stream(run_id, pipe)
+        return await open_stream(run_id, runs.events(run_id), after=after)
+
+    async def replay(request: Request) -> Response:
+        run_id = check_conversation_id(request.path_params["run_id"])
+        after = _last_event_id(request)
+        # Parts after a Last-Event-ID may be far off: check for an unknown run only from seq 1.
+        refuse = _not_found if after == 0 else None
+        return await open_stream(run_id, runs.events(run_id), after=after, refuse=refuse)
 
     async def cancel(request: Request) -> Response:
         conversation_id = check_conversation_id(request.path_params["conversation_id"])
@@ -138,6 +164,7 @@ def create_app(
             Route("/api/chat", post_chat, methods=["POST"]),
             Route("/api/chat/{conversation_id}/stream", resume, methods=["GET"]),
             Route("/api/chat/{conversation_id}/cancel", cancel, methods=["POST"]),
+            Route("/api/runs/{run_id}/stream", replay, methods=["GET"]),
             Route("/api/runs/{run_id}/marbles.svg", marbles, methods=["GET"]),
             Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
         ],
@@ -156,17 +183,13 @@ def _last_event_id(request: Request) -> int:
     return int(raw)
 
 
-def _is_busy(error: BaseException) -> bool:
-    return type(error).__name__ == "ConversationBusyError"
-
-
-def _busy_or(error: BaseException) -> Exception:
-    if _is_busy(error):
+def _busy(error: BaseException) -> HTTPProblem | None:
+    if type(error).__name__ == "ConversationBusyError":
         return HTTPProblem(409, "conversation_busy", str(error))
-    return error if isinstance(error, Exception) else RuntimeError(str(error))
+    return None
 
 
-def _note_error(box: list[BaseException]) -> Any:
-    from reactivex import operators as ops
-
-    return ops.do_action(on_error=box.append)
+def _not_found(error: BaseException) -> HTTPProblem | None:
+    if type(error).__name__ == "RunNotFoundError":
+        return HTTPProblem(404, "unknown_run", str(error))
+    return None

@@ -1,8 +1,9 @@
 // rxreact chat page: a small client of the AI SDK UI message stream (no build step).
 //
-// The transcript lives in localStorage. A reload during an answer replays the conversation's
-// active run from its first event (GET /api/chat/{id}/stream); a dropped connection without a
-// reload resumes from the last SSE id (Last-Event-ID). Stop asks the server to cancel the run.
+// The transcript lives in localStorage. A reload during an answer replays the run from its
+// first event (GET /api/runs/{run}/stream: it may even have finished meanwhile); a dropped
+// connection without a reload resumes from the last SSE id (Last-Event-ID). Stop asks the
+// server to cancel the run; closing the page never does.
 (() => {
   'use strict';
 
@@ -281,11 +282,15 @@
     setBusy(false);
     const last = chat.messages[chat.messages.length - 1];
     if (last && last.role === 'assistant' && last.state === 'streaming') {
-      // Reloaded mid-answer: replay the run from its first event.
+      // Reloaded mid-answer: replay the run from its first event (the run itself when its id
+      // arrived before the reload, else the conversation's active run).
       last.parts = [];
       last.lastSeq = 0;
       last.error = null;
-      follow(last, (signal) => fetch(`/api/chat/${encodeURIComponent(chat.id)}/stream`, { signal }));
+      const url = last.runId
+        ? `/api/runs/${encodeURIComponent(last.runId)}/stream`
+        : `/api/chat/${encodeURIComponent(chat.id)}/stream`;
+      follow(last, (signal) => fetch(url, { signal }));
     }
   }
 
