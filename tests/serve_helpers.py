@@ -81,14 +81,16 @@ def chat_servers() -> Iterator[Any]:
     every :class:`Gate` opened first so the mock's replies can finish."""
     opened: list[tuple[Any, MockOpenAIServer, OpenAIChatModel]] = []
 
-    def start(script: Script, **app_options: Any) -> Served:
+    def start(
+        script: Script, *, agent_options: dict[str, Any] | None = None, **app_options: Any
+    ) -> Served:
         from rxreact.serve import create_app
 
         mock = MockOpenAIServer(script).start()
         model = OpenAIChatModel("mock", base_url=mock.base_url, api_key="sk-test")
-        app = create_app(
-            ReactAgent(model, [get_weather], memory=InMemoryChatMemory()), **app_options
-        )
+        memory = InMemoryChatMemory()
+        agent = ReactAgent(model, [get_weather], memory=memory, **(agent_options or {}))
+        app = create_app(agent, **app_options)
         serve = serving(app)
         opened.append((serve, mock, model))
         return Served(serve.__enter__(), mock, app)

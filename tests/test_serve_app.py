@@ -246,3 +246,18 @@ def test_a_finished_run_replays_whole_and_an_unknown_run_is_404(make_server: Any
     unknown = httpx.get(f"{url}/api/runs/no-such-run/stream")
     assert unknown.status_code == 404
     assert unknown.json()["error"] == "unknown_run"
+
+
+def test_a_question_on_a_busy_conversation_is_409_with_on_busy_reject(make_server: Any) -> None:
+    gate = Gate()
+    reply = text_reply("Busy with the first question.")
+    url, _, _ = make_server([gate.reply(reply[:2], reply[2:])], agent_options={"on_busy": "reject"})
+    with httpx.stream("POST", f"{url}/api/chat", json=chat_body("busy", "First")) as response:
+        read_until_text(response.iter_lines(), "Busy ")
+        second = httpx.post(f"{url}/api/chat", json=chat_body("busy", "Second"))
+        assert second.status_code == 409
+        assert second.json()["error"] == "conversation_busy"
+        gate.open()
+        rest, _ = read_all(response)
+    assert rest[-1].data == "[DONE]"
+    assert rest[-2].part == {"type": "finish", "finishReason": "stop"}

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import httpx
-from redis_server import free_port, running_redis_server
+from redis_server import running_redis_server
 from serve_helpers import Gate, SSEEvent, parse_sse, read_until_text, text_of
 
 from rxreact.model.scripted.replies import text_reply
@@ -24,10 +24,9 @@ ANSWER = "Started on one worker and finished on the other."
 
 @contextmanager
 def rxreact_serve(redis_url: str, env: dict[str, str], *extra: str) -> Iterator[str]:
-    """An ``rxreact serve`` process; yields its URL once uvicorn says it listens."""
-    port = free_port()
+    """An ``rxreact serve`` process on a free port; yields its URL once it listens."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "rxreact.cli", "serve", "--port", str(port), "--redis", redis_url,
+        [sys.executable, "-m", "rxreact.cli", "serve", "--port", "0", "--redis", redis_url,
          "--tools", "rxreact.demo:demo_tools", *extra],
         env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         text=True,
@@ -39,7 +38,7 @@ def rxreact_serve(redis_url: str, env: dict[str, str], *extra: str) -> Iterator[
         assert process.stderr is not None
         for line in process.stderr:
             log.append(line)
-            if "Uvicorn running on" in line:
+            if line.startswith("rxreact serve: listening on "):
                 listening.set()
         listening.set()  # the process ended: stop waiting
 
@@ -47,7 +46,7 @@ def rxreact_serve(redis_url: str, env: dict[str, str], *extra: str) -> Iterator[
     reader.start()
     try:
         assert listening.wait(30) and process.poll() is None, "".join(log)
-        yield f"http://127.0.0.1:{port}"
+        yield next(line for line in log if "listening on" in line).split()[-1]
     finally:
         process.terminate()
         try:
@@ -103,5 +102,14 @@ def test_a_run_started_through_one_worker_is_resumed_through_the_other() -> None
                 assert text_of([e.part for e in follow_up[:-1]]) == "Yes, I remember."
                 history = mock.requests[1]["messages"]
                 assert {"role": "assistant", "content": ANSWER} in history
+
+                # A run owned by one worker is cancelled through the other.
+                with httpx.stream("POST", f"{first}/api/chat", json=body("other", "Go")) as r:
+                    read_until_text(r.iter_lines(), "Going ")
+                    cancelled = httpx.post(f"{second}/api/chat/other/cancel")
+                    assert cancelled.status_code == 202
+                    ending = [e for e in parse_sse(r.iter_lines()) if isinstance(e, SSEEvent)]
+                assert ending[-2].part == {"type": "abort", "reason": "cancelled"}
+                assert mock.wait_for_disconnects(1, timeout=10)  # its model stream was closed
         finally:
             Gate.open_all()

@@ -86,7 +86,7 @@ def serve(args: argparse.Namespace) -> int:
     }
     os.environ[CONFIG_ENV] = json.dumps(config)
     app_from_env()  # fail here, with a readable message, rather than in every worker
-    uvicorn.run(
+    settings = uvicorn.Config(
         "rxreact.serve.cli:app_from_env",
         factory=True,
         host=args.host,
@@ -95,6 +95,18 @@ def serve(args: argparse.Namespace) -> int:
         log_level="info",
         timeout_graceful_shutdown=5,
     )
+    # Listening before the workers start: a request sent at once waits in the backlog instead of
+    # being refused while they import, and the address printed is the one bound (--port 0).
+    sock = settings.bind_socket()
+    sock.listen(settings.backlog)
+    host, port = sock.getsockname()[:2]
+    print(f"rxreact serve: listening on http://{host}:{port}", file=sys.stderr, flush=True)
+    if args.workers > 1:
+        from uvicorn.supervisors import Multiprocess
+
+        Multiprocess(settings, sockets=[sock]).run()
+    else:
+        uvicorn.Server(settings).run(sockets=[sock])
     return 0
 
 
