@@ -1,5 +1,6 @@
 """Two ``rxreact serve`` processes on one real redis-server: a run started through one is
-resumed (and followed to its end) through the other, and the conversation goes on there.
+resumed (and followed to its end) through the other, the conversation goes on there, and a run
+one owns is cancelled through the other.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import httpx
 from redis_server import running_redis_server
 from serve_helpers import Gate, SSEEvent, parse_sse, read_until_text, text_of
 
-from rxreact.model.scripted.replies import text_reply
+from rxreact.model.scripted.replies import Hang, text_reply
 from rxreact.testing import MockOpenAIServer
 
 ANSWER = "Started on one worker and finished on the other."
@@ -68,7 +69,11 @@ def test_a_run_started_through_one_worker_is_resumed_through_the_other() -> None
     with (
         running_redis_server() as redis,
         MockOpenAIServer(
-            [gate.reply(reply[:4], reply[4:]), text_reply("Yes, I remember.")]
+            [
+                gate.reply(reply[:4], reply[4:]),
+                text_reply("Yes, I remember."),
+                [*text_reply("Going on and on")[:2], Hang()],
+            ]
         ) as mock,
     ):
         env = {**os.environ, "OPENAI_BASE_URL": mock.base_url, "OPENAI_API_KEY": "sk-test",
