@@ -164,10 +164,11 @@ def parse_sse(lines: Iterator[str]) -> Iterator[SSEEvent | str]:
             data.append(line[5:].lstrip(" "))
 
 
-def read_until_text(lines: Iterator[str], text: str) -> list[SSEEvent]:
-    """The SSE events of a stream up to the one after which the streamed text is ``text``."""
+def read_until_text(items: Iterator[SSEEvent | str], text: str) -> list[SSEEvent]:
+    """The SSE events of ``parse_sse(...)`` up to the one after which the streamed text is
+    ``text``; the rest stays in ``items``."""
     seen: list[SSEEvent] = []
-    for item in parse_sse(lines):
+    for item in items:
         if isinstance(item, SSEEvent) and item.data != "[DONE]":
             seen.append(item)
             if item.part["type"] == "text-delta" and text_of([e.part for e in seen]) == text:

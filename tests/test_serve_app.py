@@ -92,7 +92,7 @@ def test_disconnect_does_not_cancel_and_last_event_id_resumes(make_server: Any) 
     reply = text_reply("One two three four five six")  # role, a chunk per word, finish
     url, mock, _ = make_server([gate.reply(reply[:4], reply[4:])])
     with httpx.stream("POST", f"{url}/api/chat", json=chat_body("c4", "Count")) as response:
-        seen = read_until_text(response.iter_lines(), "One two three ")  # then leave mid-answer
+        seen = read_until_text(events_of(response), "One two three ")  # then leave mid-answer
     last_id = seen[-1].id
     assert last_id is not None
     with httpx.stream(
@@ -253,11 +253,12 @@ def test_a_question_on_a_busy_conversation_is_409_with_on_busy_reject(make_serve
     reply = text_reply("Busy with the first question.")
     url, _, _ = make_server([gate.reply(reply[:2], reply[2:])], agent_options={"on_busy": "reject"})
     with httpx.stream("POST", f"{url}/api/chat", json=chat_body("busy", "First")) as response:
-        read_until_text(response.iter_lines(), "Busy ")
+        items = events_of(response)
+        read_until_text(items, "Busy ")
         second = httpx.post(f"{url}/api/chat", json=chat_body("busy", "Second"))
         assert second.status_code == 409
         assert second.json()["error"] == "conversation_busy"
         gate.open()
-        rest, _ = read_all(response)
+        rest = [e for e in items if isinstance(e, SSEEvent)]
     assert rest[-1].data == "[DONE]"
     assert rest[-2].part == {"type": "finish", "finishReason": "stop"}

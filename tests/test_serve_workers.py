@@ -85,7 +85,7 @@ def test_a_run_started_through_one_worker_is_resumed_through_the_other() -> None
             ):
                 with httpx.stream("POST", f"{first}/api/chat", json=body("shared", "Go")) as r:
                     assert r.status_code == 200
-                    seen = read_until_text(r.iter_lines(), "Started on one ")
+                    seen = read_until_text(parse_sse(r.iter_lines()), "Started on one ")
                 last_id = seen[-1].id
                 assert last_id is not None
                 with httpx.stream(
@@ -110,10 +110,11 @@ def test_a_run_started_through_one_worker_is_resumed_through_the_other() -> None
 
                 # A run owned by one worker is cancelled through the other.
                 with httpx.stream("POST", f"{first}/api/chat", json=body("other", "Go")) as r:
-                    read_until_text(r.iter_lines(), "Going ")
+                    items = parse_sse(r.iter_lines())
+                    read_until_text(items, "Going ")
                     cancelled = httpx.post(f"{second}/api/chat/other/cancel")
                     assert cancelled.status_code == 202
-                    ending = [e for e in parse_sse(r.iter_lines()) if isinstance(e, SSEEvent)]
+                    ending = [e for e in items if isinstance(e, SSEEvent)]
                 assert ending[-2].part == {"type": "abort", "reason": "cancelled"}
                 assert mock.wait_for_disconnects(1, timeout=10)  # its model stream was closed
         finally:
