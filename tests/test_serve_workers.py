@@ -56,6 +56,8 @@ def rxreact_serve(redis_url: str, env: dict[str, str], *extra: str) -> Iterator[
             process.kill()
             process.wait()
         reader.join(5)
+        if process.stderr is not None:
+            process.stderr.close()
 
 
 def body(conversation: str, question: str) -> dict[str, Any]:
