@@ -215,13 +215,13 @@ def test_marble_svg_of_a_finished_run_and_the_page(make_server: Any) -> None:
     assert httpx.get(f"{url}/static/chat.js").status_code == 200
 
 
-def test_many_concurrent_chats_each_get_their_own_whole_answer(make_server: Any) -> None:
+def test_concurrent_chats_each_get_their_own_whole_answer(make_server: Any) -> None:
     def reply(request: Any) -> Any:
         question = request.messages[-1].content
         return text_reply(f"Answer to {question}, streamed in several pieces.")
 
     url, _, _ = make_server(reply)
-    count = 24
+    count = 12
 
     def chat(n: int) -> str:
         with httpx.stream("POST", f"{url}/api/chat", json=chat_body(f"many-{n}", f"q{n}")) as r:
