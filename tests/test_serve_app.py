@@ -262,3 +262,10 @@ def test_a_question_on_a_busy_conversation_is_409_with_on_busy_reject(make_serve
         rest = [e for e in items if isinstance(e, SSEEvent)]
     assert rest[-1].data == "[DONE]"
     assert rest[-2].part == {"type": "finish", "finishReason": "stop"}
+
+
+def test_marbles_of_an_unknown_run_are_404(make_server: Any) -> None:
+    url, _, _ = make_server([])
+    response = httpx.get(f"{url}/api/runs/no-such-run/marbles.svg")
+    assert response.status_code == 404
+    assert response.json()["error"] == "unknown_run"

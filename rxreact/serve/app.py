@@ -142,7 +142,7 @@ def create_app(
         run_id = request.path_params["run_id"]
         check_conversation_id(run_id)
         recording = await runs.recording(run_id, marbles_timeout)
-        if recording is None or not recording.marbles:
+        if recording is None or not recording.values:  # unknown here and in the log
             raise HTTPProblem(404, "unknown_run", f"no finished run {run_id!r}")
         svg = await run_in_threadpool(recording.to_svg, width=860)
         return Response(svg, media_type="image/svg+xml", headers={"cache-control": "no-store"})
