@@ -25,14 +25,14 @@ class RunRegistry:
     """The hot runs of one server process, over the agent's event log.
 
     Args:
-        agent: the ``ReactAgent`` whose ``start()`` makes the runs.
-        event_log: the log the agent writes its runs to (shared by every worker with Redis).
+        agent: the ``ReactAgent`` whose ``start()`` makes the runs and whose ``event_log``
+            keeps them (shared by every worker with Redis).
         keep_recordings: how many finished runs' marble recordings this process keeps.
     """
 
-    def __init__(self, agent: Any, event_log: Any, *, keep_recordings: int = 256) -> None:
+    def __init__(self, agent: Any, *, keep_recordings: int = 256) -> None:
         self.agent = agent
-        self.event_log = event_log
+        self.event_log = agent.event_log
         self._keep = keep_recordings
         self._lock = threading.Lock()
         self._runs: dict[str, Any] = {}

@@ -42,24 +42,22 @@ STATIC_DIR = Path(__file__).parent / "static"
 def create_app(
     agent: Any,
     *,
-    event_log: Any = None,
     heartbeat: float = 15.0,
     marbles_timeout: float = 30.0,
 ) -> Starlette:
     """An ASGI app serving ``agent``'s runs to browsers.
 
     Args:
-        agent: a ``ReactAgent`` (with ``memory`` for conversations that go on between runs).
-        event_log: where runs are logged (default: the agent's own ``event_log``); with a
-            ``RedisEventLog`` every worker sharing it can resume or cancel any run.
+        agent: a ``ReactAgent``: its ``memory`` keeps conversations between runs, its
+            ``event_log`` the runs (with a ``RedisEventLog`` every worker sharing it can resume,
+            follow or cancel any run).
         heartbeat: seconds of silence on a stream before a keep-alive comment is sent.
         marbles_timeout: how long the marble endpoint waits for a run to end.
 
     Returns:
         A Starlette application (serve it with uvicorn, or ``rxreact serve``).
     """
-    log = event_log if event_log is not None else agent.event_log
-    runs = RunRegistry(agent, log)
+    runs = RunRegistry(agent)
     known: set[str] = set()  # conversations this process saw, for 404 vs 204 without memory
 
     async def open_stream(
