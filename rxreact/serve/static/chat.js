@@ -160,7 +160,8 @@
           break;
         }
         await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
-        next = (signal) => fetch(`/api/chat/${encodeURIComponent(chat.id)}/stream`, {
+        // The run itself when its id is known: it may have finished meanwhile.
+        next = (signal) => fetch(streamUrl(msg), {
           headers: { 'Last-Event-ID': String(msg.lastSeq || 0) },
           signal,
         });
@@ -171,6 +172,12 @@
     save();
     render(msg);
     setBusy(false);
+  }
+
+  function streamUrl(msg) {
+    return msg.runId
+      ? `/api/runs/${encodeURIComponent(msg.runId)}/stream`
+      : `/api/chat/${encodeURIComponent(chat.id)}/stream`;
   }
 
   function send(text) {
@@ -287,10 +294,7 @@
       last.parts = [];
       last.lastSeq = 0;
       last.error = null;
-      const url = last.runId
-        ? `/api/runs/${encodeURIComponent(last.runId)}/stream`
-        : `/api/chat/${encodeURIComponent(chat.id)}/stream`;
-      follow(last, (signal) => fetch(url, { signal }));
+      follow(last, (signal) => fetch(streamUrl(last), { signal }));
     }
   }
 
