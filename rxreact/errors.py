@@ -5,7 +5,9 @@ call such as ``agent.call``) is an instance of :class:`RxReactError`::
 
     RxReactError
     ├── ConfigurationError            bad or missing settings (no API key, no model name)
-    ├── ToolDefinitionError           a function that cannot become a tool
+    ├── InvalidArgumentError          an argument of the wrong type or value (also a TypeError
+    │   │                             and a ValueError, so either ``except`` catches it)
+    │   └── ToolDefinitionError       a function that cannot become a tool
     ├── ModelError                    anything that went wrong talking to the model
     │   ├── ModelHTTPError            the endpoint answered with an HTTP error status
     │   │   ├── BadRequestError           400 / 422
@@ -21,7 +23,13 @@ call such as ``agent.call``) is an instance of :class:`RxReactError`::
     ├── AgentError                    the agent loop itself could not go on
     │   ├── ToolErrorBudgetExceededError  too many failed tool calls in one run
     │   └── RunStalledError           no event for longer than ``stall_timeout``
-    └── ChatMemoryError               a memory backend failed
+    ├── ChatMemoryError               a memory backend failed
+    ├── RunError                      a hot run (``agent.start``) could not be followed to its end
+    │   ├── RunCancelledError             cancelled (``run.cancel()``, ``request_cancel``)
+    │   ├── RunNotFoundError              not in the event log (never started, or expired)
+    │   └── RunLostError                  the process that owned it stopped before it ended
+    └── ConversationBusyError         another run holds the conversation (rejected, waited too
+                                      long, or this run's lease was lost before its commit)
 
 Foreign exceptions (httpx, json, pydantic) are mapped to this tree in exactly one place
 per layer (``rxreact.model.openai.client._map_transport_error`` for HTTP), and never carry the
@@ -38,6 +46,8 @@ __all__ = [
     "BadRequestError",
     "ChatMemoryError",
     "ConfigurationError",
+    "ConversationBusyError",
+    "InvalidArgumentError",
     "ModelConnectionError",
     "ModelError",
     "ModelHTTPError",
@@ -45,6 +55,10 @@ __all__ = [
     "NotFoundError",
     "ProviderStreamError",
     "RateLimitError",
+    "RunCancelledError",
+    "RunError",
+    "RunLostError",
+    "RunNotFoundError",
     "RunStalledError",
     "RxReactError",
     "ServerError",
@@ -64,8 +78,16 @@ class ConfigurationError(RxReactError):
     """A required setting is missing or invalid (e.g. no API key, no model name)."""
 
 
-class ToolDefinitionError(RxReactError):
-    """A callable cannot be turned into a tool (unsupported signature, duplicate name...)."""
+class InvalidArgumentError(RxReactError, TypeError, ValueError):
+    """An argument has the wrong type or value (``ReactAgent(None)``, ``max_rounds=0``, a question
+    that is not a string). The message names the parameter.
+
+    Also a ``TypeError`` and a ``ValueError``: code that catches the built-in kind still works.
+    """
+
+
+class ToolDefinitionError(InvalidArgumentError):
+    """A callable cannot be turned into a tool (unsupported signature, name, parameter type...)."""
 
 
 class ModelError(RxReactError):
@@ -124,7 +146,7 @@ class RateLimitError(ModelHTTPError):
 
 
 class ServerError(ModelHTTPError):
-    """HTTP 5xx: the provider failed."""
+    """HTTP 5xx: the provider failed (retryable, except 501 Not Implemented)."""
 
     retryable = True
 
@@ -153,7 +175,7 @@ class ProviderStreamError(ModelError):
         self.provider_message = provider_message
         self.code = code
         self.error_type = error_type
-        self.payload = payload or {}
+        self.payload: dict[str, Any] = payload or {}
         self.usage = usage
         detail = f" ({code})" if code is not None else ""
         super().__init__(f"provider error in stream{detail}: {provider_message}")
@@ -209,6 +231,40 @@ class ChatMemoryError(RxReactError):
     """A chat-memory backend failed to load or store a conversation."""
 
 
+class RunError(RxReactError):
+    """A hot run could not be followed to its end (see :mod:`rxreact.runs`)."""
+
+
+class RunCancelledError(RunError):
+    """The run was cancelled before it finished; it wrote nothing to memory."""
+
+
+class RunNotFoundError(RunError):
+    """The event log has no run with this id: it never started, or its retention ran out."""
+
+
+class RunLostError(RunError):
+    """The process that owned the run stopped (killed, crashed) before the run ended."""
+
+
+class ConversationBusyError(RxReactError):
+    """Another run holds the conversation, so this run cannot start or cannot commit.
+
+    Raised through ``on_error`` of a run whose conversation is busy when
+    ``ReactAgent(on_busy="reject")``, whose wait passed ``busy_timeout`` with
+    ``on_busy="queue"``, or whose lease expired or was taken over before its turn was
+    committed (fencing). In every case the run wrote nothing to memory.
+
+    Attributes:
+        conversation_id: the conversation that was busy (``None`` when rebuilt from its message
+            alone, as after pickling).
+    """
+
+    def __init__(self, message: str, conversation_id: str | None = None) -> None:
+        self.conversation_id = conversation_id
+        super().__init__(message)
+
+
 def http_error_for_status(
     status_code: int, provider_message: str, body: str = "", retry_after: float | None = None
 ) -> ModelHTTPError:
@@ -226,4 +282,7 @@ def http_error_for_status(
         cls = ServerError
     else:
         cls = ModelHTTPError
-    return cls(status_code, provider_message, body)
+    error = cls(status_code, provider_message, body)
+    if status_code == 501:
+        error.retryable = False  # "Not Implemented" stays so: the wrong kind of server
+    return error

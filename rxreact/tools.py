@@ -16,12 +16,13 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import re
 import threading
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
-from typing import Any, get_type_hints, overload
+from typing import Any, Generic, ParamSpec, TypeVar, get_type_hints, overload
 
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, create_model
 from reactivex import Observable, abc
 from reactivex.disposable import CompositeDisposable, Disposable, SerialDisposable
 
@@ -29,7 +30,10 @@ from rxreact.cancellation import CancellationToken
 from rxreact.errors import ToolDefinitionError
 from rxreact.messages import ToolSpec
 
-__all__ = ["Tool", "ToolArgumentsError", "tool"]
+__all__ = ["TOOL_NAME", "Tool", "ToolArgumentsError", "tool"]
+
+TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+"""The tool names model providers accept (OpenAI's rule, the strictest common one)."""
 
 
 class ToolArgumentsError(Exception):
@@ -39,21 +43,29 @@ class ToolArgumentsError(Exception):
     """
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
 @dataclass(frozen=True, eq=False)
-class Tool:
-    """A function the model can call. Build one with :func:`tool`."""
+class Tool(Generic[P, R]):
+    """A function the model can call. Build one with :func:`tool`.
+
+    Generic in the function's parameters and result, so calling a decorated function directly
+    type-checks as the function itself: ``get_weather("Paris")`` is a ``str``.
+    """
 
     name: str
     description: str
     parameters: dict[str, Any]
     """JSON schema of the arguments object."""
-    function: Callable[..., Any]
+    function: Callable[P, R]
     timeout: float | None = None
     """Seconds before the call is abandoned with an error result; ``None``: the agent's default."""
     _arguments_model: type[BaseModel] | None = None
     _token_parameter: str | None = None
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         """Call the underlying function directly (a decorated function stays callable)."""
         return self.function(*args, **kwargs)
 
@@ -109,6 +121,7 @@ class Tool:
         Disposing sets ``token``; a result that arrives afterwards is dropped.
         """
         kwargs = dict(arguments)
+        function: Callable[..., Any] = self.function  # called with the model's arguments
         if self._token_parameter is not None:
             kwargs[self._token_parameter] = token
 
@@ -132,8 +145,8 @@ class Tool:
                 done.set()
                 token.cancel()
 
-            if inspect.iscoroutinefunction(self.function):
-                future = _background_loop().submit(self.function(**kwargs))
+            if inspect.iscoroutinefunction(function):
+                future = _background_loop().submit(function(**kwargs))
 
                 def on_done(f: Any) -> None:
                     if f.cancelled():
@@ -158,7 +171,7 @@ class Tool:
                 if done.is_set():
                     return
                 try:
-                    result = self.function(**kwargs)
+                    result = function(**kwargs)
                 except Exception as error:
                     fail(error)
                     return
@@ -179,23 +192,23 @@ class Tool:
 
 
 @overload
-def tool(function: Callable[..., Any], /) -> Tool: ...
+def tool(function: Callable[P, R], /) -> Tool[P, R]: ...
 
 
 @overload
 def tool(
     *, name: str | None = None, description: str | None = None, timeout: float | None = None
-) -> Callable[[Callable[..., Any]], Tool]: ...
+) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
 
 
 def tool(
-    function: Callable[..., Any] | None = None,
+    function: Callable[P, R] | None = None,
     /,
     *,
     name: str | None = None,
     description: str | None = None,
     timeout: float | None = None,
-) -> Tool | Callable[[Callable[..., Any]], Tool]:
+) -> Tool[P, R] | Callable[[Callable[P, R]], Tool[P, R]]:
     """Make a function a :class:`Tool`; use bare (``@tool``) or with options (``@tool(timeout=5)``).
 
     Args:
@@ -205,27 +218,35 @@ def tool(
         timeout: seconds before a call fails with an error result (default: the agent's).
 
     Raises:
-        ToolDefinitionError: ``*args``/``**kwargs``, missing annotations pydantic cannot handle,
+        ToolDefinitionError: ``*args``/``**kwargs``, a parameter without an annotation or with a
+            type that has no JSON schema, a name providers reject (``^[a-zA-Z0-9_-]{1,64}$``),
             or no description at all.
     """
 
-    def build(fn: Callable[..., Any]) -> Tool:
+    def build(fn: Callable[P, R]) -> Tool[P, R]:
         return _build_tool(fn, name=name, description=description, timeout=timeout)
 
     return build(function) if function is not None else build
 
 
-def as_tool(value: Tool | Callable[..., Any]) -> Tool:
+def as_tool(value: Tool[..., Any] | Callable[..., Any]) -> Tool[..., Any]:
     """``value`` itself if it is a :class:`Tool`, else ``tool(value)``."""
     return value if isinstance(value, Tool) else tool(value)
 
 
 def _build_tool(
-    fn: Callable[..., Any], *, name: str | None, description: str | None, timeout: float | None
-) -> Tool:
+    fn: Callable[P, R], *, name: str | None, description: str | None, timeout: float | None
+) -> Tool[P, R]:
+    if not callable(fn):
+        raise ToolDefinitionError(f"a tool must be a function, got {fn!r}")
     tool_name = name or getattr(fn, "__name__", None)
     if not tool_name:
         raise ToolDefinitionError(f"{fn!r} has no __name__; pass name=")
+    if not TOOL_NAME.fullmatch(tool_name):
+        raise ToolDefinitionError(
+            f"tool name {tool_name!r} is not accepted by model providers: use 1 to 64 letters, "
+            f"digits, '_' or '-'" + ("" if name else " (pass name=...)")
+        )
     text = description or inspect.getdoc(fn)
     if not text:
         raise ToolDefinitionError(
@@ -240,10 +261,16 @@ def _build_tool(
     for parameter in inspect.signature(fn).parameters.values():
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
             raise ToolDefinitionError(f"tool {tool_name!r}: *args/**kwargs cannot be described")
-        annotation = hints.get(parameter.name, Any)
+        if parameter.name not in hints:
+            raise ToolDefinitionError(
+                f"tool {tool_name!r}: parameter {parameter.name!r} has no type annotation; "
+                f"annotate it (e.g. {parameter.name}: str) so the model knows what to send"
+            )
+        annotation = hints[parameter.name]
         if annotation is CancellationToken:
             token_parameter = parameter.name
             continue
+        _check_schema(tool_name, parameter.name, annotation)
         default = ... if parameter.default is parameter.empty else parameter.default
         fields[parameter.name] = (annotation, default)
     try:
@@ -264,6 +291,19 @@ def _build_tool(
         _arguments_model=arguments_model,
         _token_parameter=token_parameter,
     )
+
+
+def _check_schema(tool_name: str, parameter: str, annotation: Any) -> None:
+    """Refuse a parameter type with no JSON schema, naming the parameter, not pydantic's insides."""
+    try:
+        TypeAdapter(annotation).json_schema()
+    except Exception:
+        kind = getattr(annotation, "__qualname__", None) or repr(annotation)
+        raise ToolDefinitionError(
+            f"tool {tool_name!r}: parameter {parameter!r} has type {kind}, which has no JSON "
+            f"schema; use str, int, float, bool, a list or dict of those, an Enum or Literal, "
+            f"a dataclass, TypedDict or pydantic model"
+        ) from None
 
 
 def _parameter_hints(fn: Callable[..., Any]) -> dict[str, Any]:

@@ -6,6 +6,12 @@ import socket
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Property tests check results, not speed: hypothesis's per-example deadline turns a busy CI
+# machine into false failures.
+settings.register_profile("rxreact", deadline=None)
+settings.load_profile("rxreact")
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "streams"
 

@@ -28,7 +28,7 @@ def rxreact_serve(redis_url: str, env: dict[str, str], *extra: str) -> Iterator[
     """An ``rxreact serve`` process on a free port; yields its URL once it listens."""
     process = subprocess.Popen(
         [sys.executable, "-m", "rxreact.cli", "serve", "--port", "0", "--redis", redis_url,
-         "--tools", "rxreact.demo:demo_tools", *extra],
+         *extra],
         env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         text=True,
     )  # fmt: skip

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 
+from rxreact.memory.lease import Lease, LeaseTable, lease_lost
 from rxreact.messages import Message, UserMessage
 
 __all__ = ["InMemoryChatMemory"]
@@ -14,30 +16,58 @@ class InMemoryChatMemory:
     """Histories in a dict, guarded by a lock; optionally trimmed to the last ``max_turns`` turns.
 
     Trimming works on whole turns (a turn starts at a user message), so an assistant tool-call
-    message is never separated from its tool results.
+    message is never separated from its tool results. Leases are kept in the same lock, so a
+    fenced ``append`` checks its lease and writes in one step.
+
+    Args:
+        max_turns: keep only the last this many turns of each conversation.
+        clock: the clock of lease expiry, in seconds (default ``time.monotonic``); give it
+            ``lambda: test_scheduler.clock`` to let leases expire in virtual time.
     """
 
-    def __init__(self, *, max_turns: int | None = None) -> None:
+    def __init__(
+        self, *, max_turns: int | None = None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         if max_turns is not None and max_turns < 1:
             raise ValueError("max_turns must be at least 1")
         self._max_turns = max_turns
         self._lock = threading.Lock()
         self._conversations: dict[str, list[Message]] = {}
+        self._leases = LeaseTable(clock)
 
     def load(self, conversation_id: str) -> list[Message]:
         """A copy of the conversation's messages."""
         with self._lock:
             return list(self._conversations.get(conversation_id, ()))
 
-    def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
-        """Add a turn; all of it becomes visible at once."""
+    def append(
+        self, conversation_id: str, messages: Sequence[Message], *, lease: Lease | None = None
+    ) -> None:
+        """Add a turn; all of it becomes visible at once (with ``lease``: only while it is live)."""
         with self._lock:
+            if lease is not None and not self._leases.holds(lease):
+                raise lease_lost(lease)
             history = [*self._conversations.get(conversation_id, ()), *messages]
             if self._max_turns is not None:
                 starts = [i for i, m in enumerate(history) if isinstance(m, UserMessage)]
                 if len(starts) > self._max_turns:
                     history = history[starts[-self._max_turns] :]
             self._conversations[conversation_id] = history
+
+    def try_acquire(self, conversation_id: str, owner: str, ttl: float) -> Lease | None:
+        """The conversation's lease for ``ttl`` seconds, or ``None`` while another is live."""
+        with self._lock:
+            return self._leases.try_acquire(conversation_id, owner, ttl)
+
+    def renew(self, lease: Lease) -> bool:
+        """Extend a live lease by its ttl; False if it was lost."""
+        with self._lock:
+            return self._leases.renew(lease)
+
+    def release(self, lease: Lease) -> None:
+        """End a live lease now."""
+        with self._lock:
+            self._leases.release(lease)
 
     def conversation_ids(self) -> list[str]:
         """The ids with a stored history."""

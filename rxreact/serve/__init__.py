@@ -2,7 +2,10 @@
 
 ::
 
+    from rxreact import OpenAIChatModel, ReactAgent
     from rxreact.serve import create_app
+
+    agent = ReactAgent(OpenAIChatModel())
     app = create_app(agent)            # an ASGI app: uvicorn module:app, or `rxreact serve`
 
 Needs the ``serve`` extra (``pip install 'rxreact[serve]'``: Starlette and uvicorn);

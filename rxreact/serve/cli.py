@@ -11,13 +11,10 @@ them as JSON in ``RXREACT_SERVE_CONFIG`` and :func:`app_from_env` builds each wo
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import sys
 from typing import Any
-
-from rxreact.errors import ConfigurationError
 
 __all__ = ["CONFIG_ENV", "add_serve_command", "app_from_env", "serve"]
 
@@ -37,8 +34,9 @@ def add_serve_command(commands: Any) -> None:
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--workers", type=int, default=1, help="worker processes (needs --redis)")
     parser.add_argument(
-        "--tools", metavar="MODULE:ATTR", default=None,
-        help="your tools: a Tool, a function or a list of them (default: the demo's tools)",
+        "--tools", metavar="MODULE:NAME", action="append", default=[],
+        help="tools to offer: a @tool function or a list of them, repeatable "
+        "(default: the demo's tools)",
     )  # fmt: skip
     parser.add_argument("--redis", metavar="URL", default=None, help="Redis memory and event log")
     parser.add_argument(
@@ -54,7 +52,7 @@ def add_serve_command(commands: Any) -> None:
         help="answer with the no-key demo model (a loopback mock) instead of a real endpoint",
     )  # fmt: skip
     parser.add_argument("--on-busy", choices=("queue", "reject"), default="reject")
-    parser.set_defaults(handler=serve)
+    parser.set_defaults(run=serve)
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -113,6 +111,7 @@ def serve(args: argparse.Namespace) -> int:
 def app_from_env() -> Any:
     """The app of one worker, from ``$RXREACT_SERVE_CONFIG`` (uvicorn's factory)."""
     from rxreact import InMemoryEventLog, RedisChatMemory, RedisEventLog
+    from rxreact._cli.chat import load_tools, open_memory
     from rxreact.agent import ReactAgent
     from rxreact.model.openai.client import OpenAIChatModel
     from rxreact.serve.app import create_app
@@ -127,18 +126,21 @@ def app_from_env() -> Any:
         base_url, api_key = mock.base_url, "sk-demo"
     model = OpenAIChatModel(config.get("model") or ("mock-weather-model" if api_key else None),
                             base_url=base_url, api_key=api_key)  # fmt: skip
+    tools = load_tools(config.get("tools") or [])
+    if not tools:
+        from rxreact.demo import demo_tools
+
+        tools = list(demo_tools())
     redis_url = config.get("redis")
     if redis_url:
         memory: Any = RedisChatMemory(redis_url)
         event_log: Any = RedisEventLog(redis_url)
     else:
-        from rxreact.cli import _open_memory
-
-        memory = _open_memory(config.get("memory"))
+        memory = open_memory(config.get("memory"))
         event_log = InMemoryEventLog()
     agent = ReactAgent(
         model,
-        load_tools(config.get("tools")),
+        tools,
         max_rounds=config.get("max_rounds", 5),
         system_prompt=config.get("system"),
         memory=memory,
@@ -146,22 +148,3 @@ def app_from_env() -> Any:
         on_busy=config.get("on_busy", "reject"),
     )
     return create_app(agent)
-
-
-def load_tools(spec: str | None) -> list[Any]:
-    """The tools named by ``module:attr`` (a tool, a function, or an iterable of them), or the
-    demo's tools when ``spec`` is ``None``."""
-    if spec is None:
-        from rxreact.demo import demo_tools
-
-        return list(demo_tools())
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr:
-        raise ConfigurationError(f"--tools takes module:attr, not {spec!r}")
-    try:
-        value = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as error:
-        raise ConfigurationError(f"--tools {spec}: {error}") from error
-    if callable(value) and not isinstance(value, list | tuple):
-        return [value]
-    return list(value)
