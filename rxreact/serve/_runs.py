@@ -11,12 +11,14 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import OrderedDict
-from typing import Any
 
 from reactivex import Observable
 from reactivex import operators as ops
 
-from rxreact.marbles import Recorder
+from rxreact.agent import ReactAgent
+from rxreact.events import AgentEvent
+from rxreact.marbles import Recorder, Recording
+from rxreact.runs import AgentRun, follow
 
 __all__ = ["RunRegistry"]
 
@@ -30,15 +32,15 @@ class RunRegistry:
         keep_recordings: how many finished runs' marble recordings this process keeps.
     """
 
-    def __init__(self, agent: Any, *, keep_recordings: int = 256) -> None:
+    def __init__(self, agent: ReactAgent, *, keep_recordings: int = 256) -> None:
         self.agent = agent
         self.event_log = agent.event_log
         self._keep = keep_recordings
         self._lock = threading.Lock()
-        self._runs: dict[str, Any] = {}
+        self._runs: dict[str, AgentRun] = {}
         self._recordings: OrderedDict[str, Recorder] = OrderedDict()
 
-    def start(self, question: str, conversation_id: str) -> Any:
+    def start(self, question: str, conversation_id: str) -> AgentRun:
         """Start a run (raises ``ConversationBusyError`` when the agent rejects a busy one)."""
         run = self.agent.start(question, conversation_id=conversation_id)
         recorder = Recorder()
@@ -56,19 +58,15 @@ class RunRegistry:
         run.events().pipe(ops.finally_action(forget)).subscribe(recorder)
         return run
 
-    def events(self, run_id: str) -> Observable[Any]:
+    def events(self, run_id: str) -> Observable[AgentEvent]:
         """The run's events from its first: the local run, else followed through the log."""
         with self._lock:
             run = self._runs.get(run_id)
-        if run is not None:
-            return run.events()  # type: ignore[no-any-return]
-        from rxreact import follow
-
-        return follow(run_id, self.event_log)
+        return run.events() if run is not None else follow(run_id, self.event_log)
 
     def active_run(self, conversation_id: str) -> str | None:
         """The run in progress on the conversation, in any process (blocking: may ask Redis)."""
-        return self.event_log.active_run(conversation_id)  # type: ignore[no-any-return]
+        return self.event_log.active_run(conversation_id)
 
     def cancel(self, run_id: str) -> None:
         """Cancel the run, here or in the process that owns it."""
@@ -79,7 +77,7 @@ class RunRegistry:
         else:
             self.event_log.request_cancel(run_id)
 
-    async def recording(self, run_id: str, timeout: float) -> Any:
+    async def recording(self, run_id: str, timeout: float) -> Recording | None:
         """The run's marble recording, once it ended (``None`` if it did not within ``timeout``).
 
         A run this process did not start is recorded by following it through the log: its

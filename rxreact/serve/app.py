@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
+from reactivex import Observable
 from reactivex import operators as ops
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -27,7 +27,9 @@ from starlette.responses import FileResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from rxreact.errors import RxReactError
+from rxreact.agent import ReactAgent
+from rxreact.errors import ConversationBusyError, RunNotFoundError, RxReactError
+from rxreact.events import AgentEvent
 from rxreact.serve._body import HTTPProblem, check_conversation_id, parse_chat_body
 from rxreact.serve._bridge import ChunkPipe
 from rxreact.serve._runs import RunRegistry
@@ -40,7 +42,7 @@ STATIC_DIR = Path(__file__).parent / "static"
 
 
 def create_app(
-    agent: Any,
+    agent: ReactAgent,
     *,
     heartbeat: float = 15.0,
     marbles_timeout: float = 30.0,
@@ -62,7 +64,7 @@ def create_app(
 
     async def open_stream(
         run_id: str,
-        events: Any,
+        events: Observable[AgentEvent],
         *,
         after: int = 0,
         refuse: Callable[[BaseException], HTTPProblem | None] | None = None,
@@ -182,12 +184,12 @@ def _last_event_id(request: Request) -> int:
 
 
 def _busy(error: BaseException) -> HTTPProblem | None:
-    if type(error).__name__ == "ConversationBusyError":
+    if isinstance(error, ConversationBusyError):
         return HTTPProblem(409, "conversation_busy", str(error))
     return None
 
 
 def _not_found(error: BaseException) -> HTTPProblem | None:
-    if type(error).__name__ == "RunNotFoundError":
+    if isinstance(error, RunNotFoundError):
         return HTTPProblem(404, "unknown_run", str(error))
     return None

@@ -110,7 +110,7 @@ def serve(args: argparse.Namespace) -> int:
 
 def app_from_env() -> Any:
     """The app of one worker, from ``$RXREACT_SERVE_CONFIG`` (uvicorn's factory)."""
-    from rxreact import InMemoryEventLog, RedisChatMemory, RedisEventLog
+    from rxreact import ChatMemory, EventLog, InMemoryEventLog, RedisChatMemory, RedisEventLog
     from rxreact._cli.chat import load_tools, open_memory
     from rxreact.agent import ReactAgent
     from rxreact.model.openai.client import OpenAIChatModel
@@ -133,8 +133,8 @@ def app_from_env() -> Any:
         tools = list(demo_tools())
     redis_url = config.get("redis")
     if redis_url:
-        memory: Any = RedisChatMemory(redis_url)
-        event_log: Any = RedisEventLog(redis_url)
+        memory: ChatMemory = RedisChatMemory(redis_url)
+        event_log: EventLog = RedisEventLog(redis_url)
     else:
         memory = open_memory(config.get("memory"))
         event_log = InMemoryEventLog()

@@ -34,7 +34,7 @@ from typing import Any
 
 from reactivex import Observable, abc
 
-from rxreact.errors import RxReactError
+from rxreact.errors import RunCancelledError, RxReactError
 from rxreact.events import (
     FinalAnswer,
     ReasoningDelta,
@@ -176,7 +176,7 @@ class _Mapper:
     def fail(self, error: Exception) -> list[Part]:
         out: list[Part] = []
         self._finish_step(out)
-        if _is_cancellation(error):
+        if isinstance(error, RunCancelledError):
             out.append({"type": "abort", "reason": "cancelled"})
         else:
             out.append({"type": "error", "errorText": error_text(error)})
@@ -213,14 +213,6 @@ def _parse_arguments(raw: str) -> Any:
         return json.loads(raw)
     except ValueError:
         return raw
-
-
-def _is_cancellation(error: Exception) -> bool:
-    # The run's cancellation error (rxreact.runs) is matched by name so this module does not
-    # import the runs package for one isinstance check.
-    return any(
-        cls.__name__ in {"RunCancelledError", "CancelledError"} for cls in type(error).__mro__
-    )
 
 
 def error_text(error: BaseException) -> str:
