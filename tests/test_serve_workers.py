@@ -11,6 +11,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -24,11 +25,10 @@ ANSWER = "Started on one worker and finished on the other."
 
 
 @contextmanager
-def rxreact_serve(redis_url: str, env: dict[str, str], *extra: str) -> Iterator[str]:
+def rxreact_serve(env: dict[str, str], *options: str) -> Iterator[str]:
     """An ``rxreact serve`` process on a free port; yields its URL once it listens."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "rxreact.cli", "serve", "--port", "0", "--redis", redis_url,
-         *extra],
+        [sys.executable, "-m", "rxreact.cli", "serve", "--port", "0", *options],
         env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         text=True,
     )  # fmt: skip
@@ -82,8 +82,8 @@ def test_a_run_started_through_one_worker_is_resumed_through_the_other() -> None
                "RXREACT_MODEL": "mock"}  # fmt: skip
         try:
             with (
-                rxreact_serve(redis.url, env, "--workers", "2") as first,
-                rxreact_serve(redis.url, env) as second,
+                rxreact_serve(env, "--redis", redis.url, "--workers", "2") as first,
+                rxreact_serve(env, "--redis", redis.url) as second,
             ):
                 with httpx.stream("POST", f"{first}/api/chat", json=body("shared", "Go")) as r:
                     assert r.status_code == 200
@@ -121,3 +121,29 @@ def test_a_run_started_through_one_worker_is_resumed_through_the_other() -> None
                 assert mock.wait_for_disconnects(1, timeout=10)  # its model stream was closed
         finally:
             Gate.open_all()
+
+
+def test_one_worker_keeps_conversations_in_sqlite(tmp_path: Path) -> None:
+    script = [text_reply("First answer."), text_reply("Second answer.")]
+    with MockOpenAIServer(script) as mock:
+        env = {**os.environ, "OPENAI_BASE_URL": mock.base_url, "OPENAI_API_KEY": "sk-test",
+               "RXREACT_MODEL": "mock"}  # fmt: skip
+        memory = tmp_path / "chats.sqlite3"
+        with rxreact_serve(env, "--memory", str(memory)) as url:
+            for question in ("One", "Two"):
+                with httpx.stream("POST", f"{url}/api/chat", json=body("local", question)) as r:
+                    events = [e for e in parse_sse(r.iter_lines()) if isinstance(e, SSEEvent)]
+                assert events[-1].data == "[DONE]"
+            page = httpx.get(f"{url}/")
+        assert page.status_code == 200 and "rxreact chat" in page.text
+        assert {"role": "assistant", "content": "First answer."} in mock.requests[1]["messages"]
+        assert memory.is_file()
+
+
+def test_several_workers_without_redis_are_refused() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "rxreact.cli", "serve", "--workers", "2"],
+        capture_output=True, text=True, timeout=30, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "--redis" in done.stderr
