@@ -181,24 +181,25 @@ def message(role: str) -> str:
     return f'{{"role": "{role}", "parts": [{{"type": "text", "text": "x"}}]}}'
 
 
-@pytest.mark.parametrize(
-    ("body", "status", "error"),
-    [
-        ("{not json", 400, "malformed_json"),
-        ('{"messages": []}', 422, "invalid_body"),
-        (f'{{"id": "a b", "messages": [{message("user")}]}}', 400, "invalid_conversation_id"),
-        (f'{{"id": "c", "messages": [{message("assistant")}]}}', 422, "invalid_body"),
-    ],
-)
-def test_bad_requests_get_json_errors(make_server: Any, body: str, status: int, error: str) -> None:
+BAD_BODIES = [
+    ("{not json", 400, "malformed_json"),
+    ('{"messages": []}', 422, "invalid_body"),
+    (f'{{"id": "a b", "messages": [{message("user")}]}}', 400, "invalid_conversation_id"),
+    (f'{{"id": "c", "messages": [{message("assistant")}]}}', 422, "invalid_body"),
+]
+
+
+def test_bad_requests_get_json_errors(make_server: Any) -> None:
     url, _, _ = make_server([])
-    response = httpx.post(
-        f"{url}/api/chat", content=body, headers={"content-type": "application/json"}
-    )
-    assert response.status_code == status
-    assert response.json()["error"] == error
+    answers = [
+        httpx.post(f"{url}/api/chat", content=body, headers={"content-type": "application/json"})
+        for body, _, _ in BAD_BODIES
+    ]
+    assert [(a.status_code, a.json()["error"]) for a in answers] == [
+        (status, error) for _, status, error in BAD_BODIES
+    ]
     bad_id = httpx.get(f"{url}/api/chat/c1/stream", headers={"Last-Event-ID": "x"})
-    assert bad_id.status_code == 400
+    assert (bad_id.status_code, bad_id.json()["error"]) == (400, "invalid_last_event_id")
 
 
 def test_marble_svg_of_a_finished_run_and_the_page(make_server: Any) -> None:
