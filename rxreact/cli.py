@@ -29,7 +29,7 @@ A streaming ReAct agent in your terminal.
   rxreact chat "question"          ask the endpoint in your environment
   rxreact chat                     an interactive session (history kept in SQLite)
   rxreact mock replies.json        a loopback mock server playing scripted replies
-  rxreact serve                    the chat page and the AI SDK UI stream (pip install 'rxreact[serve]')
+  rxreact serve                    a chat page and the AI SDK UI stream (needs rxreact[serve])
 
 The endpoint comes from OPENAI_BASE_URL (a local server on 127.0.0.1 needs no key),
 OPENAI_API_KEY and RXREACT_MODEL, or from --base-url and --model.
