@@ -1,4 +1,4 @@
-"""Workload 7: what one run per conversation costs, against the plain cold stream.
+"""Workload 8: what one run per conversation costs, against the plain cold stream.
 
 Per memory backend (in-process, a SQLite file, a real ``redis-server`` when one is on PATH),
 against the loopback mock, workload 2's conversation (two requests, two ``get_weather``
@@ -214,7 +214,7 @@ def measure(url: str, make_memory: Callable[[], Any], repeats: int, shared: bool
 def run(url: str, quick: bool) -> Table:
     repeats = 8 if quick else 30
     table = Table(
-        f"7. One run per conversation (2 requests, 2 tools, N={CHUNKS}; medians of {repeats})",
+        f"8. One run per conversation (2 requests, 2 tools, N={CHUNKS}; medians of {repeats})",
         ["memory", "case", "start ms", "x cold start", "run ms", "x cold run"],
     )
     results: dict[str, Any] = {}

@@ -13,19 +13,17 @@ A parameter annotated :class:`~rxreact.cancellation.CancellationToken` receives 
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import json
 import re
-import threading
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, ParamSpec, TypeVar, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, create_model
 from reactivex import Observable, abc
-from reactivex.disposable import CompositeDisposable, Disposable, SerialDisposable
 
+from rxreact._call_once import call_once
 from rxreact.cancellation import CancellationToken
 from rxreact.errors import ToolDefinitionError
 from rxreact.messages import ToolSpec
@@ -125,70 +123,7 @@ class Tool(Generic[P, R]):
         if self._token_parameter is not None:
             kwargs[self._token_parameter] = token
 
-        def subscribe(
-            observer: abc.ObserverBase[Any], _: abc.SchedulerBase | None = None
-        ) -> abc.DisposableBase:
-            done = threading.Event()  # guards against late results after dispose
-
-            def emit(value: Any) -> None:
-                if not done.is_set():
-                    done.set()
-                    observer.on_next(value)
-                    observer.on_completed()
-
-            def fail(error: Exception) -> None:
-                if not done.is_set():
-                    done.set()
-                    observer.on_error(error)
-
-            def cancel() -> None:
-                done.set()
-                token.cancel()
-
-            if inspect.iscoroutinefunction(function):
-                future = _background_loop().submit(function(**kwargs))
-
-                def on_done(f: Any) -> None:
-                    if f.cancelled():
-                        return
-                    error = f.exception()
-                    if error is not None:
-                        fail(error if isinstance(error, Exception) else RuntimeError(str(error)))
-                    else:
-                        emit(f.result())
-
-                future.add_done_callback(on_done)
-
-                def dispose() -> None:
-                    cancel()
-                    future.cancel()
-
-                return Disposable(dispose)
-
-            inner = SerialDisposable()  # an observable tool's own subscription
-
-            def run(_: abc.SchedulerBase, __: Any = None) -> None:
-                if done.is_set():
-                    return
-                try:
-                    result = function(**kwargs)
-                except Exception as error:
-                    fail(error)
-                    return
-                if isinstance(result, Observable):
-                    last: list[Any] = []
-                    inner.disposable = result.subscribe(
-                        last.append,
-                        fail,
-                        lambda: emit(last[-1] if last else None),
-                        scheduler=scheduler,
-                    )
-                else:
-                    emit(result)
-
-            return CompositeDisposable(scheduler.schedule(run), inner, Disposable(cancel))
-
-        return Observable(subscribe)
+        return call_once(function, (), kwargs, token, scheduler)
 
 
 @overload
@@ -328,28 +263,3 @@ def _tidy_schema(schema: dict[str, Any]) -> dict[str, Any]:
             prop.pop("title", None)
     schema.setdefault("properties", {})
     return schema
-
-
-class _BackgroundLoop:
-    """One asyncio loop on a daemon thread, shared by every async tool of the process."""
-
-    def __init__(self) -> None:
-        self._loop = asyncio.new_event_loop()
-        thread = threading.Thread(target=self._loop.run_forever, name="rxreact-async-tools")
-        thread.daemon = True
-        thread.start()
-
-    def submit(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
-
-
-_loop_lock = threading.Lock()
-_loop: _BackgroundLoop | None = None
-
-
-def _background_loop() -> _BackgroundLoop:
-    global _loop
-    with _loop_lock:
-        if _loop is None:
-            _loop = _BackgroundLoop()
-        return _loop

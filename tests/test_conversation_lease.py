@@ -252,6 +252,38 @@ def test_queued_runs_run_one_at_a_time_each_after_the_last() -> None:
     assert sorted(len(questions(r)) for r in model.requests) == [1, 2, 3, 4, 5, 6]
 
 
+class LegacyMemory:
+    """A backend written before leases: only ``load`` and ``append``."""
+
+    def __init__(self) -> None:
+        self.turns: dict[str, list[Any]] = {}
+
+    def load(self, conversation_id: str) -> list[Any]:
+        return list(self.turns.get(conversation_id, []))
+
+    def append(self, conversation_id: str, messages: Any) -> None:
+        self.turns.setdefault(conversation_id, []).extend(messages)
+
+
+def test_a_backend_without_leases_still_keeps_runs_of_one_process_apart() -> None:
+    world = World()
+    legacy = LegacyMemory()
+    model = ScriptedModel([slow("first answer", 5), slow("second answer", 3)])
+    agent = ReactAgent(model, memory=legacy, scheduler=world.scheduler)  # type: ignore[arg-type]
+    first, _ = world.subscribe(agent, "first?")
+    second, _ = world.subscribe(agent, "second?")
+    world.scheduler.start()
+
+    assert first.completed == 5.0 and second.started == 5.0
+    assert questions(model.requests[1]) == ["first?", "second?"]
+    assert [m.content for m in legacy.load("c")] == [
+        "first?",
+        "first answer",
+        "second?",
+        "second answer",
+    ]
+
+
 @pytest.mark.parametrize(
     ("kw", "match"),
     [

@@ -140,17 +140,31 @@ def contents(spec: str) -> list[str | None]:
         memory.close()
 
 
+def workers(
+    spec: str, server: MockOpenAIServer, model: Model, cleanup: list[Any], *runs: tuple[str, str]
+) -> list[Worker]:
+    """Start a process per ``(question, on_busy)`` at once (their imports overlap), then let
+    the first go and wait until its request is in: from then on it holds the conversation."""
+    started = [Worker(spec, server, question, on_busy) for question, on_busy in runs]
+    cleanup.extend(started)
+    started[0].go()
+    assert model.arrived[runs[0][0]].wait(30)
+    return started
+
+
 def test_queue_and_reject_across_processes(memory_spec: str, cleanup: list[Any]) -> None:
     model = Model("first?")
     cleanup.append(model)
     with MockOpenAIServer(model) as server:
-        # Three processes start together (their imports overlap); the test lets each go.
-        first = Worker(memory_spec, server, "first?", "queue")
-        rejected = Worker(memory_spec, server, "rejected?", "reject")
-        second = Worker(memory_spec, server, "second?", "queue")
-        cleanup.extend([first, rejected, second])
-        first.go()
-        assert model.arrived["first?"].wait(30)  # the first run holds the conversation now
+        first, rejected, second = workers(
+            memory_spec,
+            server,
+            model,
+            cleanup,
+            ("first?", "queue"),
+            ("rejected?", "reject"),
+            ("second?", "queue"),
+        )
         assert rejected.go()
         outcome = rejected.outcome()
         assert outcome["error"] == "ConversationBusyError", outcome
@@ -170,12 +184,15 @@ def test_a_killed_holder_blocks_for_one_ttl_and_a_paused_one_is_fenced_out(
     model = Model("first?", "second?")
     cleanup.append(model)
     with MockOpenAIServer(model) as server:
-        first = Worker(memory_spec, server, "first?", "queue")
-        second = Worker(memory_spec, server, "second?", "queue")
-        third = Worker(memory_spec, server, "third?", "queue")
-        cleanup.extend([first, second, third])
-        first.go()
-        assert model.arrived["first?"].wait(30)
+        first, second, third = workers(
+            memory_spec,
+            server,
+            model,
+            cleanup,
+            ("first?", "queue"),
+            ("second?", "queue"),
+            ("third?", "queue"),
+        )
         assert second.go()  # queued behind a live holder...
         first.process.send_signal(signal.SIGKILL)  # ...which dies without releasing:
         first.kill()

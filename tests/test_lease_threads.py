@@ -18,6 +18,7 @@ from rxreact import (
 )
 from rxreact.model.scripted.model import ScriptedModel
 from rxreact.model.scripted.replies import text_reply
+from rxreact.testing import ChaosScheduler
 
 
 def questions(request: ChatRequest) -> list[str]:
@@ -205,3 +206,22 @@ def test_a_subscriber_blocked_longer_than_the_ttl_keeps_the_lease() -> None:
     assert blocked == [True]  # renewals went on while the subscriber blocked
     assert outcome.errors == [] and outcome.completed == 1
     assert [m.content for m in memory.load("c")] == ["q", "a slow reader's answer"]
+
+
+def test_queued_runs_under_a_preempting_scheduler_lose_no_wake_up_or_timer() -> None:
+    # ChaosScheduler holds a thread back right after it scheduled an action: exactly where a
+    # timer assigned after scheduling would cancel the newer one its action had scheduled.
+    scheduler = ChaosScheduler(8, preempt=0.5, max_pause=0.002, seed=9)
+    memory = InMemoryChatMemory()
+    model = ScriptedModel(answer_with_history_size)
+    agent = ReactAgent(model, memory=memory, scheduler=scheduler, busy_timeout=None)
+    runs = 60
+    outcomes = Outcomes(runs)
+    for i in range(runs):
+        agent.stream(f"q{i}", "shared").subscribe(
+            on_error=outcomes.on_error, on_completed=outcomes.on_completed
+        )
+    assert outcomes.wait(50), f"{outcomes.completed} of {runs} runs finished"
+    assert outcomes.errors == []
+    assert sorted(len(questions(r)) for r in model.requests) == list(range(1, runs + 1))
+    scheduler.shutdown()

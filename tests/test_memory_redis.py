@@ -82,6 +82,24 @@ def test_ttl_is_set_and_refreshed_by_each_turn(client: Any, ttl: Any) -> None:
     assert 5_000 < client.pttl("rxreact:turns:c") <= 30_000
 
 
+def test_lease_keys_expire_and_the_fence_key_lives_as_long_as_the_conversation(
+    client: Any,
+) -> None:
+    forever, forgetful = (
+        RedisChatMemory(client, prefix="a:"),
+        RedisChatMemory(client, prefix="b:", ttl=60),
+    )
+    for memory, prefix in ((forever, "a:"), (forgetful, "b:")):
+        lease = memory.try_acquire("c", "run", 2.5)
+        assert 0 < client.pttl(f"{prefix}lease:c") <= 2_500
+        assert client.get(f"{prefix}lease:c") == f"{lease.token}:run".encode()
+        memory.release(lease)
+        assert client.exists(f"{prefix}lease:c") == 0
+    assert client.pttl("a:fence:c") == -1  # no conversation ttl: kept
+    assert 2_500 < client.pttl("b:fence:c") <= 60_000
+    assert client.get("b:fence:c") == b"1"
+
+
 def test_ttl_and_max_turns_must_be_positive() -> None:
     with pytest.raises(ValueError, match="ttl"):
         RedisChatMemory("redis://127.0.0.1:1/0", ttl=0)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rxreact.memory.base import ChatMemory
-from rxreact.memory.lease import Lease, LeaseTable, lease_lost
+from rxreact.memory.lease import Lease, LeaseTable, LockedLeases
 from rxreact.messages import Message
 
 __all__ = ["leasing"]
@@ -38,13 +38,13 @@ def leasing(memory: Any) -> ChatMemory:
         return adapter
 
 
-class _ProcessLeases:
+class _ProcessLeases(LockedLeases):
     """A :class:`~rxreact.memory.ChatMemory` over ``load``/``append`` with a :class:`LeaseTable`."""
 
     def __init__(self, memory: Any) -> None:
         self._memory = memory
         self._lock = threading.Lock()
-        self._table = LeaseTable()
+        self._leases = LeaseTable()
 
     def load(self, conversation_id: str) -> list[Message]:
         result: list[Message] = self._memory.load(conversation_id)
@@ -54,18 +54,5 @@ class _ProcessLeases:
         self, conversation_id: str, messages: Sequence[Message], *, lease: Lease | None = None
     ) -> None:
         with self._lock:
-            if lease is not None and not self._table.holds(lease):
-                raise lease_lost(lease)
+            self._fence(lease)
             self._memory.append(conversation_id, messages)
-
-    def try_acquire(self, conversation_id: str, owner: str, ttl: float) -> Lease | None:
-        with self._lock:
-            return self._table.try_acquire(conversation_id, owner, ttl)
-
-    def renew(self, lease: Lease) -> bool:
-        with self._lock:
-            return self._table.renew(lease)
-
-    def release(self, lease: Lease) -> None:
-        with self._lock:
-            self._table.release(lease)

@@ -6,13 +6,13 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
-from rxreact.memory.lease import Lease, LeaseTable, lease_lost
+from rxreact.memory.lease import Lease, LeaseTable, LockedLeases
 from rxreact.messages import Message, UserMessage
 
 __all__ = ["InMemoryChatMemory"]
 
 
-class InMemoryChatMemory:
+class InMemoryChatMemory(LockedLeases):
     """Histories in a dict, guarded by a lock; optionally trimmed to the last ``max_turns`` turns.
 
     Trimming works on whole turns (a turn starts at a user message), so an assistant tool-call
@@ -45,29 +45,13 @@ class InMemoryChatMemory:
     ) -> None:
         """Add a turn; all of it becomes visible at once (with ``lease``: only while it is live)."""
         with self._lock:
-            if lease is not None and not self._leases.holds(lease):
-                raise lease_lost(lease)
+            self._fence(lease)
             history = [*self._conversations.get(conversation_id, ()), *messages]
             if self._max_turns is not None:
                 starts = [i for i, m in enumerate(history) if isinstance(m, UserMessage)]
                 if len(starts) > self._max_turns:
                     history = history[starts[-self._max_turns] :]
             self._conversations[conversation_id] = history
-
-    def try_acquire(self, conversation_id: str, owner: str, ttl: float) -> Lease | None:
-        """The conversation's lease for ``ttl`` seconds, or ``None`` while another is live."""
-        with self._lock:
-            return self._leases.try_acquire(conversation_id, owner, ttl)
-
-    def renew(self, lease: Lease) -> bool:
-        """Extend a live lease by its ttl; False if it was lost."""
-        with self._lock:
-            return self._leases.renew(lease)
-
-    def release(self, lease: Lease) -> None:
-        """End a live lease now."""
-        with self._lock:
-            self._leases.release(lease)
 
     def conversation_ids(self) -> list[str]:
         """The ids with a stored history."""

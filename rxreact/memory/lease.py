@@ -16,21 +16,23 @@ and for backends that keep their state in one process.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
 from rxreact.errors import ConversationBusyError
 
-__all__ = ["Lease", "LeaseTable", "lease_lost"]
+__all__ = ["Lease", "LeaseTable", "LockedLeases", "lease_lost"]
 
 
 class Lease(BaseModel):
     """A grant of one conversation to one owner, until ``ttl`` seconds after the last renewal."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config: ClassVar[ConfigDict] = ConfigDict(frozen=True, extra="forbid")
 
     conversation_id: str
     """The conversation held."""
@@ -104,3 +106,34 @@ class LeaseTable:
         grant = self._grants.get(lease.conversation_id)
         if grant is not None and grant.owner == lease.owner and grant.token == lease.token:
             del self._grants[lease.conversation_id]
+
+
+class LockedLeases:
+    """``try_acquire`` / ``renew`` / ``release`` of a :class:`LeaseTable` under a lock.
+
+    A mixin for an in-process memory: set ``_lock`` (the lock its ``append`` holds) and
+    ``_leases``, and call ``self._fence(lease)`` inside ``append`` under that lock.
+    """
+
+    _lock: threading.Lock
+    _leases: LeaseTable
+
+    def _fence(self, lease: Lease | None) -> None:
+        """Raise unless ``lease`` (if any) is live; call it holding ``_lock``, before writing."""
+        if lease is not None and not self._leases.holds(lease):
+            raise lease_lost(lease)
+
+    def try_acquire(self, conversation_id: str, owner: str, ttl: float) -> Lease | None:
+        """The conversation's lease for ``ttl`` seconds, or ``None`` while another is live."""
+        with self._lock:
+            return self._leases.try_acquire(conversation_id, owner, ttl)
+
+    def renew(self, lease: Lease) -> bool:
+        """Extend a live lease by its ttl; False if it was lost."""
+        with self._lock:
+            return self._leases.renew(lease)
+
+    def release(self, lease: Lease) -> None:
+        """End a live lease now."""
+        with self._lock:
+            self._leases.release(lease)

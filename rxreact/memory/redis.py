@@ -24,11 +24,17 @@ __all__ = ["RedisChatMemory"]
 
 _GLOB_SPECIAL = re.compile(r"([\\*?\[\]])")
 
-# The lease key holds "<token>:<owner>" with a PX expiry; the fence key counts grants and never
-# expires, so tokens only grow. Each script is one atomic step on the server.
+# The lease key holds "<token>:<owner>" with a PX expiry; the fence key counts grants, so
+# tokens only grow. With a conversation ttl (ARGV[3] ms, 0: none) the fence key expires with
+# the conversation: a later restart at 1 cannot confuse anyone, since every lease that could
+# compare against it expired long before and the owner is part of the value compared.
+# Each script is one atomic step on the server.
 _ACQUIRE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return false end
 local token = redis.call('INCR', KEYS[2])
+if tonumber(ARGV[3]) > 0 then
+    redis.call('PEXPIRE', KEYS[2], math.max(tonumber(ARGV[3]), tonumber(ARGV[2])))
+end
 redis.call('SET', KEYS[1], token .. ':' .. ARGV[1], 'PX', ARGV[2])
 return token
 """
@@ -196,7 +202,7 @@ class RedisChatMemory:
         """The conversation's lease for ``ttl`` seconds, or ``None`` while another is live."""
         keys = [self._lease_key(conversation_id), f"{self.prefix}fence:{conversation_id}"]
         with self._guard("take the lease"):
-            token = self._scripts["acquire"](keys=keys, args=[owner, _ms(ttl)])
+            token = self._scripts["acquire"](keys=keys, args=[owner, _ms(ttl), self._ttl_ms or 0])
         if token is None:
             return None
         return Lease(conversation_id=conversation_id, owner=owner, token=int(token), ttl=ttl)

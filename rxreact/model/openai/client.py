@@ -21,7 +21,7 @@ import logging
 import os
 import threading
 import weakref
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping
 from types import TracebackType
 from typing import Any, Literal, Self, TypeVar
 
@@ -103,6 +103,9 @@ class OpenAIChatModel:
         io: ``"thread"`` or ``"loop"`` (below). Default: what ``http_client`` or
             ``io_scheduler`` implies, else ``$RXREACT_IO``, else :data:`DEFAULT_IO`.
         io_scheduler: thread mode: where attempts run; default one new daemon thread each.
+        options: body parameters sent with every request (``temperature``, ``max_tokens``,
+            ``seed``, ``stop``...; anything passes through as given). A request's own
+            ``options`` (the agent's, the run's) win key by key.
 
     I/O modes (``on_next`` of :meth:`stream` is called on the I/O thread of the mode):
 
@@ -144,6 +147,7 @@ class OpenAIChatModel:
         http_client: httpx.Client | httpx.AsyncClient | None = None,
         io: IOMode | None = None,
         io_scheduler: abc.SchedulerBase | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> None:
         model = model or os.environ.get("RXREACT_MODEL")
         if not model:
@@ -173,6 +177,8 @@ class OpenAIChatModel:
         self._think_tags = think_tags
         self._include_usage = include_usage
         self._headers = dict(headers or {})
+        self.options: dict[str, Any] = dict(options or {})
+        """Body parameters sent with every request, under the request's own ``options``."""
         self.io: IOMode = _io_mode(io, http_client, io_scheduler)
         """``"thread"`` or ``"loop"``: how this model reads its streams."""
         self._io = io_scheduler or IO_SCHEDULER
@@ -349,6 +355,7 @@ class OpenAIChatModel:
             stream=stream,
             send_reasoning=self._send_reasoning,
             include_usage=self._include_usage,
+            default_options=self.options,
         )
         try:
             return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
