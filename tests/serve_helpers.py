@@ -38,8 +38,9 @@ def require_executable(name: str) -> str:
 
 
 @contextmanager
-def serving(app: Any) -> Iterator[str]:
-    """Serve ``app`` with uvicorn on a free loopback port in a thread; yields the base URL.
+def serving(app: Any, port: int = 0) -> Iterator[str]:
+    """Serve ``app`` with uvicorn on a loopback port (default: a free one) in a thread; yields
+    the base URL.
 
     The socket listens before the server starts, so a request made at once waits in the
     backlog instead of failing: nothing has to poll for readiness.
@@ -47,7 +48,8 @@ def serving(app: Any) -> Iterator[str]:
     import uvicorn
 
     sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a restart on the same port
+    sock.bind(("127.0.0.1", port))
     sock.listen(64)
     port = sock.getsockname()[1]
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=2, lifespan="off")

@@ -1,5 +1,6 @@
 """The chat page in a real headless Chromium (Debian's, driven by chromedriver through Selenium):
-text streams in before the run ends, tool rows, a reload mid-answer continues, stop cancels.
+text streams in before the run ends, tool rows, a reload mid-answer continues, a dropped
+connection resumes, stop cancels.
 
 The mock model's replies stop at a :class:`Gate` the test opens, so "before the run ends" is a
 fact of the script, not a race with the clock.
@@ -12,9 +13,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from serve_helpers import Gate, chat_servers, require_executable, unavailable
+from serve_helpers import Gate, chat_servers, require_executable, serving, unavailable
 
+from rxreact import InMemoryChatMemory, OpenAIChatModel, ReactAgent
 from rxreact.model.scripted.replies import Hang, text_reply, tool_call_reply
+from rxreact.serve import create_app
+from rxreact.testing import MockOpenAIServer
 
 CHROMIUM_FLAGS = (
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -155,3 +159,27 @@ def test_stop_cancels_the_run(browser: Any, chat_server: Any) -> None:
     stopped = page.until(lambda a: a["state"] == "aborted")
     assert stopped["text"] == "Paris is sunny "
     assert mock.wait_for_disconnects(1, timeout=WAIT_S)  # the model's stream was closed
+
+
+def test_a_dropped_connection_resumes_from_the_last_event_id(browser: Any) -> None:
+    gate = Gate()
+    reply = text_reply(ANSWER)
+    with (
+        MockOpenAIServer([gate.reply(reply[:4], reply[4:])]) as mock,
+        OpenAIChatModel("mock", base_url=mock.base_url, api_key="sk-test") as model,
+    ):
+        app = create_app(ReactAgent(model, memory=InMemoryChatMemory()))
+        try:
+            with serving(app) as url:
+                page = Page(browser, url)
+                page.ask("Hold on")
+                page.until(lambda a: a["text"] == "Paris is sunny ")
+            # The server went away under the open stream; the run lives on in the app. The
+            # page retries; a server on the same port answers with the rest after its last id.
+            with serving(app, port=int(url.rsplit(":", 1)[1])):
+                gate.open()
+                done = page.until(lambda a: a["state"] == "done")
+        finally:
+            Gate.open_all()
+    assert done["text"] == ANSWER and done["count"] == 1
+    assert len(mock.requests) == 1 and mock.disconnects == 0
