@@ -270,3 +270,8 @@ def test_marbles_of_an_unknown_run_are_404(make_server: Any) -> None:
     response = httpx.get(f"{url}/api/runs/no-such-run/marbles.svg")
     assert response.status_code == 404
     assert response.json()["error"] == "unknown_run"
+
+
+def test_unknown_resume_can_answer_204_as_use_chat_expects(make_server: Any) -> None:
+    url, _, _ = make_server([], unknown_resume=204)
+    assert httpx.get(f"{url}/api/chat/brand-new/stream").status_code == 204

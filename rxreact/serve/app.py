@@ -46,6 +46,7 @@ def create_app(
     *,
     heartbeat: float = 15.0,
     marbles_timeout: float = 30.0,
+    unknown_resume: int = 404,
 ) -> Starlette:
     """An ASGI app serving ``agent``'s runs to browsers.
 
@@ -55,6 +56,9 @@ def create_app(
             follow or cancel any run).
         heartbeat: seconds of silence on a stream before a keep-alive comment is sent.
         marbles_timeout: how long the marble endpoint waits for a run to end.
+        unknown_resume: the answer to a resume of a conversation the server never saw: ``404``
+            (a JSON error), or ``204`` as for an idle one, which is what ``useChat({resume:
+            true})`` expects when it mounts a new chat.
 
     Returns:
         A Starlette application (serve it with uvicorn, or ``rxreact serve``).
@@ -112,7 +116,7 @@ def create_app(
         after = _last_event_id(request)
         run_id = await run_in_threadpool(runs.active_run, conversation_id)
         if run_id is None:
-            if not await is_known(conversation_id):
+            if unknown_resume == 404 and not await is_known(conversation_id):
                 raise HTTPProblem(
                     404, "unknown_conversation", f"no conversation {conversation_id!r}"
                 )
