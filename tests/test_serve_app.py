@@ -10,7 +10,9 @@ import httpx
 import pytest
 from serve_helpers import Gate, SSEEvent, chat_servers, parse_sse, read_until_text, text_of
 
+from rxreact import InvalidArgumentError, OpenAIChatModel, ReactAgent
 from rxreact.model.scripted.replies import HTTPErrorReply, text_reply, tool_call_reply
+from rxreact.serve import create_app
 
 
 @pytest.fixture
@@ -275,3 +277,11 @@ def test_marbles_of_an_unknown_run_are_404(make_server: Any) -> None:
 def test_unknown_resume_can_answer_204_as_use_chat_expects(make_server: Any) -> None:
     url, _, _ = make_server([], unknown_resume=204)
     assert httpx.get(f"{url}/api/chat/brand-new/stream").status_code == 204
+
+
+def test_create_app_checks_its_arguments() -> None:
+    agent = ReactAgent(OpenAIChatModel("mock", base_url="http://127.0.0.1:9/v1", api_key="k"))
+    with pytest.raises(InvalidArgumentError, match="unknown_resume"):
+        create_app(agent, unknown_resume=200)
+    with pytest.raises(InvalidArgumentError, match="heartbeat"):
+        create_app(agent, heartbeat=0)

@@ -28,7 +28,12 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from rxreact.agent import ReactAgent
-from rxreact.errors import ConversationBusyError, RunNotFoundError, RxReactError
+from rxreact.errors import (
+    ConversationBusyError,
+    InvalidArgumentError,
+    RunNotFoundError,
+    RxReactError,
+)
 from rxreact.events import AgentEvent
 from rxreact.serve._body import HTTPProblem, check_conversation_id, parse_chat_body
 from rxreact.serve._bridge import ChunkPipe
@@ -63,6 +68,10 @@ def create_app(
     Returns:
         A Starlette application (serve it with uvicorn, or ``rxreact serve``).
     """
+    if unknown_resume not in (204, 404):
+        raise InvalidArgumentError(f"unknown_resume must be 204 or 404, not {unknown_resume!r}")
+    if heartbeat <= 0:
+        raise InvalidArgumentError(f"heartbeat must be positive, not {heartbeat!r}")
     runs = RunRegistry(agent)
     known: set[str] = set()  # conversations this process saw, for 404 vs 204 without memory
 
