@@ -83,10 +83,12 @@ def serve(args: argparse.Namespace) -> int:
         )
     }
     os.environ[CONFIG_ENV] = json.dumps(config)
-    app_from_env()  # fail here, with a readable message, rather than in every worker
+    # Built here first so a bad option fails once, readably, rather than in every worker; one
+    # worker serves this very app, several build their own from the environment.
+    app = app_from_env()
     settings = uvicorn.Config(
-        "rxreact.serve.cli:app_from_env",
-        factory=True,
+        app if args.workers == 1 else "rxreact.serve.cli:app_from_env",
+        factory=args.workers > 1,
         host=args.host,
         port=args.port,
         workers=args.workers,
