@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-__all__ = ["ChatBody", "HTTPProblem", "check_conversation_id", "parse_chat_body"]
+__all__ = [
+    "ApprovalBody",
+    "ChatBody",
+    "HTTPProblem",
+    "check_conversation_id",
+    "parse_approval_body",
+    "parse_chat_body",
+]
 
 _CONVERSATION_ID = re.compile(r"[A-Za-z0-9_.:-]{1,200}")
 
@@ -68,15 +75,38 @@ def check_conversation_id(value: str) -> str:
 
 def parse_chat_body(raw: bytes) -> ChatBody:
     """Validate a ``POST /api/chat`` body: 400 for bad JSON, 422 for the wrong shape."""
-    try:
-        body = ChatBody.model_validate_json(raw)
-    except ValidationError as error:
-        json_broken = any(e["type"] == "json_invalid" for e in error.errors())
-        if json_broken:
-            raise HTTPProblem(400, "malformed_json", "the body is not valid JSON") from None
-        raise HTTPProblem(422, "invalid_body", _summary(error.errors())) from None
+    body = _validated(ChatBody, raw)
     check_conversation_id(body.id)
     return body
+
+
+class ApprovalBody(BaseModel):
+    """``POST /api/chat/{id}/approve``: the AI SDK's tool approval response, as JSON."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    approvalId: str
+    approved: bool
+    reason: str | None = None
+
+
+def parse_approval_body(raw: bytes) -> tuple[str, bool, str | None]:
+    """``(approval id, approved, reason)`` of an approval body: 400 for bad JSON, 422 else."""
+    body = _validated(ApprovalBody, raw)
+    return body.approvalId, body.approved, body.reason
+
+
+_Body = TypeVar("_Body", bound=BaseModel)
+
+
+def _validated(model: type[_Body], raw: bytes) -> _Body:
+    """``raw`` as a ``model``: 400 for bad JSON, 422 for the wrong shape."""
+    try:
+        return model.model_validate_json(raw)
+    except ValidationError as error:
+        if any(e["type"] == "json_invalid" for e in error.errors()):
+            raise HTTPProblem(400, "malformed_json", "the body is not valid JSON") from None
+        raise HTTPProblem(422, "invalid_body", _summary(error.errors())) from None
 
 
 def _summary(errors: list[Any]) -> str:

@@ -77,6 +77,15 @@ class RunRegistry:
         else:
             self.event_log.request_cancel(run_id)
 
+    def decide(self, run_id: str, call_id: str, approved: bool, reason: str | None) -> bool:
+        """Answer a tool call of a run started here that waits for approval; False when no
+        such call waits here (decided already, or the run is another process's)."""
+        with self._lock:
+            run = self._runs.get(run_id)
+        if run is None:
+            return False
+        return run.approve(call_id) if approved else run.deny(call_id, reason)
+
     async def recording(self, run_id: str, timeout: float) -> Recording | None:
         """The run's marble recording, once it ended (``None`` if it did not within ``timeout``).
 

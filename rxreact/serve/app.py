@@ -5,6 +5,8 @@
     POST /api/chat                    start a run on the body's conversation ``id``, stream it
     GET  /api/chat/{id}/stream        resume the conversation's active run (204: none active)
     POST /api/chat/{id}/cancel        cancel it
+    POST /api/chat/{id}/approve       answer a tool-approval-request of its active run:
+                                      {"approvalId": ..., "approved": true|false, "reason": ...}
     GET  /api/runs/{run_id}/stream    replay one run, running or finished (while the log keeps it)
     GET  /api/runs/{run_id}/marbles.svg   the run's marble diagram, once it ended
     GET  /                            the chat page (static files shipped in the package)
@@ -35,7 +37,12 @@ from rxreact.errors import (
     RxReactError,
 )
 from rxreact.events import AgentEvent
-from rxreact.serve._body import HTTPProblem, check_conversation_id, parse_chat_body
+from rxreact.serve._body import (
+    HTTPProblem,
+    check_conversation_id,
+    parse_approval_body,
+    parse_chat_body,
+)
 from rxreact.serve._bridge import ChunkPipe
 from rxreact.serve._runs import RunRegistry
 from rxreact.serve.ui_stream import UI_MESSAGE_STREAM_HEADERS, to_ui_message_stream
@@ -151,6 +158,22 @@ def create_app(
         await run_in_threadpool(runs.cancel, run_id)
         return JSONResponse({"cancelled": True, "runId": run_id}, status_code=202)
 
+    async def approve(request: Request) -> Response:
+        conversation_id = check_conversation_id(request.path_params["conversation_id"])
+        approval_id, approved, reason = parse_approval_body(await request.body())
+        run_id = await run_in_threadpool(runs.active_run, conversation_id)
+        decided = run_id is not None and await run_in_threadpool(
+            runs.decide, run_id, approval_id, approved, reason
+        )
+        if not decided:
+            raise HTTPProblem(
+                404,
+                "unknown_approval",
+                f"no tool call {approval_id!r} waits for approval in conversation "
+                f"{conversation_id!r} on this server",
+            )
+        return JSONResponse({"decided": True, "runId": run_id}, status_code=202)
+
     async def marbles(request: Request) -> Response:
         run_id = request.path_params["run_id"]
         check_conversation_id(run_id)
@@ -177,6 +200,7 @@ def create_app(
             Route("/api/chat", post_chat, methods=["POST"]),
             Route("/api/chat/{conversation_id}/stream", resume, methods=["GET"]),
             Route("/api/chat/{conversation_id}/cancel", cancel, methods=["POST"]),
+            Route("/api/chat/{conversation_id}/approve", approve, methods=["POST"]),
             Route("/api/runs/{run_id}/stream", replay, methods=["GET"]),
             Route("/api/runs/{run_id}/marbles.svg", marbles, methods=["GET"]),
             Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),

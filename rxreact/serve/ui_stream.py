@@ -15,6 +15,8 @@ already holds stay valid.
     tool_call_started           [text-end], tool-input-start
     tool_call_args_delta        tool-input-delta
     round_finished              [text-end], tool-input-available per call (arguments parsed)
+    tool_approval_requested     tool-approval-request (approvalId = the call id)
+    tool_progress               tool-output-available with preliminary: true
     tool_result                 tool-output-available, or tool-output-error when is_error
     round_started(n > 1)        finish-step, start-step
     final_answer                [text-end], finish-step, finish
@@ -41,8 +43,10 @@ from rxreact.events import (
     RoundFinished,
     RoundStarted,
     TextDelta,
+    ToolApprovalRequested,
     ToolCallArgsDelta,
     ToolCallStarted,
+    ToolProgress,
     ToolResult,
 )
 
@@ -149,6 +153,24 @@ class _Mapper:
                         "input": _parse_arguments(call.arguments),
                     }
                 )
+        elif isinstance(event, ToolApprovalRequested):
+            # One approval per call: its id is the call's, which POST .../approve takes back.
+            out.append(
+                {
+                    "type": "tool-approval-request",
+                    "approvalId": event.call_id,
+                    "toolCallId": event.call_id,
+                }
+            )
+        elif isinstance(event, ToolProgress):
+            out.append(
+                {
+                    "type": "tool-output-available",
+                    "toolCallId": event.call_id,
+                    "output": event.value,
+                    "preliminary": True,
+                }
+            )
         elif isinstance(event, ToolResult):
             if event.is_error:
                 out.append(
