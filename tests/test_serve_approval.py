@@ -90,3 +90,33 @@ def test_an_unknown_approval_is_404(url: str) -> None:
     assert response.json()["error"] == "unknown_approval"
     bad = httpx.post(f"{url}/api/chat/nobody/approve", json={"approved": True})
     assert bad.status_code == 422
+
+
+def test_the_ai_sdk_client_reads_approval_and_progress_parts() -> None:
+    """The ``ai`` npm package's own transport and ``readUIMessageStream`` (chunk schemas
+    validated) read a run whose tool asked for approval (answered by the agent's approver)
+    and reported progress."""
+    from serve_helpers import require_executable, unavailable
+    from test_serve_ai_client import CLIENT_DIR, read
+
+    node = require_executable("node")
+    if not (CLIENT_DIR / "node_modules" / "ai").is_dir():
+        unavailable("tests/ui_client has no node_modules (run `npm ci` there)")
+    script = [tool_call_reply(("delete_file", {"path": "/tmp/a"})), text_reply("Deleted.")]
+    with MockOpenAIServer(script) as mock:
+        model = OpenAIChatModel("mock", base_url=mock.base_url)
+        agent = ReactAgent(
+            model, [delete_file], memory=InMemoryChatMemory(), approver=lambda request: True
+        )
+        with serving(create_app(agent)) as base:
+            result = read(node, base, "send", "c-ai", "rm")
+        model.close()
+
+    assert result["errors"] == []
+    kinds = [c["type"] for c in result["chunks"]]
+    assert "tool-approval-request" in kinds
+    assert kinds.index("tool-approval-request") < kinds.index("tool-output-available")
+    (tool_part,) = [p for p in result["message"]["parts"] if p["type"].startswith("tool-")]
+    assert tool_part["state"] == "output-available"
+    assert tool_part["output"] == "deleted /tmp/a"
+    assert tool_part["approval"]["id"] == tool_part["toolCallId"]
