@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "streams"
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "streams"
+"""The recorded provider streams, kept in the repository (a plain clone runs every test)."""
 
 
 @pytest.fixture(autouse=True)

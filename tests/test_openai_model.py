@@ -17,6 +17,7 @@ from typing import Any, Self
 
 import httpx
 import pytest
+from conftest import FIXTURES
 from reactivex import Observable, abc
 from reactivex.scheduler import CurrentThreadScheduler
 from reactivex.testing import TestScheduler
@@ -59,7 +60,6 @@ from rxreact.testing import MockOpenAIServer
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("io_mode")]
 IO_THREAD = {"thread": "rxreact-http", "loop": "rxreact-io"}
 
-FIXTURES = Path(__file__).parents[2] / "shared/fixtures/streams"
 KEY = "sk-test-0123456789SECRET"
 FAST = Backoff(base=0.01, factor=2.0, cap=0.05)
 REQUEST = ChatRequest(messages=(UserMessage(content="hi"),))
