@@ -21,6 +21,10 @@ Normalization (choice 0 only; choices with another ``index`` are ignored):
   sent as a JSON object rather than a string are serialized;
 - ``finish_reason``, ``delta.role``, and ``usage`` (provider extras kept).
 
+A choice whose ``finish_reason`` is ``"error"``, or that carries an ``error`` object of its
+own, is a provider error too (:class:`~rxreact.errors.ProviderStreamError`): the answer was
+cut, and taking it as a success would store a broken answer.
+
 ``<think>`` tags inside text are left alone here: see :mod:`rxreact.model.think`.
 
 Performance (CPython 3.11, ~270-byte chunks, ``timeit``): 1.7 µs for a text delta, 2.6 µs for a
@@ -105,6 +109,8 @@ def parse_chunk(data: str | bytes, event: str | None = None) -> ChatChunk | None
         delta = choice.get("delta") or _NO_FIELDS
         # ``""`` is not a reason; ``None`` keeps "saw a finish reason" meaningful.
         finish_reason = choice.get("finish_reason") or None
+        if finish_reason == "error" or choice.get("error"):
+            raise _choice_error(choice, usage)
         role = delta.get("role")
         # Checked inline, not with _optional_str: two calls per token cost 10%.
         if (finish_reason is not None and type(finish_reason) is not str) or (
@@ -154,6 +160,8 @@ def parse_completion(body: bytes | str | dict[str, Any]) -> ModelResponse:
         choice = (_choice_zero(choices) if choices else None) or _NO_FIELDS
         message = choice.get("message") or _NO_FIELDS
         finish_reason = choice.get("finish_reason") or None
+        if finish_reason == "error" or choice.get("error"):
+            raise _choice_error(choice, usage)
         role = message.get("role")
         if not (_optional_str(finish_reason) and _optional_str(role)):
             raise TypeError("finish_reason or role is not a string")
@@ -312,6 +320,17 @@ def _provider_error(error: Any, usage: Any = None) -> ProviderStreamError:
         error_type=error_type if type(error_type) is str else None,
         payload=error,
         usage=billed,
+    )
+
+
+def _choice_error(choice: dict[str, Any], usage: Any) -> ProviderStreamError:
+    """The error of a choice that ended with ``finish_reason: "error"`` or carries an
+    ``error`` object (vLLM, some gateways): the answer was cut, it is not a success."""
+    error = choice.get("error")
+    if error:
+        return _provider_error(error, usage)
+    return _provider_error(
+        {"message": "the provider ended the answer with finish_reason 'error'"}, usage
     )
 
 
