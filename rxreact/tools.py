@@ -76,6 +76,13 @@ class Tool:
                 f"the arguments are not valid JSON ({error.msg} at position {error.pos}); "
                 f"send one JSON object matching the schema {json.dumps(self.parameters)}"
             ) from None
+        except RecursionError:
+            # Nested deeper than the interpreter's stack allows (``[[[[...``): the model's
+            # mistake, not the run's end.
+            raise ToolArgumentsError(
+                "the arguments are nested too deeply to be read; "
+                f"send one flat JSON object matching the schema {json.dumps(self.parameters)}"
+            ) from None
         if not isinstance(decoded, dict):
             raise ToolArgumentsError(
                 f"the arguments must be a JSON object, got {type(decoded).__name__}; "

@@ -69,3 +69,16 @@ def test_a_stream_that_ends_in_error_is_a_provider_error_and_nothing_is_stored(
     with pytest.raises(ProviderStreamError):
         agent.run("2+2?", conversation_id="c1")
     assert memory.load("c1") == []
+
+
+def test_arguments_nested_too_deep_become_an_error_result(serve: Any) -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    server, model = serve(
+        [tool_call_reply(("get_weather", deep), arg_piece=1 << 16), text_reply("Sorry.")]
+    )
+    result = ReactAgent(model, [get_weather]).run("weather?")
+
+    assert result.answer == "Sorry."
+    tool_message = server.requests[1]["messages"][-1]
+    assert tool_message["role"] == "tool"
+    assert "nested too deeply" in tool_message["content"]
