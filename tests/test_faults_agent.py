@@ -82,3 +82,20 @@ def test_arguments_nested_too_deep_become_an_error_result(serve: Any) -> None:
     tool_message = server.requests[1]["messages"][-1]
     assert tool_message["role"] == "tool"
     assert "nested too deeply" in tool_message["content"]
+
+
+def test_a_surrogate_pair_split_across_deltas_streams_as_one_character(serve: Any) -> None:
+    body = (
+        sse(
+            choice({"role": "assistant", "content": "Hello \ud83d"}),
+            choice({"content": "\ude00!"}),
+            choice({}, "stop"),
+        )
+        + b"data: [DONE]\n\n"
+    )
+    server, model = serve([RawSSE(body), text_reply("ok")])
+    agent = ReactAgent(model, [get_weather], memory=InMemoryChatMemory())
+
+    assert agent.run("smile", conversation_id="c").answer == "Hello \U0001f600!"
+    assert agent.run("again", conversation_id="c").answer == "ok"  # the history re-encodes
+    assert server.requests[1]["messages"][1]["content"] == "Hello \U0001f600!"

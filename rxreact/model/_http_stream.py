@@ -26,6 +26,7 @@ from rxreact.model._call import ModelCall, ThreadCall
 from rxreact.model._chunked import achunked_body, chunked_body
 from rxreact.model.chunks import ChatChunk
 from rxreact.model.sse import SSEDecoder, SSEEvent
+from rxreact.model.surrogates import SurrogateChunk, SurrogatePairing
 from rxreact.model.think import ThinkTagSplitter
 from rxreact.model.wire import DONE, parse_chunk
 
@@ -135,13 +136,14 @@ async def aread_sse(response: httpx.Response, call: LoopCall[ChatChunk], think_t
 class _Events:
     """Decoded events → emitted chunks, and the end rules; the reading is the caller's."""
 
-    __slots__ = ("_call", "_saw_finish", "_splitter", "decoder")
+    __slots__ = ("_call", "_pairing", "_saw_finish", "_splitter", "decoder")
 
     def __init__(self, call: ModelCall[ChatChunk], think_tags: bool) -> None:
         self._call = call
         self.decoder = SSEDecoder()
         self._splitter = ThinkTagSplitter() if think_tags else None
         self._saw_finish = False
+        self._pairing: SurrogatePairing | None = None  # from the first lone surrogate on
 
     def handle(self, events: list[SSEEvent]) -> bool:
         """Emit what the events carry (the call is busy meanwhile); True at ``[DONE]``."""
@@ -158,6 +160,10 @@ class _Events:
                 continue
             if chunk.finish_reason is not None:
                 self._saw_finish = True
+            if self._pairing is not None or type(chunk) is SurrogateChunk:
+                chunk = self._paired(chunk)
+                if chunk == _EMPTY_CHUNK:
+                    continue
             if splitter is not None and chunk.text:
                 chunk = _split_think(splitter, chunk)
                 if splitter.passing_through:
@@ -177,12 +183,21 @@ class _Events:
                 raise StreamInterruptedError(
                     "the stream ended without [DONE] and without a finish_reason"
                 )
+        if self._pairing is not None:
+            held = self._pairing.flush()
+            if held is not None:
+                self._call.emit(held)
         if self._splitter is not None:
             reasoning, answer = self._splitter.flush()
             if reasoning or answer:
                 self._call.emit(ChatChunk(text=answer or None, reasoning=reasoning or None))
         if finish:
             self._call.finish()
+
+    def _paired(self, chunk: ChatChunk) -> ChatChunk:
+        if self._pairing is None:
+            self._pairing = SurrogatePairing()
+        return self._pairing.pair(chunk)
 
 
 def _split_think(splitter: ThinkTagSplitter, chunk: ChatChunk) -> ChatChunk | None:
