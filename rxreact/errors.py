@@ -12,7 +12,7 @@ call such as ``agent.call``) is an instance of :class:`RxReactError`::
     │   │   ├── AuthenticationError       401 / 403
     │   │   ├── NotFoundError             404
     │   │   ├── RateLimitError            429 (carries ``retry_after``)
-    │   │   └── ServerError               5xx
+    │   │   └── ServerError               5xx (carries ``retry_after``)
     │   ├── ProviderStreamError       the provider sent an error inside the SSE stream
     │   ├── StreamProtocolError       bytes that are not a chat-completions stream
     │   ├── StreamInterruptedError    the stream ended without [DONE] and without finish_reason
@@ -122,9 +122,24 @@ class RateLimitError(ModelHTTPError):
 
 
 class ServerError(ModelHTTPError):
-    """HTTP 5xx: the provider failed."""
+    """HTTP 5xx: the provider failed.
+
+    Attributes:
+        retry_after: seconds the provider asked us to wait (``Retry-After`` on a 503, say),
+            when it said.
+    """
 
     retryable = True
+
+    def __init__(
+        self,
+        status_code: int,
+        provider_message: str,
+        body: str = "",
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(status_code, provider_message, body)
+        self.retry_after = retry_after
 
 
 class ProviderStreamError(ModelError):
@@ -205,6 +220,8 @@ def http_error_for_status(
     """The :class:`ModelHTTPError` subclass for an HTTP status (the one place that maps them)."""
     if status_code == 429:
         return RateLimitError(status_code, provider_message, body, retry_after)
+    if status_code >= 500:
+        return ServerError(status_code, provider_message, body, retry_after)
     cls: type[ModelHTTPError]
     if status_code in (400, 422):
         cls = BadRequestError
@@ -212,8 +229,6 @@ def http_error_for_status(
         cls = AuthenticationError
     elif status_code == 404:
         cls = NotFoundError
-    elif status_code >= 500:
-        cls = ServerError
     else:
         cls = ModelHTTPError
     return cls(status_code, provider_message, body)

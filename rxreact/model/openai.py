@@ -90,7 +90,9 @@ class OpenAIChatModel:
         max_retries: retries of a failed attempt (429, 5xx, connection errors, a cut stream),
             made only while nothing of the response was emitted.
         backoff: the waits between retries (default ``Backoff()``: 0.5 s doubling, capped at
-            8 s, no jitter). A longer ``Retry-After`` than the cap is not waited for.
+            8 s, no jitter). A ``Retry-After`` (429 or 5xx) is waited for up to
+            ``Backoff.max_retry_wait`` (default: the cap); a longer one fails at once, the
+            error carrying ``retry_after``.
         send_reasoning: echo assistant reasoning as ``reasoning_content`` (DeepSeek thinking
             mode wants it on tool rounds; other providers may reject it).
         think_tags: move a leading ``<think>…</think>`` in the answer text to the reasoning.
