@@ -9,11 +9,16 @@ defaults all work). Three kinds run the same way, as an ``Observable`` of one re
 - a function returning an ``Observable`` is subscribed to; its last value is the result.
 
 A parameter annotated :class:`~rxreact.cancellation.CancellationToken` receives the call's token.
+
+What the model reads for a return value is ruled by :mod:`rxreact.tool_results`. A tool that
+raises anything, ``SystemExit`` and ``KeyboardInterrupt`` included, gives an error result
+(:class:`ToolInterruptedError` for a ``BaseException``); the run goes on.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import json
 import threading
@@ -28,8 +33,9 @@ from reactivex.disposable import CompositeDisposable, Disposable, SerialDisposab
 from rxreact.cancellation import CancellationToken
 from rxreact.errors import ToolDefinitionError
 from rxreact.messages import ToolSpec
+from rxreact.tool_results import DEFAULT_MAX_RESULT_CHARS
 
-__all__ = ["Tool", "ToolArgumentsError", "tool"]
+__all__ = ["Tool", "ToolArgumentsError", "ToolInterruptedError", "tool"]
 
 
 class ToolArgumentsError(Exception):
@@ -50,6 +56,9 @@ class Tool:
     function: Callable[..., Any]
     timeout: float | None = None
     """Seconds before the call is abandoned with an error result; ``None``: the agent's default."""
+    max_result_chars: int | None = DEFAULT_MAX_RESULT_CHARS
+    """The longest result the model reads; a longer one is cut with a visible marker
+    (:func:`~rxreact.tool_results.truncate_result`). ``None``: no limit."""
     _arguments_model: type[BaseModel] | None = None
     _token_parameter: str | None = None
 
@@ -139,35 +148,32 @@ class Tool:
                 done.set()
                 token.cancel()
 
-            if inspect.iscoroutinefunction(self.function):
-                future = _background_loop().submit(self.function(**kwargs))
+            inner = SerialDisposable()  # an observable tool's subscription, or the awaiting
+
+            def await_on_loop(awaitable: Any) -> None:
+                future = _background_loop().submit(_guarded(awaitable))
 
                 def on_done(f: Any) -> None:
                     if f.cancelled():
+                        # Ours (a dispose), or the tool's own CancelledError: then it is a result.
+                        fail(ToolInterruptedError("the tool's coroutine was cancelled"))
                         return
                     error = f.exception()
                     if error is not None:
-                        fail(error if isinstance(error, Exception) else RuntimeError(str(error)))
+                        fail(_as_exception(error))
                     else:
                         emit(f.result())
 
                 future.add_done_callback(on_done)
-
-                def dispose() -> None:
-                    cancel()
-                    future.cancel()
-
-                return Disposable(dispose)
-
-            inner = SerialDisposable()  # an observable tool's own subscription
+                inner.disposable = Disposable(future.cancel)
 
             def run(_: abc.SchedulerBase, __: Any = None) -> None:
                 if done.is_set():
                     return
                 try:
                     result = self.function(**kwargs)
-                except Exception as error:
-                    fail(error)
+                except BaseException as error:  # SystemExit & co. must not kill a pool thread
+                    fail(_as_exception(error))
                     return
                 if isinstance(result, Observable):
                     last: list[Any] = []
@@ -177,12 +183,44 @@ class Tool:
                         lambda: emit(last[-1] if last else None),
                         scheduler=scheduler,
                     )
+                elif inspect.isawaitable(result):
+                    await_on_loop(result)  # a sync function that returned a coroutine
                 else:
                     emit(result)
 
-            return CompositeDisposable(scheduler.schedule(run), inner, Disposable(cancel))
+            if inspect.iscoroutinefunction(self.function):
+                try:
+                    await_on_loop(self.function(**kwargs))
+                except BaseException as error:  # e.g. wrong arguments for the signature
+                    fail(_as_exception(error))
+                return CompositeDisposable(Disposable(cancel), inner)
+            # cancel first: a cancelled future calls back at once, and must find the call done.
+            return CompositeDisposable(Disposable(cancel), scheduler.schedule(run), inner)
 
         return Observable(subscribe)
+
+
+class ToolInterruptedError(Exception):
+    """A tool raised a ``BaseException`` that is not an ``Exception`` (``SystemExit``,
+    ``KeyboardInterrupt``, a ``CancelledError`` of its own...).
+
+    Internal to a run: it becomes an error ``tool_result`` (the run goes on), never a hang.
+    """
+
+
+def _as_exception(error: BaseException) -> Exception:
+    if isinstance(error, Exception):
+        return error
+    return ToolInterruptedError(f"{type(error).__name__}({error})")
+
+
+async def _guarded(awaitable: Any) -> Any:
+    """Await a tool's awaitable; a ``SystemExit`` or ``KeyboardInterrupt`` raised in it would
+    otherwise stop the shared async-tools loop itself (asyncio re-raises them)."""
+    try:
+        return await awaitable
+    except (KeyboardInterrupt, SystemExit) as error:
+        raise _as_exception(error) from None
 
 
 @overload
@@ -191,7 +229,11 @@ def tool(function: Callable[..., Any], /) -> Tool: ...
 
 @overload
 def tool(
-    *, name: str | None = None, description: str | None = None, timeout: float | None = None
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    timeout: float | None = None,
+    max_result_chars: int | None = DEFAULT_MAX_RESULT_CHARS,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -202,6 +244,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     timeout: float | None = None,
+    max_result_chars: int | None = DEFAULT_MAX_RESULT_CHARS,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a function a :class:`Tool`; use bare (``@tool``) or with options (``@tool(timeout=5)``).
 
@@ -210,6 +253,9 @@ def tool(
         name: the name the model sees (default: the function's name).
         description: what the model reads (default: the docstring).
         timeout: seconds before a call fails with an error result (default: the agent's).
+        max_result_chars: the longest result the model reads (default
+            :data:`~rxreact.tool_results.DEFAULT_MAX_RESULT_CHARS`); longer ones are cut with a
+            visible marker. How return values become text: :mod:`rxreact.tool_results`.
 
     Raises:
         ToolDefinitionError: ``*args``/``**kwargs``, missing annotations pydantic cannot handle,
@@ -217,7 +263,10 @@ def tool(
     """
 
     def build(fn: Callable[..., Any]) -> Tool:
-        return _build_tool(fn, name=name, description=description, timeout=timeout)
+        built = _build_tool(fn, name=name, description=description, timeout=timeout)
+        if max_result_chars != built.max_result_chars:
+            built = dataclasses.replace(built, max_result_chars=max_result_chars)
+        return built
 
     return build(function) if function is not None else build
 

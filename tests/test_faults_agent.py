@@ -3,6 +3,7 @@ answer, every failure typed. Each test runs in both I/O modes against the loopba
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -13,6 +14,7 @@ from rxreact import InMemoryChatMemory, OpenAIChatModel, ReactAgent, tool
 from rxreact.errors import ProviderStreamError
 from rxreact.model.script import RawSSE, Script, text_reply, tool_call_reply
 from rxreact.testing import MockOpenAIServer
+from rxreact.tools import _background_loop
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("io_mode")]
 
@@ -99,3 +101,118 @@ def test_a_surrogate_pair_split_across_deltas_streams_as_one_character(serve: An
     assert agent.run("smile", conversation_id="c").answer == "Hello \U0001f600!"
     assert agent.run("again", conversation_id="c").answer == "ok"  # the history re-encodes
     assert server.requests[1]["messages"][1]["content"] == "Hello \U0001f600!"
+
+
+class Custom(BaseException):
+    """Neither an Exception nor an interpreter signal."""
+
+
+@tool(timeout=5)
+def exits() -> str:
+    """Calls sys.exit."""
+    raise SystemExit(3)
+
+
+@tool(timeout=5)
+def interrupted() -> str:
+    """Raises KeyboardInterrupt."""
+    raise KeyboardInterrupt
+
+
+@tool(timeout=5)
+def odd() -> str:
+    """Raises a bare BaseException subclass."""
+    raise Custom("odd")
+
+
+@tool(timeout=5)
+async def exits_async() -> str:
+    """An async tool calling sys.exit."""
+    raise SystemExit(4)
+
+
+@tool(timeout=5)
+async def cancels_itself() -> str:
+    """An async tool raising its own CancelledError."""
+    raise asyncio.CancelledError
+
+
+def tool_messages(server: MockOpenAIServer) -> dict[str, str]:
+    return {
+        m["tool_call_id"]: m["content"]
+        for m in server.requests[-1]["messages"]
+        if m["role"] == "tool"
+    }
+
+
+def test_tools_raising_base_exceptions_give_error_results_not_hangs(serve: Any) -> None:
+    names = ["exits", "interrupted", "odd", "exits_async", "cancels_itself"]
+    server, model = serve([tool_call_reply(*((n, {}) for n in names)), text_reply("Noted.")])
+    agent = ReactAgent(model, [exits, interrupted, odd, exits_async, cancels_itself])
+    result = agent.run("go")
+
+    assert result.answer == "Noted."
+    contents = tool_messages(server)
+    assert contents["call_0"] == "Error: tool 'exits' raised SystemExit(3)."
+    assert contents["call_1"] == "Error: tool 'interrupted' raised KeyboardInterrupt()."
+    assert contents["call_2"] == "Error: tool 'odd' raised Custom(odd)."
+    assert contents["call_3"] == "Error: tool 'exits_async' raised SystemExit(4)."
+    assert "cancelled" in contents["call_4"]
+    # The shared async-tools loop survived the SystemExit raised on it.
+    alive = asyncio.run_coroutine_threadsafe(_later(), _background_loop()._loop)
+    assert alive.result(5) == {"n": 1}
+
+
+@tool
+def gives_bytes() -> bytes:
+    """UTF-8 bytes."""
+    return "héllo".encode()
+
+
+@tool
+def gives_bad_bytes() -> bytes:
+    """Not UTF-8."""
+    return b"\xff"
+
+
+@tool
+def gives_none() -> None:
+    """Nothing."""
+
+
+@tool
+def gives_generator() -> Any:
+    """A generator."""
+    yield 1
+
+
+async def _later() -> dict[str, int]:
+    await asyncio.sleep(0)
+    return {"n": 1}
+
+
+@tool
+def gives_coroutine() -> Any:
+    """A sync function returning a coroutine."""
+    return _later()
+
+
+@tool(max_result_chars=10)
+def gives_a_lot() -> str:
+    """Too long."""
+    return "z" * 1000
+
+
+def test_return_values_follow_the_documented_rules(serve: Any) -> None:
+    tools = [gives_bytes, gives_bad_bytes, gives_none, gives_generator, gives_coroutine]
+    tools.append(gives_a_lot)
+    server, model = serve([tool_call_reply(*((t.name, {}) for t in tools)), text_reply("Done.")])
+    assert ReactAgent(model, tools).run("go").answer == "Done."
+
+    contents = tool_messages(server)
+    assert contents["call_0"] == "héllo"
+    assert "not UTF-8" in contents["call_1"]
+    assert contents["call_2"] == "null"
+    assert "generator" in contents["call_3"]
+    assert contents["call_4"] == '{"n":1}'
+    assert contents["call_5"].startswith("zzzzzzzzzz\n[truncated: the result was 1000 characters")

@@ -1,11 +1,9 @@
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import reactivex
-from pydantic import BaseModel
 from reactivex import Observable, abc
 from reactivex import operators as ops
 
@@ -13,7 +11,13 @@ from rxreact._immediate import immediately
 from rxreact.cancellation import CancellationToken
 from rxreact.events import ToolExecutionStarted, ToolResult
 from rxreact.messages import ToolCall
-from rxreact.tools import Tool, ToolArgumentsError
+from rxreact.tool_results import (
+    DEFAULT_MAX_RESULT_CHARS,
+    ToolResultError,
+    result_text,
+    truncate_result,
+)
+from rxreact.tools import Tool, ToolArgumentsError, ToolInterruptedError
 
 
 class _ToolTimeoutError(Exception):
@@ -56,7 +60,7 @@ def run_tools_(
                         ops.timeout(timeout, reactivex.throw(_ToolTimeoutError(timeout)), scheduler)
                     )
                 return body.pipe(
-                    ops.map(lambda value: result(_to_text(value), False)),
+                    ops.map(lambda value: result(result_text(value, tool.max_result_chars), False)),
                     ops.catch(lambda error, _: immediately(result(_describe(call, error), True))),
                 )
 
@@ -90,18 +94,10 @@ def run_tools_(
 def _describe(call: ToolCall, error: Exception) -> str:
     if isinstance(error, _ToolTimeoutError):
         return f"Error: tool {call.name!r} timed out after {error.args[0]:g} s."
-    return f"Error: tool {call.name!r} raised {type(error).__name__}: {error}"
-
-
-def _to_text(value: Any) -> str:
-    """What the model reads for a tool's return value."""
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return ""
-    if isinstance(value, BaseModel):
-        return value.model_dump_json()
-    try:
-        return json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return str(value)
+    if isinstance(error, ToolResultError):
+        return f"Error: tool {call.name!r} {error}."
+    if isinstance(error, ToolInterruptedError):
+        return f"Error: tool {call.name!r} raised {error}."
+    # An exception's text can be as long as a result: bounded the same way.
+    text = f"Error: tool {call.name!r} raised {type(error).__name__}: {error}"
+    return truncate_result(text, DEFAULT_MAX_RESULT_CHARS)
