@@ -216,3 +216,16 @@ def test_return_values_follow_the_documented_rules(serve: Any) -> None:
     assert "generator" in contents["call_3"]
     assert contents["call_4"] == '{"n":1}'
     assert contents["call_5"].startswith("zzzzzzzzzz\n[truncated: the result was 1000 characters")
+
+
+def test_two_tool_calls_with_one_id_each_get_their_own_result(serve: Any) -> None:
+    reply = tool_call_reply(
+        ("get_weather", {"city": "Oslo"}), ("get_weather", {"city": "Rome"}), ids=["same", "same"]
+    )
+    # The mock validates each history like the real API: every call answered, once.
+    server, model = serve([reply, text_reply("Cold and warm.")])
+    assert ReactAgent(model, [get_weather]).run("weather?").answer == "Cold and warm."
+
+    sent = server.requests[1]["messages"]
+    assert [c["id"] for c in sent[1]["tool_calls"]] == ["same", "same_2"]
+    assert tool_messages(server) == {"same": "Oslo: sunny", "same_2": "Rome: sunny"}
