@@ -16,6 +16,7 @@ call such as ``agent.call``) is an instance of :class:`RxReactError`::
     │   ├── ProviderStreamError       the provider sent an error inside the SSE stream
     │   ├── StreamProtocolError       bytes that are not a chat-completions stream
     │   ├── StreamInterruptedError    the stream ended without [DONE] and without finish_reason
+    │   ├── ResponseTooLargeError     past a size cap (an SSE line, a response's tool arguments)
     │   ├── ModelConnectionError      could not connect / the connection broke
     │   └── ModelTimeoutError         connect, first-chunk or between-chunk timeout
     ├── AgentError                    the agent loop itself could not go on
@@ -44,6 +45,7 @@ __all__ = [
     "NotFoundError",
     "ProviderStreamError",
     "RateLimitError",
+    "ResponseTooLargeError",
     "RxReactError",
     "ServerError",
     "StreamInterruptedError",
@@ -180,6 +182,23 @@ class StreamInterruptedError(ModelError):
     """The stream ended without ``[DONE]`` and without any ``finish_reason``: a cut connection."""
 
     retryable = True
+
+
+class ResponseTooLargeError(ModelError):
+    """The response went past a size cap of the model (see :mod:`rxreact.model.limits`): one
+    SSE line, or the tool-call arguments of one response. The stream is closed at once, so a
+    runaway response costs at most the cap in memory, and nothing of it is stored.
+
+    Attributes:
+        what: ``"sse_line"`` or ``"tool_arguments"``.
+        limit: the cap that was passed (bytes for a line, characters for arguments).
+    """
+
+    def __init__(self, what: str, limit: int) -> None:
+        self.what = what
+        self.limit = limit
+        unit = "bytes" if what == "sse_line" else "characters"
+        super().__init__(f"{what.replace('_', ' ')} longer than the limit of {limit} {unit}")
 
 
 class ModelConnectionError(ModelError):

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from rxreact import InMemoryChatMemory, OpenAIChatModel, ReactAgent, tool
-from rxreact.errors import ProviderStreamError
+from rxreact.errors import ProviderStreamError, ResponseTooLargeError
 from rxreact.model.script import RawSSE, Script, text_reply, tool_call_reply
 from rxreact.testing import MockOpenAIServer
 from rxreact.tools import _background_loop
@@ -229,3 +229,39 @@ def test_two_tool_calls_with_one_id_each_get_their_own_result(serve: Any) -> Non
     sent = server.requests[1]["messages"]
     assert [c["id"] for c in sent[1]["tool_calls"]] == ["same", "same_2"]
     assert tool_messages(server) == {"same": "Oslo: sunny", "same_2": "Rome: sunny"}
+
+
+def test_a_line_past_the_cap_ends_the_stream_with_a_typed_error(serve: Any) -> None:
+    huge = sse(choice({"role": "assistant", "content": "x" * 5000}))
+    server, _ = serve([RawSSE(huge)])
+    model = OpenAIChatModel("mock", base_url=server.base_url, max_retries=0, max_line_bytes=1000)
+    memory = InMemoryChatMemory()
+    try:
+        with pytest.raises(ResponseTooLargeError) as caught:
+            ReactAgent(model, memory=memory).run("hi", conversation_id="c")
+    finally:
+        model.close()
+    assert caught.value.what == "sse_line"
+    assert memory.load("c") == []
+
+
+def test_tool_arguments_past_the_cap_end_the_run_before_anything_is_stored(serve: Any) -> None:
+    server, _ = serve([tool_call_reply(("get_weather", {"city": "x" * 500}), arg_piece=50)])
+    model = OpenAIChatModel("mock", base_url=server.base_url, max_retries=0, max_tool_arguments=200)
+    memory = InMemoryChatMemory()
+    try:
+        with pytest.raises(ResponseTooLargeError) as caught:
+            ReactAgent(model, [get_weather], memory=memory).run("hi", conversation_id="c")
+    finally:
+        model.close()
+    assert (caught.value.what, caught.value.limit) == ("tool_arguments", 200)
+    assert memory.load("c") == []
+
+
+def test_the_default_caps_are_documented_and_sane() -> None:
+    from rxreact.model.limits import DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_TOOL_ARGUMENTS
+    from rxreact.tool_results import DEFAULT_MAX_RESULT_CHARS
+
+    assert (DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_TOOL_ARGUMENTS) == (8 << 20, 1 << 20)
+    assert DEFAULT_MAX_RESULT_CHARS == 100_000
+    assert get_weather.max_result_chars == DEFAULT_MAX_RESULT_CHARS

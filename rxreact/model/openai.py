@@ -40,6 +40,7 @@ from rxreact.model._call import IO_SCHEDULER, CallSettings, ModelCall, ThreadCal
 from rxreact.model._http_errors import NOT_A_STREAM_TYPES, not_a_stream, status_error
 from rxreact.model._http_stream import aread_sse, read_sse
 from rxreact.model.chunks import ChatChunk, ModelResponse
+from rxreact.model.limits import DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_TOOL_ARGUMENTS, StreamLimits
 from rxreact.model.request_codec import encode_request
 from rxreact.model.retry import Backoff
 from rxreact.model.think import split_think
@@ -105,6 +106,11 @@ class OpenAIChatModel:
         io: ``"thread"`` or ``"loop"`` (below). Default: what ``http_client`` or
             ``io_scheduler`` implies, else ``$RXREACT_IO``, else :data:`DEFAULT_IO`.
         io_scheduler: thread mode: where attempts run; default one new daemon thread each.
+        max_line_bytes: the longest SSE line accepted (default 8 MiB).
+        max_tool_arguments: the most tool-call argument characters in one response
+            (default 1 Mi). Past either cap the stream ends with
+            :class:`~rxreact.errors.ResponseTooLargeError` (see :mod:`rxreact.model.limits`);
+            ``None`` lifts it.
 
     I/O modes (``on_next`` of :meth:`stream` is called on the I/O thread of the mode):
 
@@ -146,6 +152,8 @@ class OpenAIChatModel:
         http_client: httpx.Client | httpx.AsyncClient | None = None,
         io: IOMode | None = None,
         io_scheduler: abc.SchedulerBase | None = None,
+        max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
+        max_tool_arguments: int | None = DEFAULT_MAX_TOOL_ARGUMENTS,
     ) -> None:
         model = model or os.environ.get("RXREACT_MODEL")
         if not model:
@@ -175,6 +183,10 @@ class OpenAIChatModel:
         self._think_tags = think_tags
         self._include_usage = include_usage
         self._headers = dict(headers or {})
+        for cap in (max_line_bytes, max_tool_arguments):
+            if cap is not None and cap < 1:
+                raise ConfigurationError("size caps must be positive (or None)")
+        self._limits = StreamLimits(max_line_bytes, max_tool_arguments)
         self.io: IOMode = _io_mode(io, http_client, io_scheduler)
         """``"thread"`` or ``"loop"``: how this model reads its streams."""
         self._io = io_scheduler or IO_SCHEDULER
@@ -216,14 +228,14 @@ class OpenAIChatModel:
         def attempt(call: ThreadCall[ChatChunk], content: bytes) -> None:
             with self._exchange(call, content, stream=True) as response:
                 self._check_stream(response)
-                read_sse(response, call, self._think_tags)
+                read_sse(response, call, self._think_tags, self._limits)
 
         async def aattempt(call: LoopCall[ChatChunk], content: bytes) -> None:
             async with self._aexchange(call, content, stream=True) as response:
                 if response.headers.get("content-type", "").startswith(NOT_A_STREAM_TYPES):
                     await response.aread()  # the check quotes the body
                 self._check_stream(response)
-                await aread_sse(response, call, self._think_tags)
+                await aread_sse(response, call, self._think_tags, self._limits)
 
         return self._observable(request, stream=True, attempt=attempt, aattempt=aattempt)
 
