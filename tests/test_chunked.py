@@ -342,3 +342,22 @@ def test_an_agent_run_reads_on_the_fast_path_over_one_connection(
         assert server.connections == 1
     # If httpx or httpcore change shape, the fast path falls back silently: this says so.
     assert fast_path_uses == [True, True, True]
+
+
+def test_httpcore_and_h11_are_declared_with_bounds_the_installed_versions_meet() -> None:
+    # The fast path uses httpcore and h11 internals: both must be declared, bounded above,
+    # and the versions this suite runs on must be inside the bounds (else widen them knowingly).
+    import tomllib
+    from importlib.metadata import version
+    from pathlib import Path
+
+    from packaging.requirements import Requirement
+
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    declared = [
+        Requirement(d) for d in tomllib.loads(pyproject.read_text())["project"]["dependencies"]
+    ]
+    for name in ("httpcore", "h11"):
+        (requirement,) = [r for r in declared if r.name == name]
+        assert any(spec.operator == "<" for spec in requirement.specifier), name
+        assert requirement.specifier.contains(version(name)), (name, version(name))
