@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import ipaddress
 import json
 import logging
@@ -39,6 +40,7 @@ from rxreact.model._aio import LoopCall, io_loop, on_io_loop, run_on_io_loop
 from rxreact.model._call import IO_SCHEDULER, CallSettings, ModelCall, ThreadCall, Timeouts
 from rxreact.model._http_errors import NOT_A_STREAM_TYPES, not_a_stream, status_error
 from rxreact.model._http_stream import aread_sse, read_sse
+from rxreact.model._pooled import pooled_socket
 from rxreact.model.chunks import ChatChunk, ModelResponse
 from rxreact.model.limits import DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_TOOL_ARGUMENTS, StreamLimits
 from rxreact.model.request_codec import encode_request
@@ -376,8 +378,10 @@ class OpenAIChatModel:
         """POST the body; yield the 2xx response, abortable by the call; map every failure."""
         request = self._request(call, content, stream)
         request["extensions"]["trace"] = call.trace
+        client = self._http_client()
+        call.locate = functools.partial(pooled_socket, client, self._url, call.httpx_timeout)
         try:
-            with self._http_client().stream(**request) as response, call.attached(response):
+            with client.stream(**request) as response, call.attached(response):
                 if response.status_code >= 400:
                     raise status_error(response, self._redact)
                 yield response
