@@ -2,7 +2,7 @@
 
 ::
 
-    stream(q) = concat_with_iterable(steps)          each step subscribed on the agent
+    stream(q) = concat_steps(steps)                  each step subscribed on the agent
                                                      scheduler when the one before completes
     steps:      load history, add the question
                 round(n) = (RoundStarted) then
@@ -29,13 +29,13 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from typing import Any, cast
 
-import reactivex
 from pydantic import BaseModel, ConfigDict
 from reactivex import Observable, abc
 from reactivex import operators as ops
 from reactivex.scheduler import VirtualTimeScheduler
 
 from rxreact._immediate import immediately, starting_with
+from rxreact._run_output import RunOutput
 from rxreact.errors import AgentError, ChatMemoryError, RxReactError, ToolErrorBudgetExceededError
 from rxreact.events import (
     AgentEvent,
@@ -57,7 +57,7 @@ from rxreact.messages import (
     UserMessage,
 )
 from rxreact.model.base import ChatModel
-from rxreact.operators import deliver_on, finish_round, process_chunk, run_tools
+from rxreact.operators import concat_steps, deliver_on, finish_round, process_chunk, run_tools
 from rxreact.round import Mode, RoundState
 from rxreact.scheduling import shared_scheduler
 from rxreact.tools import Tool, as_tool
@@ -113,6 +113,9 @@ class ReactAgent:
             whether to send it; see ``OpenAIChatModel(send_reasoning=...)``).
         buffer_size: chunks buffered between the model's reader and the agent before the reader
             is held back.
+        stall_timeout: seconds without any event after which a run ends with
+            :class:`~rxreact.RunStalledError` (``None``: never). A safety net: the model's and
+            the tools' timeouts end a silent run first, so it must exceed ``tool_timeout``.
     """
 
     def __init__(
@@ -130,9 +133,14 @@ class ReactAgent:
         forced_final_instruction: str = FORCED_FINAL_INSTRUCTION,
         send_reasoning: bool = True,
         buffer_size: int | None = 1024,
+        stall_timeout: float | None = 300.0,
     ) -> None:
         if max_rounds < 1:
             raise ValueError("max_rounds must be at least 1")
+        if stall_timeout is not None and (
+            stall_timeout <= 0 or (tool_timeout is not None and stall_timeout <= tool_timeout)
+        ):
+            raise ValueError("stall_timeout must be positive and longer than tool_timeout")
         self.model = model
         self.tools: dict[str, Tool] = {}
         for item in tools:
@@ -152,6 +160,7 @@ class ReactAgent:
         self.forced_final_instruction = forced_final_instruction
         self.send_reasoning = send_reasoning
         self.buffer_size = buffer_size
+        self.stall_timeout = stall_timeout
 
     def __repr__(self) -> str:
         return (
@@ -185,14 +194,22 @@ class ReactAgent:
     ) -> abc.DisposableBase:
         """Subscribe to the run on the agent's scheduler.
 
-        Its steps are subscribed there (``concat_with_iterable`` schedules each one, the first
+        Its steps are subscribed there (``concat_steps`` schedules each one, the first
         included, on the subscribe-time scheduler), so loading memory and the first events
         never run on the subscribing thread. Disposal is synchronous: when ``dispose()``
         returns, the HTTP stream is being closed and running tools' tokens are set (unlike
         ``ops.subscribe_on``, which disposes later, on the scheduler). No Observable of its
         own around the steps: each would add an observer layer to every event's path.
         """
-        return run.events().subscribe(on_next, on_error, on_completed, scheduler=self.scheduler)
+        if isinstance(on_next, abc.ObserverBase):
+            observer = on_next
+            on_next, on_error, on_completed = (
+                observer.on_next,
+                observer.on_error,
+                observer.on_completed,
+            )
+        output = RunOutput(on_next, on_error, on_completed, self.scheduler, self.stall_timeout)
+        return output.watch(run.events().subscribe(output, scheduler=self.scheduler))
 
     def text(self, question: str, conversation_id: str | None = None) -> Observable[str]:
         """Only the live answer text of the run (``text_delta`` payloads).
@@ -293,14 +310,14 @@ class _Run:
 
     def events(self) -> Observable[Any]:
         """The run: its steps, each subscribed when the one before completes."""
-        return reactivex.concat_with_iterable(self._steps())
+        return concat_steps(self._steps())
 
     # Everything below runs inside the generator, resumed on the agent's scheduler threads.
 
     def _steps(self) -> Iterator[Observable[Any]]:
         r"""The ReAct loop, one Observable per step.
 
-        ``concat_with_iterable`` pulls the next step only when the previous one completed, so
+        ``concat_steps`` pulls the next step only when the previous one completed, so
         the code between two ``yield`` statements sees the finished round (or tool results) it
         depends on; an exception raised here ends the run through ``on_error``. The loop is
         flat on purpose: nested ``concat(..., defer(next))`` would add two observer layers

@@ -20,7 +20,8 @@ call such as ``agent.call``) is an instance of :class:`RxReactError`::
     │   ├── ModelConnectionError      could not connect / the connection broke
     │   └── ModelTimeoutError         connect, first-chunk or between-chunk timeout
     ├── AgentError                    the agent loop itself could not go on
-    │   └── ToolErrorBudgetExceededError  too many failed tool calls in one run
+    │   ├── ToolErrorBudgetExceededError  too many failed tool calls in one run
+    │   └── RunStalledError           no event for longer than ``stall_timeout``
     └── ChatMemoryError               a memory backend failed
 
 Foreign exceptions (httpx, json, pydantic) are mapped to this tree in exactly one place
@@ -46,6 +47,7 @@ __all__ = [
     "ProviderStreamError",
     "RateLimitError",
     "ResponseTooLargeError",
+    "RunStalledError",
     "RxReactError",
     "ServerError",
     "StreamInterruptedError",
@@ -227,6 +229,14 @@ class AgentError(RxReactError):
 
 class ToolErrorBudgetExceededError(AgentError):
     """More failed tool calls in one run than ``ReactAgent(max_tool_errors=...)`` allows."""
+
+
+class RunStalledError(AgentError):
+    """A run delivered no event for longer than ``ReactAgent(stall_timeout=...)``.
+
+    The run's own timeouts (model, tools) normally end it long before; this is the safety net
+    that turns a run that would otherwise wait forever into an error.
+    """
 
 
 class ChatMemoryError(RxReactError):

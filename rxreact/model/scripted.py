@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from reactivex import Observable, abc
-from reactivex.disposable import CompositeDisposable, Disposable, SerialDisposable
+from reactivex.disposable import CompositeDisposable, Disposable
 
+from rxreact._ordered_serial import OrderedSerialDisposable
 from rxreact.errors import ModelError, StreamInterruptedError, http_error_for_status
 from rxreact.messages import ChatRequest
 from rxreact.model.chunks import ChatChunk, ModelResponse
@@ -152,7 +153,9 @@ def _play(
     position = 0
     disposed = False
     saw_finish = False
-    pending = SerialDisposable()
+    # Ordered, not serial: the first step can run, reach a Pause and schedule the next one
+    # before ``schedule(0.0)`` below has stored its own handle.
+    pending = OrderedSerialDisposable()
 
     def step(_: abc.SchedulerBase, __: Any = None) -> None:
         # Emits every item up to the next pause in one action: chunks scripted back to back
@@ -188,9 +191,9 @@ def _play(
         if disposed:
             return
         if delay > 0:
-            pending.disposable = sched.schedule_relative(delay, step)
+            pending.replace_with(lambda: sched.schedule_relative(delay, step))
         else:
-            pending.disposable = sched.schedule(step)
+            pending.replace_with(lambda: sched.schedule(step))
 
     def dispose() -> None:
         nonlocal disposed

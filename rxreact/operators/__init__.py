@@ -5,7 +5,7 @@ Each operator lives in its own private module; these wrappers are the public, do
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from reactivex import Observable, abc
@@ -14,17 +14,79 @@ from rxreact.events import ToolResult
 from rxreact.messages import ToolCall
 from rxreact.model.chunks import ChatChunk
 from rxreact.model.retry import Backoff
+from rxreact.operators._concat_steps import concat_steps_
 from rxreact.operators._deliver_on import deliver_on_
 from rxreact.operators._finish_round import finish_round_
 from rxreact.operators._process_chunk import process_chunk_
 from rxreact.operators._retry_unstarted import retry_unstarted_
 from rxreact.operators._run_tools import run_tools_
+from rxreact.operators._timeout_with import timeout_with_
 from rxreact.round import RoundState
 from rxreact.tools import Tool
 
-__all__ = ["deliver_on", "finish_round", "process_chunk", "retry_unstarted", "run_tools"]
+__all__ = [
+    "concat_steps",
+    "deliver_on",
+    "finish_round",
+    "process_chunk",
+    "retry_unstarted",
+    "run_tools",
+    "timeout_with",
+]
 
 _T = TypeVar("_T")
+
+
+def concat_steps(steps: Iterable[Observable[_T]]) -> Observable[_T]:
+    """Subscribe to each step when the one before completed; each step starts on the scheduler.
+
+    ``reactivex.concat_with_iterable`` with one defect fixed: it stores the next step's
+    scheduled start after ``schedule`` returns, so on a multi-threaded scheduler a thread
+    preempted there disposed the step *after* it, scheduled meanwhile, and the sequence
+    stopped without completing. Here the order of assignment cannot cancel newer work (see
+    :class:`rxreact._ordered_serial.OrderedSerialDisposable`). ``steps`` may be a generator:
+    it is advanced on the scheduler, after the previous step completed, so the code between
+    two ``yield`` statements sees what the previous step did.
+
+    ::
+
+        steps:          a: -1-2|    b: (3|)    c: --4|
+        concat_steps:   -1-2-3--4|
+
+    An error of a step, or raised by the generator, ends the sequence.
+
+    Args:
+        steps: the Observables, pulled one at a time.
+
+    Returns:
+        The steps' notifications, one step after the other.
+    """
+    return concat_steps_(steps)
+
+
+def timeout_with(
+    seconds: float, fallback: Observable[_T], scheduler: abc.SchedulerBase
+) -> Callable[[Observable[_T]], Observable[_T]]:
+    """Switch to ``fallback`` when the source is silent for ``seconds`` (first item included).
+
+    RxPY's ``timeout``, with the race between the timer and the source decided under a lock:
+    exactly one of them wins, whichever threads they arrive on.
+
+    ::
+
+        source:     -a---b--------c|
+        timeout_with(3, x|):
+        result:     -a---b---x|
+
+    Args:
+        seconds: the longest silence allowed, restarted by every item.
+        fallback: what follows a timeout (e.g. ``reactivex.throw(error)``).
+        scheduler: where the timer runs.
+
+    Returns:
+        An operator ``Observable[T] -> Observable[T]``.
+    """
+    return timeout_with_(seconds, fallback, scheduler)
 
 
 def deliver_on(

@@ -4,8 +4,8 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from reactivex import Observable, abc
-from reactivex.disposable import SerialDisposable
 
+from rxreact._ordered_serial import OrderedSerialDisposable
 from rxreact.model.retry import Backoff, retry_delay
 from rxreact.scheduling import timer_scheduler
 
@@ -20,13 +20,17 @@ def retry_unstarted_(
             observer: abc.ObserverBase[_T], scheduler: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
             timer = timer_scheduler(scheduler)
-            current = SerialDisposable()
+            # Ordered, not serial: an attempt that fails inside ``subscribe`` schedules its retry
+            # before its own subscription is stored, which must not cancel that retry.
+            current = OrderedSerialDisposable()
             retries = 0
             emitted = False
 
             def attempt(*_: Any) -> None:
-                current.disposable = source.subscribe(
-                    on_next, on_error, observer.on_completed, scheduler=scheduler
+                current.replace_with(
+                    lambda: source.subscribe(
+                        on_next, on_error, observer.on_completed, scheduler=scheduler
+                    )
                 )
 
             def on_next(value: _T) -> None:
@@ -42,7 +46,7 @@ def retry_unstarted_(
                     observer.on_error(error)
                     return
                 retries += 1
-                current.disposable = timer.schedule_relative(delay, attempt)
+                current.replace_with(lambda: timer.schedule_relative(delay, attempt))
 
             attempt()
             return current

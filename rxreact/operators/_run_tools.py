@@ -7,10 +7,11 @@ import reactivex
 from reactivex import Observable, abc
 from reactivex import operators as ops
 
-from rxreact._immediate import immediately
+from rxreact._immediate import immediately, starting_with
 from rxreact.cancellation import CancellationToken
 from rxreact.events import ToolExecutionStarted, ToolResult
 from rxreact.messages import ToolCall
+from rxreact.operators._timeout_with import timeout_with_
 from rxreact.tool_results import (
     DEFAULT_MAX_RESULT_CHARS,
     ToolResultError,
@@ -57,16 +58,15 @@ def run_tools_(
                 timeout = tool.timeout if tool.timeout is not None else default_timeout
                 if timeout is not None:
                     body = body.pipe(
-                        ops.timeout(timeout, reactivex.throw(_ToolTimeoutError(timeout)), scheduler)
+                        timeout_with_(
+                            timeout, reactivex.throw(_ToolTimeoutError(timeout)), scheduler
+                        )
                     )
                 return body.pipe(
                     ops.map(lambda value: result(result_text(value, tool.max_result_chars), False)),
                     ops.catch(lambda error, _: immediately(result(_describe(call, error), True))),
                 )
 
-            started = immediately(
-                ToolExecutionStarted(round=round_number, call_id=call.id, name=call.name)
-            )
             tool = tools.get(call.name)
             if tool is None:
                 known = ", ".join(sorted(tools)) or "(none)"
@@ -78,7 +78,10 @@ def run_tools_(
                     outcome = run(tool, tool.parse_arguments(call.arguments))
                 except ToolArgumentsError as error:
                     outcome = failed(f"Error calling tool {call.name!r}: {error}")
-            return reactivex.concat(started, outcome)
+            # Not ``reactivex.concat``: it schedules its second source and could lose it to the
+            # preemption race of ``concat_with_iterable`` (see ``concat_steps``).
+            started = ToolExecutionStarted(round=round_number, call_id=call.id, name=call.name)
+            return starting_with(outcome, started)
 
         return reactivex.defer(factory)
 

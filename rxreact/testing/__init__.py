@@ -2,6 +2,8 @@
 
 - :class:`MockOpenAIServer`: a loopback OpenAI-compatible server (real HTTP, real SSE) playing
   scripted replies, validating histories like the real API.
+- :class:`ChaosScheduler`: a thread pool that preempts the threads that schedule on it, to
+  find races that a quiet machine hides.
 - :func:`run_marbles`, :func:`assert_marbles`, :func:`reply_from_marbles`: run an agent in
   virtual time and compare its event lanes with marble strings.
 """
@@ -12,10 +14,12 @@ from rxreact.testing.agent_marbles import (
     reply_from_marbles,
     run_marbles,
 )
+from rxreact.testing.chaos import ChaosScheduler
 from rxreact.testing.mock_server import MockOpenAIServer
 
 __all__ = [
     "AgentFactory",
+    "ChaosScheduler",
     "MockOpenAIServer",
     "assert_marbles",
     "reply_from_marbles",

@@ -1,0 +1,109 @@
+"""``RunOutput``: the last observer of a run, where its events leave for the subscriber.
+
+It counts the events (the count is the run's progress) and is the run's watchdog: a run whose
+count has not moved for ``stall_timeout`` seconds ends with :class:`~rxreact.RunStalledError`
+instead of waiting forever. The model's and the tools' own timeouts end a silent run long
+before that; the watchdog is the net under everything else (a lost scheduled action, a
+backend call that never returns). One plain counter per event, no lock and no timer on the
+event path: the timer looks at the counter, and re-arms itself when it moved.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from reactivex import abc
+
+from rxreact._ordered_serial import OrderedSerialDisposable
+from rxreact.errors import RunStalledError
+
+__all__ = ["RunOutput"]
+
+
+def _raise(error: Exception) -> None:
+    raise error
+
+
+class RunOutput(abc.ObserverBase[Any], abc.DisposableBase):
+    """Forwards a run's notifications to the subscriber; ends the run if it stalls.
+
+    ``stalled`` -> ``on_error(RunStalledError)`` between ``stall_timeout`` and twice that
+    after the last event (the timer checks the count once per ``stall_timeout``).
+    """
+
+    def __init__(
+        self,
+        on_next: Callable[[Any], None],
+        on_error: Callable[[Exception], None] | None,
+        on_completed: Callable[[], None] | None,
+        scheduler: abc.SchedulerBase,
+        stall_timeout: float | None,
+    ) -> None:
+        self.count = 0
+        """Events delivered so far."""
+        self._on_next = on_next
+        self._on_error = on_error or _raise
+        self._on_completed = on_completed or (lambda: None)
+        self._scheduler = scheduler
+        self._stall_timeout = stall_timeout
+        self._lock = threading.Lock()
+        self._over = False
+        self._timer = OrderedSerialDisposable()
+        self._subscription: abc.DisposableBase | None = None
+
+    def on_next(self, value: Any) -> None:
+        """Count and forward one event."""
+        self.count += 1
+        self._on_next(value)
+
+    def on_error(self, error: Exception) -> None:
+        """Forward the run's error (once)."""
+        if self._end():
+            self._on_error(error)
+
+    def on_completed(self) -> None:
+        """Forward the run's completion (once)."""
+        if self._end():
+            self._on_completed()
+
+    def watch(self, subscription: abc.DisposableBase) -> abc.DisposableBase:
+        """Start watching the run subscribed as ``subscription``; returns this, to dispose both."""
+        self._subscription = subscription
+        if self._stall_timeout is not None:
+            self._arm()
+        return self
+
+    def dispose(self) -> None:
+        """Cancel the run and stop watching it."""
+        self._end()
+        if self._subscription is not None:
+            self._subscription.dispose()
+
+    def _end(self) -> bool:
+        with self._lock:
+            if self._over:
+                return False
+            self._over = True
+        self._timer.dispose()
+        return True
+
+    def _arm(self) -> None:
+        seen = self.count
+        seconds = self._stall_timeout
+        assert seconds is not None
+
+        def check(_: abc.SchedulerBase, __: Any = None) -> None:
+            if self.count != seen:
+                self._arm()
+                return
+            if not self._end():
+                return
+            if self._subscription is not None:
+                self._subscription.dispose()
+            self._on_error(
+                RunStalledError(f"the run delivered no event for {seconds:g} s (stall_timeout)")
+            )
+
+        self._timer.replace_with(lambda: self._scheduler.schedule_relative(seconds, check))
