@@ -31,7 +31,9 @@ class Fault:
     (headers, then nothing), ``reset`` (a TCP reset instead of an answer), ``reset_mid``
     (headers and an event, then a reset), ``garbage`` (a 200 body that is not SSE),
     ``huge_line`` (one SSE line of ``size`` bytes), ``status`` (``status`` with
-    ``Retry-After: retry_after``), ``endless`` (text deltas every ``interval`` s, forever),
+    ``Retry-After: retry_after``), ``endless`` (text deltas every ``interval`` s, forever or,
+    with ``size``, that many and then a cut), ``tool_call`` (a call of ``get_weather`` with
+    ``{"city": text}``),
     ``no_finish`` (text, then the end of the body with neither ``[DONE]`` nor a finish).
     """
 
@@ -70,7 +72,9 @@ _SSE_HEAD = (
 class FaultServer:
     """The server; a context manager. ``base_url`` is what a model points at."""
 
-    def __init__(self, script: Sequence[Fault] | Callable[[int], Fault]) -> None:
+    def __init__(self, script: Sequence[Fault] | Callable[[int, bytes], Fault]) -> None:
+        """``script``: the faults in request order, or ``script(number, body)`` for each
+        request (``number`` from 0, ``body`` the request's JSON bytes)."""
         self._script = script
         self._listener = socket.create_server(("127.0.0.1", 0))
         self._lock = threading.Condition()
@@ -122,12 +126,12 @@ class FaultServer:
             setattr(self, name, getattr(self, name) + 1)
             self._lock.notify_all()
 
-    def _next(self) -> Fault:
+    def _next(self, body: bytes) -> Fault:
         with self._lock:
             number = self.requests
         script = self._script
         if callable(script):
-            return script(number)
+            return script(number, body)
         return script[number] if number < len(script) else ok()
 
     def _serve(self, conn: socket.socket) -> None:
@@ -152,8 +156,8 @@ class FaultServer:
                         self._count("closed_by_client")
                         return
                     buffer += data
-                buffer = buffer[length:]
-                fault = self._next()
+                body, buffer = buffer[:length], buffer[length:]
+                fault = self._next(body)
                 self._count("requests")
                 if not self._answer(conn, fault):
                     return
@@ -169,6 +173,16 @@ class FaultServer:
         kind = fault.kind
         if kind == "ok":
             body = _delta(fault.text) + _delta(None, "stop") + b"data: [DONE]\n\n"
+            conn.sendall(_SSE_HEAD + _chunk(body) + b"0\r\n\r\n")
+            return True
+        if kind == "tool_call":
+            call = {"index": 0, "id": "call_1", "type": "function"}
+            call["function"] = {
+                "name": "get_weather",
+                "arguments": json.dumps({"city": fault.text}),
+            }
+            first = {"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]}
+            body = _event(first) + _delta(None, "tool_calls") + b"data: [DONE]\n\n"
             conn.sendall(_SSE_HEAD + _chunk(body) + b"0\r\n\r\n")
             return True
         if kind == "status":
@@ -198,7 +212,9 @@ class FaultServer:
             conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             return False
         if kind == "garbage":
-            conn.sendall(_SSE_HEAD + _chunk(b"\x00\xff garbage\ndata: {not json\xff\n\n") + b"0\r\n\r\n")
+            conn.sendall(
+                _SSE_HEAD + _chunk(b"\x00\xff garbage\ndata: {not json\xff\n\n") + b"0\r\n\r\n"
+            )
             return True
         if kind == "huge_line":
             conn.sendall(_SSE_HEAD)
@@ -210,10 +226,13 @@ class FaultServer:
             return True
         if kind == "endless":
             conn.sendall(_SSE_HEAD)
-            while True:
+            sent = 0
+            while not fault.size or sent < fault.size:  # ``size``: deltas before a cut
                 conn.sendall(_chunk(_delta("more ")))
+                sent += 1
                 if self._client_gone(conn, fault.interval):
                     return False
+            return False
         if kind == "no_finish":
             conn.sendall(_SSE_HEAD + _chunk(_delta(fault.text)) + b"0\r\n\r\n")
             return True
