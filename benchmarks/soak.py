@@ -29,11 +29,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from fault_server import Fault, FaultServer, ok  # noqa: E402
+from fault_server import Fault, FaultServer, ok
 
-from rxreact import CancellationToken, InMemoryChatMemory, OpenAIChatModel, ReactAgent, tool  # noqa: E402
-from rxreact.errors import RxReactError  # noqa: E402
-from rxreact.model.retry import Backoff  # noqa: E402
+from rxreact import CancellationToken, InMemoryChatMemory, OpenAIChatModel, ReactAgent, tool
+from rxreact.errors import RxReactError
+from rxreact.model.retry import Backoff
 
 FAULTS = [
     Fault("trickle_headers", interval=0.1),

@@ -63,7 +63,9 @@ def choice(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> di
 def test_a_stream_that_ends_in_error_is_a_provider_error_and_nothing_is_stored(
     serve: Any, last: dict[str, Any]
 ) -> None:
-    body = sse(choice({"role": "assistant", "content": "The answer is 4"}), last) + b"data: [DONE]\n\n"
+    body = (
+        sse(choice({"role": "assistant", "content": "The answer is 4"}), last) + b"data: [DONE]\n\n"
+    )
     _, model = serve([RawSSE(body)])
     memory = InMemoryChatMemory()
     agent = ReactAgent(model, [get_weather], memory=memory)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import FIXTURES as STREAMS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -27,8 +28,6 @@ from rxreact.model.assembly import ResponseAssembler
 from rxreact.model.chunks import ModelResponse
 from rxreact.model.sse import SSEDecoder, SSEEvent
 from rxreact.model.wire import DONE, parse_chunk
-
-from conftest import FIXTURES as STREAMS
 
 _KEYS = {"content", "reasoning", "tool_calls", "finish_reason", "usage", "error"}
 

@@ -2,8 +2,8 @@
 
 The status picks the class (:func:`~rxreact.errors.http_error_for_status`); the message is the
 provider's own, read from the body whatever its shape; ``Retry-After`` / ``retry-after-ms``
-become ``retry_after`` of a ``RateLimitError`` (429) or ``ServerError`` (5xx). Everything quoted from the body goes through ``redact``
-first (a provider may echo the API key in a 401).
+become ``retry_after`` of a ``RateLimitError`` (429) or ``ServerError`` (5xx). Everything
+quoted from the body goes through ``redact`` first (a provider may echo the API key in a 401).
 """
 
 from __future__ import annotations
