@@ -84,12 +84,21 @@ class ModelHTTPError(ModelError):
         status_code: the HTTP status.
         provider_message: the provider's own error message, taken from the body.
         body: the response body as text (truncated), for diagnostics.
+        retry_after: seconds the provider asked us to wait (``Retry-After``), when it said;
+            read on the statuses that are retried (429 and 5xx).
     """
 
-    def __init__(self, status_code: int, provider_message: str, body: str = "") -> None:
+    def __init__(
+        self,
+        status_code: int,
+        provider_message: str,
+        body: str = "",
+        retry_after: float | None = None,
+    ) -> None:
         self.status_code = status_code
         self.provider_message = provider_message
         self.body = body
+        self.retry_after = retry_after
         super().__init__(f"HTTP {status_code}: {provider_message}")
 
 
@@ -106,44 +115,16 @@ class NotFoundError(ModelHTTPError):
 
 
 class RateLimitError(ModelHTTPError):
-    """HTTP 429: rate limited.
-
-    Attributes:
-        retry_after: seconds the provider asked us to wait, when it said.
-    """
+    """HTTP 429: rate limited (``retry_after``: seconds the provider asked us to wait)."""
 
     retryable = True
-
-    def __init__(
-        self,
-        status_code: int,
-        provider_message: str,
-        body: str = "",
-        retry_after: float | None = None,
-    ) -> None:
-        super().__init__(status_code, provider_message, body)
-        self.retry_after = retry_after
 
 
 class ServerError(ModelHTTPError):
-    """HTTP 5xx: the provider failed.
-
-    Attributes:
-        retry_after: seconds the provider asked us to wait (``Retry-After`` on a 503, say),
-            when it said.
-    """
+    """HTTP 5xx: the provider failed (``retry_after``: set when it said when to come back,
+    as a 503 often does)."""
 
     retryable = True
-
-    def __init__(
-        self,
-        status_code: int,
-        provider_message: str,
-        body: str = "",
-        retry_after: float | None = None,
-    ) -> None:
-        super().__init__(status_code, provider_message, body)
-        self.retry_after = retry_after
 
 
 class ProviderStreamError(ModelError):
@@ -247,12 +228,12 @@ def http_error_for_status(
     status_code: int, provider_message: str, body: str = "", retry_after: float | None = None
 ) -> ModelHTTPError:
     """The :class:`ModelHTTPError` subclass for an HTTP status (the one place that maps them)."""
-    if status_code == 429:
-        return RateLimitError(status_code, provider_message, body, retry_after)
-    if status_code >= 500:
-        return ServerError(status_code, provider_message, body, retry_after)
     cls: type[ModelHTTPError]
-    if status_code in (400, 422):
+    if status_code == 429:
+        cls = RateLimitError
+    elif status_code >= 500:
+        cls = ServerError
+    elif status_code in (400, 422):
         cls = BadRequestError
     elif status_code in (401, 403):
         cls = AuthenticationError
@@ -260,4 +241,4 @@ def http_error_for_status(
         cls = NotFoundError
     else:
         cls = ModelHTTPError
-    return cls(status_code, provider_message, body)
+    return cls(status_code, provider_message, body, retry_after)

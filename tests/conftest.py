@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import socket
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from rxreact import OpenAIChatModel
+from rxreact.model.script import Script
+from rxreact.testing import MockOpenAIServer
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "streams"
 """The recorded provider streams, kept in the repository (a plain clone runs every test)."""
@@ -33,3 +39,24 @@ def io_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     mode: str = request.param
     monkeypatch.setenv("RXREACT_IO", mode)
     return mode
+
+
+@pytest.fixture
+def serve() -> Iterator[Any]:
+    """``serve(script)`` starts a loopback mock and a model on it (``max_retries=0``); both
+    are closed at the end of the test."""
+    servers: list[MockOpenAIServer] = []
+    models: list[OpenAIChatModel] = []
+
+    def start(script: Script) -> tuple[MockOpenAIServer, OpenAIChatModel]:
+        server = MockOpenAIServer(script).start()
+        servers.append(server)
+        model = OpenAIChatModel("mock", base_url=server.base_url, api_key="sk-test", max_retries=0)
+        models.append(model)
+        return server, model
+
+    yield start
+    for model in models:
+        model.close()
+    for server in servers:
+        server.stop()

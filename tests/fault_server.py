@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Self
 
-__all__ = ["Fault", "FaultServer", "ok"]
+__all__ = ["Fault", "FaultServer", "ok", "read_request"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,30 @@ _SSE_HEAD = (
     b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
     b"transfer-encoding: chunked\r\nconnection: keep-alive\r\n\r\n"
 )
+
+
+def read_request(conn: socket.socket, buffer: list[bytes]) -> bytes | None:
+    """The body of the next request on ``conn`` (``buffer[0]`` keeps what was read past
+    it), or ``None`` when the client closed the connection first."""
+    data = buffer[0]
+    while b"\r\n\r\n" not in data:
+        more = conn.recv(65536)
+        if not more:
+            return None
+        data += more
+    head, _, data = data.partition(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    while len(data) < length:
+        more = conn.recv(65536)
+        if not more:
+            return None
+        data += more
+    buffer[0] = data[length:]
+    return data[:length]
 
 
 class FaultServer:
@@ -135,28 +159,13 @@ class FaultServer:
         return script[number] if number < len(script) else ok()
 
     def _serve(self, conn: socket.socket) -> None:
-        buffer = b""
+        buffer = [b""]
         try:
             while not self._stopping.is_set():
-                while b"\r\n\r\n" not in buffer:
-                    data = conn.recv(65536)
-                    if not data:
-                        self._count("closed_by_client")
-                        return
-                    buffer += data
-                head, _, buffer = buffer.partition(b"\r\n\r\n")
-                length = 0
-                for line in head.split(b"\r\n")[1:]:
-                    name, _, value = line.partition(b":")
-                    if name.strip().lower() == b"content-length":
-                        length = int(value)
-                while len(buffer) < length:
-                    data = conn.recv(65536)
-                    if not data:
-                        self._count("closed_by_client")
-                        return
-                    buffer += data
-                body, buffer = buffer[:length], buffer[length:]
+                body = read_request(conn, buffer)
+                if body is None:
+                    self._count("closed_by_client")
+                    return
                 fault = self._next(body)
                 self._count("requests")
                 if not self._answer(conn, fault):

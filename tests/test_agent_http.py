@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from rxreact import CancellationToken, InMemoryChatMemory, OpenAIChatModel, ReactAgent, tool
+from rxreact import CancellationToken, InMemoryChatMemory, ReactAgent, tool
 from rxreact.messages import ChatRequest
-from rxreact.model.script import Hang, Script, text_reply, tool_call_reply
-from rxreact.testing import MockOpenAIServer
+from rxreact.model.script import Hang, text_reply, tool_call_reply
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("io_mode")]
 
@@ -20,25 +18,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("io_mode")]
 def get_weather(city: str) -> str:
     """Current weather for a city."""
     return f"{city}: sunny"
-
-
-@pytest.fixture
-def serve() -> Iterator[Any]:
-    servers: list[MockOpenAIServer] = []
-    models: list[OpenAIChatModel] = []
-
-    def start(script: Script) -> tuple[MockOpenAIServer, OpenAIChatModel]:
-        server = MockOpenAIServer(script).start()
-        servers.append(server)
-        model = OpenAIChatModel("mock", base_url=server.base_url, api_key="sk-test", max_retries=0)
-        models.append(model)
-        return server, model
-
-    yield start
-    for model in models:
-        model.close()
-    for server in servers:
-        server.stop()
 
 
 def test_max_rounds_over_http_never_sends_an_invalid_history(serve: Any) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
+from fault_server import read_request
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -151,22 +152,10 @@ class RawHTTPServer:
 
     def _handle(self, conn: socket.socket) -> None:
         with conn:
-            buffer = b""
+            buffer = [b""]
             while True:
-                while b"\r\n\r\n" not in buffer:
-                    data = conn.recv(65536)
-                    if not data:
-                        return
-                    buffer += data
-                head, _, buffer = buffer.partition(b"\r\n\r\n")
-                length = 0
-                for line in head.split(b"\r\n")[1:]:
-                    name, _, value = line.partition(b":")
-                    if name.strip().lower() == b"content-length":
-                        length = int(value)
-                while len(buffer) < length:
-                    buffer += conn.recv(65536)
-                buffer = buffer[length:]
+                if read_request(conn, buffer) is None:
+                    return
                 try:
                     for piece in self.reply:
                         conn.sendall(piece)

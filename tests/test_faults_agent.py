@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from rxreact import InMemoryChatMemory, OpenAIChatModel, ReactAgent, tool
 from rxreact.errors import ProviderStreamError, ResponseTooLargeError
-from rxreact.model.script import RawSSE, Script, text_reply, tool_call_reply
+from rxreact.model.script import RawSSE, text_reply, tool_call_reply
 from rxreact.testing import MockOpenAIServer
 from rxreact.tools import _background_loop
 
@@ -23,25 +22,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("io_mode")]
 def get_weather(city: str) -> str:
     """Current weather for a city."""
     return f"{city}: sunny"
-
-
-@pytest.fixture
-def serve() -> Iterator[Any]:
-    servers: list[MockOpenAIServer] = []
-    models: list[OpenAIChatModel] = []
-
-    def start(script: Script) -> tuple[MockOpenAIServer, OpenAIChatModel]:
-        server = MockOpenAIServer(script).start()
-        servers.append(server)
-        model = OpenAIChatModel("mock", base_url=server.base_url, api_key="sk-test", max_retries=0)
-        models.append(model)
-        return server, model
-
-    yield start
-    for model in models:
-        model.close()
-    for server in servers:
-        server.stop()
 
 
 def sse(*objects: Any) -> bytes:

@@ -5,7 +5,6 @@ wait on the observer's terminal event and on the server's counters."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -13,6 +12,7 @@ from typing import Any
 import pytest
 from fault_server import Fault, FaultServer, ok
 from reactivex import Observable
+from test_openai_model import REQUEST, Recorder, collect
 
 from rxreact.errors import (
     ModelConnectionError,
@@ -22,51 +22,22 @@ from rxreact.errors import (
     StreamInterruptedError,
     StreamProtocolError,
 )
-from rxreact.messages import ChatRequest, UserMessage
 from rxreact.model.assembly import assemble
 from rxreact.model.openai import OpenAIChatModel
 from rxreact.model.retry import Backoff
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("io_mode")]
 
-REQUEST = ChatRequest(messages=(UserMessage(content="hi"),))
 FAST = Backoff(base=0.01, cap=0.05)
 
 
-class Outcome:
-    """Everything an observer heard, and an event set at the terminal notification."""
-
-    def __init__(self) -> None:
-        self.items: list[Any] = []
-        self.error: Exception | None = None
-        self.completed = False
-        self.after_end = 0  # notifications after the terminal one (must stay 0)
-        self.done = threading.Event()
-
-    def on_next(self, item: Any) -> None:
-        if self.done.is_set():
-            self.after_end += 1
-        self.items.append(item)
-
-    def on_error(self, error: Exception) -> None:
-        self.error = error
-        self.done.set()
-
-    def on_completed(self) -> None:
-        self.completed = True
-        self.done.set()
+def watch(source: Observable[Any]) -> tuple[Recorder, Any]:
+    recorder = Recorder()
+    return recorder, recorder.subscribe(source)
 
 
-def watch(source: Observable[Any]) -> tuple[Outcome, Any]:
-    outcome = Outcome()
-    subscription = source.subscribe(outcome.on_next, outcome.on_error, outcome.on_completed)
-    return outcome, subscription
-
-
-def result(source: Observable[Any], timeout: float = 10.0) -> Outcome:
-    outcome, _ = watch(source)
-    assert outcome.done.wait(timeout), "the stream never ended"
-    return outcome
+def result(source: Observable[Any]) -> Recorder:
+    return collect(source, timeout=10.0)
 
 
 @contextmanager
@@ -99,6 +70,7 @@ def test_dispose_frees_a_reused_connection_whose_headers_trickle_in() -> None:
         subscription.dispose()
         assert server.wait_for(lambda s: s.closed_by_client >= 1)
         assert not outcome.done.is_set()  # nothing after dispose
+        assert outcome.items == []
 
 
 @pytest.mark.parametrize("kind", ["stall", "stall_body"])
@@ -170,4 +142,4 @@ def test_dispose_ends_an_endless_stream() -> None:
         assert server.wait_for(lambda s: s.requests == 1)
         subscription.dispose()
         assert server.wait_for(lambda s: s.closed_by_client >= 1)
-        assert outcome.after_end == 0 and not outcome.done.is_set()
+        assert not outcome.done.is_set()  # nothing after dispose

@@ -80,7 +80,7 @@ def retry_delay(error: Exception, retry: int, max_retries: int, backoff: Backoff
     if not isinstance(error, ModelError) or not error.retryable or retry >= max_retries:
         return None
     wait = backoff.delay(retry)
-    asked = getattr(error, "retry_after", None) if isinstance(error, ModelHTTPError) else None
+    asked = error.retry_after if isinstance(error, ModelHTTPError) else None
     if asked is not None:
         if asked > backoff.longest_retry_after:
             return None
