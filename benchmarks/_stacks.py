@@ -1,8 +1,9 @@
 """The stacks under test, each running the bench conversation one session at a time.
 
-- ``rxreact``: :class:`~rxreact.ReactAgent` over :class:`~rxreact.model.openai.OpenAIChatModel`,
-  the full agent loop; the subscriber gets every event on the agent's threads and keeps every
-  text delta. The model reads in its default I/O mode (a thread per request).
+- ``rxreact``: :class:`~rxreact.ReactAgent` over
+  :class:`~rxreact.model.openai.client.OpenAIChatModel`, the full agent loop; the subscriber
+  gets every event on the agent's threads and keeps every text delta. The model reads in its
+  default I/O mode (a thread per request).
 - ``rxreact_loop``: the same with ``OpenAIChatModel(io="loop")`` (every stream read on the
   shared asyncio loop).
 - ``httpx_async``: the floor, the peer harness's ``raw_httpx`` (``peers/raw_httpx.py`` and
@@ -97,7 +98,7 @@ def rxreact_session_factory(
     returns ``(session, close)``."""
     from rxreact import ReactAgent, tool
     from rxreact.events import TextDelta
-    from rxreact.model.openai import OpenAIChatModel
+    from rxreact.model.openai.client import OpenAIChatModel
 
     log = _ToolLog()
 

@@ -89,7 +89,7 @@ def _rxreact(
 ) -> dict[str, Any]:
     from rxreact import ReactAgent, tool
     from rxreact.events import TextDelta
-    from rxreact.model.openai import OpenAIChatModel, run_on_io_loop
+    from rxreact.model.openai.client import OpenAIChatModel, run_on_io_loop
 
     @tool
     def get_weather(city: str) -> str:

@@ -32,7 +32,7 @@ from benchmarks._harness import (
 def child(argv: list[str]) -> None:
     from rxreact import ReactAgent, tool
     from rxreact.events import TextDelta
-    from rxreact.model.openai import OpenAIChatModel
+    from rxreact.model.openai.client import OpenAIChatModel
 
     url, chunks, every = argv[0], int(argv[1]), int(argv[2])
     buffer_size = None if argv[3] == "none" else int(argv[3])

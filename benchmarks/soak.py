@@ -33,7 +33,7 @@ from fault_server import Fault, FaultServer, ok
 
 from rxreact import CancellationToken, InMemoryChatMemory, OpenAIChatModel, ReactAgent, tool
 from rxreact.errors import RxReactError
-from rxreact.model.retry import Backoff
+from rxreact.model.retry_policy import Backoff
 
 FAULTS = [
     Fault("trickle_headers", interval=0.1),
@@ -85,6 +85,7 @@ class Soak:
         self.outcomes: collections.Counter[str] = collections.Counter()
         self.stuck: list[str] = []
         self.foreign: list[str] = []
+        self.series: list[tuple[int, dict[str, float]]] = []  # (runs done, resources)
 
     def script(self, number: int, body: bytes) -> Fault:
         with self.lock:
@@ -110,7 +111,10 @@ class Soak:
             box["error"] = error
             done.set()
 
-        subscription = agent.stream("weather?", conversation_id=f"c{number}").subscribe(
+        # A bounded set of conversations (and turns per conversation): memory that grows
+        # over the soak is then a leak, not 10,000 stored conversations.
+        conversation = f"c{number % 64}"
+        subscription = agent.stream("weather?", conversation_id=conversation).subscribe(
             on_next=lambda _: None, on_error=on_error, on_completed=done.set
         )
         if dispose_after is not None and not done.wait(dispose_after):
@@ -155,7 +159,7 @@ class Soak:
                 ReactAgent(
                     m,
                     [get_weather],
-                    memory=InMemoryChatMemory(),
+                    memory=InMemoryChatMemory(max_turns=4),
                     tool_timeout=2.0,
                     stall_timeout=10.0,
                 )
@@ -168,15 +172,27 @@ class Soak:
                 gc.collect()
                 before = resources()
                 started = time.perf_counter()
-                list(pool.map(lambda n: self.run_one(agents[n % 2], n), range(args.runs)))
+                step = max(1, args.runs // 10)
+                for first in range(0, args.runs, step):
+                    numbers = range(first, min(args.runs, first + step))
+                    list(pool.map(lambda n: self.run_one(agents[n % 2], n), numbers))
+                    gc.collect()
+                    self.series.append((numbers[-1] + 1, resources()))
                 elapsed = time.perf_counter() - started
             after = settle(before)
             for model in models:
                 model.close()
-        self.report(before, after, elapsed)
+            closed = settle(before)
+        self.report(before, after, closed, elapsed)
         return 1 if self.stuck or self.foreign else 0
 
-    def report(self, before: dict[str, float], after: dict[str, float], elapsed: float) -> None:
+    def report(
+        self,
+        before: dict[str, float],
+        after: dict[str, float],
+        closed: dict[str, float],
+        elapsed: float,
+    ) -> None:
         args = self.args
         print(
             f"soak: {args.runs} runs (thread and loop mode alternating), concurrency "
@@ -187,8 +203,13 @@ class Soak:
             print(f"  {kind:<28} {count:>6}")
         print(f"  stuck runs: {len(self.stuck)}  {self.stuck[:10]}")
         print(f"  errors outside RxReactError: {len(self.foreign)}  {self.foreign[:5]}")
+        print(
+            "  resources: after the warm-up / after each tenth of the runs / idle after the "
+            "soak / after closing the models' connection pools"
+        )
         for key in before:
-            print(f"  {key:<8} before {before[key]:>8}  after {after[key]:>8}")
+            middle = " ".join(f"{sample[key]:>6g}" for _, sample in self.series)
+            print(f"  {key:<8} {before[key]:>6g} | {middle} | {after[key]:>6g} | {closed[key]:>6g}")
 
 
 def settle(before: dict[str, float], timeout: float = 20.0) -> dict[str, float]:

@@ -15,7 +15,7 @@ from reactivex import operators as ops
 
 from rxreact import ReactAgent, Tool
 from rxreact.demo import QUESTION, demo_model_script, demo_tools
-from rxreact.model.scripted import ScriptedModel
+from rxreact.model.scripted.model import ScriptedModel
 from rxreact.testing.agent_marbles import run_marbles
 
 LATENCY_S = {"get_weather": 0.35, "get_forecast": 0.6, "search_warnings": 0.45}

@@ -65,8 +65,8 @@ from rxreact.messages import (
 )
 from rxreact.model.base import ChatModel
 from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
-from rxreact.model.openai import OpenAIChatModel
-from rxreact.model.scripted import ScriptedModel
+from rxreact.model.openai.client import OpenAIChatModel
+from rxreact.model.scripted.model import ScriptedModel
 from rxreact.tools import Tool, tool
 
 __version__ = "0.1.0"

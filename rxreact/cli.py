@@ -114,7 +114,7 @@ def render_run(agent: ReactAgent, question: str, conversation_id: str | None, ou
 
 def _demo(args: argparse.Namespace) -> int:
     from rxreact.demo import FOLLOW_UP, QUESTION, demo_model_script, demo_tools
-    from rxreact.model.openai import OpenAIChatModel
+    from rxreact.model.openai.client import OpenAIChatModel
     from rxreact.testing import MockOpenAIServer
 
     out = sys.stdout
@@ -156,7 +156,7 @@ def _open_memory(path: str | None) -> SQLiteChatMemory:
 
 
 def _chat(args: argparse.Namespace) -> int:
-    from rxreact.model.openai import OpenAIChatModel
+    from rxreact.model.openai.client import OpenAIChatModel
 
     if not os.environ.get("OPENAI_API_KEY") and not args.base_url:
         print(

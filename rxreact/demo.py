@@ -13,7 +13,7 @@ import re
 
 from rxreact.cancellation import CancellationToken
 from rxreact.messages import ChatRequest, ToolMessage, UserMessage
-from rxreact.model.script import Reply, text_reply, tool_call_reply
+from rxreact.model.scripted.replies import Reply, text_reply, tool_call_reply
 from rxreact.tools import Tool, tool
 
 __all__ = ["FOLLOW_UP", "QUESTION", "demo_model_script", "demo_tools"]

@@ -25,7 +25,7 @@ call such as ``agent.call``) is an instance of :class:`RxReactError`::
     └── ChatMemoryError               a memory backend failed
 
 Foreign exceptions (httpx, json, pydantic) are mapped to this tree in exactly one place
-per layer (``rxreact.model.openai._map_transport_error`` for HTTP), and never carry the
+per layer (``rxreact.model.openai.client._map_transport_error`` for HTTP), and never carry the
 API key: messages are built from our own fields, not from request reprs.
 """
 
@@ -168,7 +168,7 @@ class StreamInterruptedError(ModelError):
 
 
 class ResponseTooLargeError(ModelError):
-    """The response went past a size cap of the model (see :mod:`rxreact.model.limits`): one
+    """The response went past a size cap of the model (see :mod:`rxreact.model.openai.limits`): one
     SSE line, or the tool-call arguments of one response. The stream is closed at once, so a
     runaway response costs at most the cap in memory, and nothing of it is stored.
 

@@ -1,7 +1,7 @@
 """Chat messages, tool calls, usage and the model request: rxreact's own, provider-neutral models.
 
 The history of a conversation is a tuple of :data:`Message`. The wire encoding for an
-OpenAI-compatible endpoint lives in :mod:`rxreact.model.openai`; these models do not know it.
+OpenAI-compatible endpoint lives in :mod:`rxreact.model.openai.client`; these models do not know it.
 """
 
 from __future__ import annotations

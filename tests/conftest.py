@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from rxreact import OpenAIChatModel
-from rxreact.model.script import Script
+from rxreact.model.scripted.replies import Script
 from rxreact.testing import MockOpenAIServer
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "streams"

@@ -22,8 +22,8 @@ from rxreact import (
 )
 from rxreact.events import FinalAnswer, TextDelta, ToolResult
 from rxreact.messages import ChatRequest
-from rxreact.model.script import Fail, Hang, text_reply, tool_call_reply
-from rxreact.model.scripted import ScriptedModel
+from rxreact.model.scripted.model import ScriptedModel
+from rxreact.model.scripted.replies import Fail, Hang, text_reply, tool_call_reply
 
 
 class Recorder:

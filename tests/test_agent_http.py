@@ -9,7 +9,7 @@ import pytest
 
 from rxreact import CancellationToken, InMemoryChatMemory, ReactAgent, tool
 from rxreact.messages import ChatRequest
-from rxreact.model.script import Hang, text_reply, tool_call_reply
+from rxreact.model.scripted.replies import Hang, text_reply, tool_call_reply
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("io_mode")]
 

@@ -7,8 +7,8 @@ import threading
 from typing import Any
 
 from rxreact import CancellationToken, ReactAgent, tool
-from rxreact.model.script import text_reply, tool_call_reply
-from rxreact.model.scripted import ScriptedModel
+from rxreact.model.scripted.model import ScriptedModel
+from rxreact.model.scripted.replies import text_reply, tool_call_reply
 
 
 def make_agent() -> ReactAgent:

@@ -14,7 +14,7 @@ from fault_server import read_request
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rxreact.model._chunked import (
+from rxreact.model.openai._chunked import (
     ChunkedDecoder,
     ChunkedFramingError,
     achunked_body,
@@ -283,7 +283,7 @@ def test_async_client_reads_and_reuses_the_connection() -> None:
 @pytest.fixture
 def fast_path_uses(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """Record, for every streamed response, whether the chunked fast path took it."""
-    from rxreact.model import _http_stream
+    from rxreact.model.openai import _http_stream
 
     uses: list[bool] = []
 
@@ -305,8 +305,8 @@ def test_an_agent_run_reads_on_the_fast_path_over_one_connection(
     fast_path_uses: list[bool],
 ) -> None:
     from rxreact import ReactAgent, tool
-    from rxreact.model.openai import OpenAIChatModel
-    from rxreact.model.script import text_reply, tool_call_reply
+    from rxreact.model.openai.client import OpenAIChatModel
+    from rxreact.model.scripted.replies import text_reply, tool_call_reply
     from rxreact.testing import MockOpenAIServer
 
     @tool

@@ -11,7 +11,7 @@ import pytest
 
 from rxreact.cli import default_memory_path, main
 from rxreact.memory import SQLiteChatMemory
-from rxreact.model.script import text_reply
+from rxreact.model.scripted.replies import text_reply
 from rxreact.testing import MockOpenAIServer
 
 

@@ -23,8 +23,8 @@ from rxreact.errors import (
     StreamProtocolError,
 )
 from rxreact.model.assembly import assemble
-from rxreact.model.openai import OpenAIChatModel
-from rxreact.model.retry import Backoff
+from rxreact.model.openai.client import OpenAIChatModel
+from rxreact.model.retry_policy import Backoff
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("io_mode")]
 

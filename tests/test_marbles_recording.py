@@ -12,8 +12,8 @@ from reactivex.testing import TestScheduler
 from rxreact import ReactAgent, tool
 from rxreact.marbles import Recorder, Recording, lane_of, record
 from rxreact.model.chunks import ChatChunk
-from rxreact.model.script import text_reply, tool_call_reply
-from rxreact.model.scripted import ScriptedModel
+from rxreact.model.scripted.model import ScriptedModel
+from rxreact.model.scripted.replies import text_reply, tool_call_reply
 
 
 def test_virtual_time_records_the_scheduler_clock() -> None:

@@ -14,8 +14,8 @@ from reactivex.testing import TestScheduler
 from rxreact import ReactAgent, tool
 from rxreact.marbles import Recording, record
 from rxreact.messages import ChatRequest
-from rxreact.model.script import Reply, text_reply, tool_call_reply
-from rxreact.model.scripted import ScriptedModel
+from rxreact.model.scripted.model import ScriptedModel
+from rxreact.model.scripted.replies import Reply, text_reply, tool_call_reply
 from rxreact.testing.agent_marbles import assert_marbles, reply_from_marbles, run_marbles
 
 SVG = "{http://www.w3.org/2000/svg}"

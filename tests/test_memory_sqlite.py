@@ -12,8 +12,8 @@ from rxreact import ChatMemoryError, ReactAgent
 from rxreact.memory import SQLiteChatMemory
 from rxreact.memory.sqlite import SCHEMA_VERSION
 from rxreact.messages import AssistantMessage, UserMessage
-from rxreact.model.script import text_reply
-from rxreact.model.scripted import ScriptedModel
+from rxreact.model.scripted.model import ScriptedModel
+from rxreact.model.scripted.replies import text_reply
 
 
 def qa(tag: str) -> list[UserMessage | AssistantMessage]:

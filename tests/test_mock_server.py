@@ -17,7 +17,9 @@ from rxreact.errors import ProviderStreamError
 from rxreact.messages import ChatRequest, Usage
 from rxreact.model.assembly import assemble
 from rxreact.model.chunks import ChatChunk, ToolCallDelta
-from rxreact.model.script import (
+from rxreact.model.openai.sse import SSEDecoder
+from rxreact.model.openai.wire import DONE, parse_chunk, parse_completion
+from rxreact.model.scripted.replies import (
     Disconnect,
     Fail,
     Hang,
@@ -28,8 +30,6 @@ from rxreact.model.script import (
     text_reply,
     tool_call_reply,
 )
-from rxreact.model.sse import SSEDecoder
-from rxreact.model.wire import DONE, parse_chunk, parse_completion
 from rxreact.testing import MockOpenAIServer
 from rxreact.testing.mock_server import chunk_to_wire
 

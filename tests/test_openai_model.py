@@ -37,12 +37,12 @@ from rxreact.errors import (
     StreamProtocolError,
 )
 from rxreact.messages import ChatRequest, Usage, UserMessage
-from rxreact.model._http_errors import provider_message, retry_after
 from rxreact.model.assembly import assemble
 from rxreact.model.chunks import ChatChunk, ModelResponse
-from rxreact.model.openai import OpenAIChatModel, run_on_io_loop
-from rxreact.model.retry import Backoff
-from rxreact.model.script import (
+from rxreact.model.openai._http_errors import provider_message, retry_after
+from rxreact.model.openai.client import OpenAIChatModel, run_on_io_loop
+from rxreact.model.retry_policy import Backoff
+from rxreact.model.scripted.replies import (
     Disconnect,
     Fail,
     Hang,
@@ -441,7 +441,7 @@ def test_a_503_retry_after_past_max_retry_wait_fails_at_once_carrying_it() -> No
 
 
 def test_dispose_during_backoff_cancels_the_retry(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.DEBUG, "rxreact.model.openai")
+    caplog.set_level(logging.DEBUG, "rxreact.model.openai.client")
     scheduler = RecordingTestScheduler()
     options = {"first_chunk_timeout": None, "chunk_timeout": None}
     with serve([HTTPErrorReply(503), text_reply("never")], **options) as (server, model):
@@ -467,7 +467,7 @@ def test_a_trampoline_scheduler_is_not_used_for_waits() -> None:
 def test_connection_refused_is_retried_then_a_connection_error(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.DEBUG, "rxreact.model.openai")
+    caplog.set_level(logging.DEBUG, "rxreact.model.openai.client")
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]

@@ -24,9 +24,9 @@ from reactivex.testing import TestScheduler
 
 from rxreact import ModelConnectionError, ReactAgent, RunStalledError, tool
 from rxreact._immediate import immediately
-from rxreact.model.retry import Backoff
-from rxreact.model.script import Hang, text_reply, tool_call_reply
-from rxreact.model.scripted import ScriptedModel
+from rxreact.model.retry_policy import Backoff
+from rxreact.model.scripted.model import ScriptedModel
+from rxreact.model.scripted.replies import Hang, text_reply, tool_call_reply
 from rxreact.operators import concat_steps, retry_unstarted, timeout_with
 from rxreact.scheduling import ElasticScheduler
 from rxreact.testing import ChaosScheduler

@@ -15,7 +15,7 @@ from rxreact.messages import (
     ToolSpec,
     UserMessage,
 )
-from rxreact.model.request_codec import decode_request, encode_request
+from rxreact.model.openai.request_codec import decode_request, encode_request
 
 WEATHER = ToolSpec(
     name="get_weather",

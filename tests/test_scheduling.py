@@ -140,7 +140,7 @@ def test_a_tool_that_never_returns_does_not_keep_the_process_alive() -> None:
         """
         import threading
         from rxreact import ReactAgent, ScriptedModel
-        from rxreact.model.script import text_reply, tool_call_reply
+        from rxreact.model.scripted.replies import text_reply, tool_call_reply
 
         forever = threading.Event()
 

@@ -8,7 +8,7 @@ import pytest
 from reactivex.testing import TestScheduler
 
 from rxreact import ChatRequest, ModelError, ScriptedModel, StreamInterruptedError, UserMessage
-from rxreact.model.script import Pause, RawSSE, text_reply
+from rxreact.model.scripted.replies import Pause, RawSSE, text_reply
 
 REQUEST = ChatRequest(messages=(UserMessage(content="q"),))
 TEXT = b'data: {"choices":[{"index":0,"delta":{"content":"hi"}}]}\n\n'

@@ -1,12 +1,12 @@
-"""Tests of rxreact.model.surrogates, and of lone surrogates in a real stream (issue 11, item 7)."""
+"""Tests of rxreact.model.openai.surrogates, and of lone surrogates in a stream (issue 11)."""
 
 from __future__ import annotations
 
 import pytest
 
 from rxreact.model.chunks import ChatChunk
-from rxreact.model.surrogates import SurrogateChunk, SurrogatePairing, join_surrogates
-from rxreact.model.wire import parse_chunk
+from rxreact.model.openai.surrogates import SurrogateChunk, SurrogatePairing, join_surrogates
+from rxreact.model.openai.wire import parse_chunk
 
 
 def delta(text: str) -> str:

@@ -14,10 +14,10 @@ from reactivex.testing import TestScheduler
 from rxreact import CancellationToken, ReactAgent, ServerError, ToolMessage, tool
 from rxreact.marbles import Recording
 from rxreact.messages import ChatRequest
-from rxreact.model.openai import OpenAIChatModel
-from rxreact.model.retry import Backoff
-from rxreact.model.script import HTTPErrorReply, Reply, text_reply, tool_call_reply
-from rxreact.model.scripted import ScriptedModel
+from rxreact.model.openai.client import OpenAIChatModel
+from rxreact.model.retry_policy import Backoff
+from rxreact.model.scripted.model import ScriptedModel
+from rxreact.model.scripted.replies import HTTPErrorReply, Reply, text_reply, tool_call_reply
 from rxreact.testing import MockOpenAIServer
 from rxreact.testing.agent_marbles import assert_marbles, run_marbles
 

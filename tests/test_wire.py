@@ -1,4 +1,4 @@
-"""Tests of rxreact.model.wire: chunk and completion normalization, error mapping."""
+"""Tests of rxreact.model.openai.wire: chunk and completion normalization, error mapping."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from rxreact.errors import ProviderStreamError, StreamProtocolError
 from rxreact.messages import ToolCall, Usage
 from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
-from rxreact.model.wire import DONE, parse_chunk, parse_completion
+from rxreact.model.openai.wire import DONE, parse_chunk, parse_completion
 
 
 def chunk(delta: dict[str, Any] | None = None, **choice: Any) -> str:

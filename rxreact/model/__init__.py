@@ -1,1 +1,10 @@
-"""The model layer: chunks, the ChatModel contract, and the implementations."""
+"""The model layer: the ChatModel contract and its implementations, one room each.
+
+- :mod:`~rxreact.model.base` (the :class:`ChatModel` protocol) and
+  :mod:`~rxreact.model.chunks` (what a stream carries): the contract every model keeps;
+  :mod:`~rxreact.model.assembly` turns chunks into whole responses.
+- :mod:`~rxreact.model.retry_policy` (:class:`Backoff`: when to retry and how long to wait) and
+  :mod:`~rxreact.model.retrying_model` (:class:`RetryingModel`: that policy around any model).
+- :mod:`rxreact.model.openai`: the OpenAI-compatible HTTP client (wire codec, SSE, transport).
+- :mod:`rxreact.model.scripted`: :class:`ScriptedModel` and the reply vocabulary it plays.
+"""

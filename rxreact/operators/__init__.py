@@ -13,7 +13,7 @@ from reactivex import Observable, abc
 from rxreact.events import ToolResult
 from rxreact.messages import ToolCall
 from rxreact.model.chunks import ChatChunk
-from rxreact.model.retry import Backoff
+from rxreact.model.retry_policy import Backoff
 from rxreact.operators._concat_steps import concat_steps_
 from rxreact.operators._deliver_on import deliver_on_
 from rxreact.operators._finish_round import finish_round_
@@ -223,8 +223,8 @@ def retry_unstarted(
     """Resubscribe to a failed cold source, with backoff, while it has emitted nothing.
 
     Retries only retryable :class:`~rxreact.ModelError` s (429, 5xx, connection errors, cut
-    streams), honours a 429's ``Retry-After`` (see :mod:`rxreact.model.retry`), and waits on the
-    subscribe-time scheduler, so a ``TestScheduler`` runs the backoff in virtual time::
+    streams), honours a 429's ``Retry-After`` (see :mod:`rxreact.model.retry_policy`), and waits
+    on the subscribe-time scheduler, so a ``TestScheduler`` runs the backoff in virtual time::
 
         source:   #        (503)   then   #   then   -a-b|
         result:   -----------------------------------a-b|   (waits 0.5 s, then 1.0 s)

@@ -6,7 +6,7 @@ from typing import Any, TypeVar
 from reactivex import Observable, abc
 
 from rxreact._ordered_serial import OrderedSerialDisposable
-from rxreact.model.retry import Backoff, retry_delay
+from rxreact.model.retry_policy import Backoff, retry_delay
 from rxreact.scheduling import timer_scheduler
 
 _T = TypeVar("_T")

@@ -16,8 +16,16 @@ from typing import Any, Protocol, cast
 from rxreact.errors import RxReactError
 from rxreact.model.assembly import assemble
 from rxreact.model.chunks import ChatChunk
-from rxreact.model.script import Disconnect, Fail, Hang, HTTPErrorReply, Pause, RawSSE, Reply
-from rxreact.model.wire import DONE
+from rxreact.model.openai.wire import DONE
+from rxreact.model.scripted.replies import (
+    Disconnect,
+    Fail,
+    Hang,
+    HTTPErrorReply,
+    Pause,
+    RawSSE,
+    Reply,
+)
 from rxreact.testing._wire import (
     assemble_sse,
     chunk_to_wire,

@@ -36,7 +36,7 @@ from reactivex.testing import TestScheduler
 from rxreact.agent import ReactAgent
 from rxreact.marbles import Recorder, Recording, record
 from rxreact.model.chunks import ChatChunk
-from rxreact.model.script import Fail, Pause, ReplyItem
+from rxreact.model.scripted.replies import Fail, Pause, ReplyItem
 
 __all__ = ["AgentFactory", "assert_marbles", "reply_from_marbles", "run_marbles"]
 
@@ -165,7 +165,7 @@ def reply_from_marbles(
         error: what ``#`` fails with (default: a ``StreamInterruptedError``).
 
     Returns:
-        Reply items for :class:`~rxreact.model.scripted.ScriptedModel` (chunks and pauses).
+        Reply items for :class:`~rxreact.model.scripted.model.ScriptedModel` (chunks and pauses).
     """
     from rxreact.errors import StreamInterruptedError
 

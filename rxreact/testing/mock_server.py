@@ -5,8 +5,8 @@ Use it to test code that talks to a model over the network, without a network or
     import reactivex.operators as ops
 
     from rxreact.messages import ChatRequest, UserMessage
-    from rxreact.model.openai import OpenAIChatModel
-    from rxreact.model.script import HTTPErrorReply, text_reply
+    from rxreact.model.openai.client import OpenAIChatModel
+    from rxreact.model.scripted.replies import HTTPErrorReply, text_reply
     from rxreact.testing import MockOpenAIServer
 
     def test_answer_after_a_rate_limit() -> None:
@@ -21,8 +21,8 @@ Use it to test code that talks to a model over the network, without a network or
         assert len(server.requests) == 2  # the 429 was retried
         assert server.requests[0]["messages"] == [{"role": "user", "content": "Hi"}]
 
-The script is the vocabulary of :mod:`rxreact.model.script`: each request consumes the next
-reply (or a function computes it from the decoded :class:`~rxreact.messages.ChatRequest`).
+The script is the vocabulary of :mod:`rxreact.model.scripted.replies`: each request consumes
+the next reply (or a function computes it from the decoded :class:`~rxreact.messages.ChatRequest`).
 A streamed reply is sent as one SSE event per :class:`~rxreact.model.chunks.ChatChunk`, then
 ``data: [DONE]``; :class:`Pause` sleeps on the server thread, :class:`Fail` sends an
 in-stream ``{"error": ...}`` event, :class:`Hang` goes silent until the client disconnects,
@@ -44,8 +44,8 @@ import time
 from types import TracebackType
 from typing import Any, Self
 
-from rxreact.model.request_codec import decode_request
-from rxreact.model.script import Reply, Script
+from rxreact.model.openai.request_codec import decode_request
+from rxreact.model.scripted.replies import Reply, Script
 from rxreact.testing._api_rules import history_error
 from rxreact.testing._handler import HTTPServer
 from rxreact.testing._wire import chunk_to_wire, response_to_wire

@@ -1,6 +1,6 @@
 """A small vocabulary for scripting model replies.
 
-Shared by :class:`~rxreact.model.scripted.ScriptedModel` (in-process, virtual time) and
+Shared by :class:`~rxreact.model.scripted.model.ScriptedModel` (in-process, virtual time) and
 :class:`~rxreact.testing.MockOpenAIServer` (real HTTP, real SSE).
 
 A *reply* is what the model sends for one request: a sequence of :class:`ChatChunk` with

@@ -4,7 +4,7 @@
 emission, backoff on the timer scheduler), the watchdog, and the lock and flag that keep
 everything from the observer once ``dispose()`` has returned. How an attempt runs and how a
 running one is aborted is the mode's: :class:`ThreadCall` here (a blocking attempt on a thread,
-aborted by shutting its socket down), :class:`~rxreact.model._aio.LoopCall` for the shared
+aborted by shutting its socket down), :class:`~rxreact.model.openai._aio.LoopCall` for the shared
 asyncio loop (a coroutine, aborted by cancelling its task).
 
 Threads of the thread mode, and why:
@@ -29,7 +29,7 @@ Threads of the thread mode, and why:
 
 Before the response headers arrive on a *reused* keep-alive connection, httpcore reports no
 socket (it does only when it opens a connection): :attr:`ThreadCall.locate` asks the pool
-for it (:mod:`rxreact.model._pooled`), so the watchdog and a dispose shut it down there too,
+for it (:mod:`rxreact.model.openai._pooled`), so the watchdog and a dispose shut it down there too,
 even while the headers trickle in a byte at a time. Should the pool not say (another
 transport), httpx's own read timeout, the first-chunk limit until the headers arrive, still
 ends a silent wait. Known limits: with hundreds of threads sharing one pool, httpcore can close
@@ -54,12 +54,12 @@ from reactivex.disposable import Disposable, SerialDisposable
 from reactivex.scheduler import NewThreadScheduler
 
 from rxreact.errors import ModelTimeoutError
-from rxreact.model.retry import Backoff, retry_delay
+from rxreact.model.retry_policy import Backoff, retry_delay
 
 __all__ = ["IO_SCHEDULER", "CallSettings", "ModelCall", "Stopped", "ThreadCall", "Timeouts"]
 
 _T = TypeVar("_T")
-log = logging.getLogger("rxreact.model.openai")
+log = logging.getLogger("rxreact.model.openai.client")
 
 IO_SCHEDULER: abc.SchedulerBase = NewThreadScheduler(
     lambda target: threading.Thread(target=target, daemon=True, name="rxreact-http")
@@ -121,7 +121,7 @@ class ModelCall(Generic[_T]):
 
     An attempt sends the request, emits with :meth:`emit`, and returns normally for a normal
     end (it may call :meth:`finish` earlier) or raises a :class:`ModelError`. Failed attempts
-    are retried per :func:`~rxreact.model.retry.retry_delay` until something was emitted.
+    are retried per :func:`~rxreact.model.retry_policy.retry_delay` until something was emitted.
     A subclass runs the attempts (:meth:`_schedule_attempt`, which calls :meth:`_begin` and
     :meth:`_end` around each) and aborts a running one (:meth:`_abort`).
     """
@@ -332,7 +332,7 @@ class ThreadCall(ModelCall[_T]):
         self._sock: socket.socket | None = None
         self.locate: Callable[[], socket.socket | None] | None = None
         """Set by the attempt until the headers arrive: finds the socket of a reused
-        connection, which no trace event reports (see :mod:`rxreact.model._pooled`)."""
+        connection, which no trace event reports (see :mod:`rxreact.model.openai._pooled`)."""
 
     def trace(self, name: str, info: dict[str, Any]) -> None:
         """httpx ``trace`` extension: learn the socket of a new connection before the headers."""

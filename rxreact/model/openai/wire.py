@@ -27,9 +27,9 @@ cut, and taking it as a success would store a broken answer.
 
 A chunk with lone surrogate escapes (an emoji cut between two deltas) is read with the
 standard library's parser and returned as a
-:class:`~rxreact.model.surrogates.SurrogateChunk`, for the stream reader to pair.
+:class:`~rxreact.model.openai.surrogates.SurrogateChunk`, for the stream reader to pair.
 
-``<think>`` tags inside text are left alone here: see :mod:`rxreact.model.think`.
+``<think>`` tags inside text are left alone here: see :mod:`rxreact.model.openai.think`.
 
 Performance (CPython 3.11, ~270-byte chunks, ``timeit``): 1.7 µs for a text delta, 2.6 µs for a
 tool-call arguments delta, +1.3 µs when the chunk carries ``usage`` (pydantic validation).
@@ -49,7 +49,7 @@ from rxreact.errors import ProviderStreamError, StreamProtocolError
 from rxreact.messages import Usage
 from rxreact.model.assembly import ResponseAssembler
 from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
-from rxreact.model.surrogates import SurrogateChunk
+from rxreact.model.openai.surrogates import SurrogateChunk
 
 __all__ = ["DONE", "parse_chunk", "parse_completion"]
 
@@ -199,7 +199,7 @@ def parse_completion(body: bytes | str | dict[str, Any]) -> ModelResponse:
 
 def _lenient_json(data: str | bytes, error: ValueError) -> Any:
     """JSON the fast parser refused: lone surrogate escapes (``"\\ud83d"``) are valid for the
-    standard library's parser, which keeps them (see :mod:`rxreact.model.surrogates`)."""
+    standard library's parser, which keeps them (see :mod:`rxreact.model.openai.surrogates`)."""
     try:
         return json.loads(data)
     except (ValueError, RecursionError):

@@ -1,10 +1,10 @@
 """The SSE read loop of a streamed response: bytes → events → chunks, and the end rules.
 
-Per chunk, the loop does one :func:`~rxreact.model.wire.parse_chunk` and one ``emit``; the
+Per chunk, the loop does one :func:`~rxreact.model.openai.wire.parse_chunk` and one ``emit``; the
 SSE decoder and the watchdog's clock work per read (one read often carries many events), and
 ``<think>`` splitting costs one call per text chunk only until the text is known to be plain
 answer. No ``iter_lines``: the decoder splits whole byte buffers, and for the usual chunked
-HTTP/1.1 body those are whole socket reads (:mod:`~rxreact.model._chunked`), not one h11
+HTTP/1.1 body those are whole socket reads (:mod:`~rxreact.model.openai._chunked`), not one h11
 event per SSE event.
 
 :class:`_Events` is everything but the reading, shared by :func:`read_sse` (a blocking
@@ -21,15 +21,15 @@ from collections.abc import AsyncIterator, Iterator
 import httpx
 
 from rxreact.errors import ResponseTooLargeError, StreamInterruptedError
-from rxreact.model._aio import LoopCall
-from rxreact.model._call import ModelCall, ThreadCall
-from rxreact.model._chunked import achunked_body, chunked_body
 from rxreact.model.chunks import ChatChunk
-from rxreact.model.limits import StreamLimits
-from rxreact.model.sse import SSEDecoder, SSEEvent
-from rxreact.model.surrogates import SurrogateChunk, SurrogatePairing
-from rxreact.model.think import ThinkTagSplitter
-from rxreact.model.wire import DONE, parse_chunk
+from rxreact.model.openai._aio import LoopCall
+from rxreact.model.openai._call import ModelCall, ThreadCall
+from rxreact.model.openai._chunked import achunked_body, chunked_body
+from rxreact.model.openai.limits import StreamLimits
+from rxreact.model.openai.sse import SSEDecoder, SSEEvent
+from rxreact.model.openai.surrogates import SurrogateChunk, SurrogatePairing
+from rxreact.model.openai.think import ThinkTagSplitter
+from rxreact.model.openai.wire import DONE, parse_chunk
 
 __all__ = ["aread_sse", "read_sse"]
 
@@ -54,8 +54,9 @@ def read_sse(
     ``[DONE]`` ends the stream, with or without a finish reason; so does the end of the body
     after a finish reason (a cut after it loses nothing). The end of the body without either
     raises :class:`StreamInterruptedError`. A connection broken mid-body is such an end.
-    Provider errors raised by :func:`~rxreact.model.wire.parse_chunk` propagate as they are,
-    and so does :class:`~rxreact.errors.ResponseTooLargeError` when ``limits`` are passed.
+    Provider errors raised by :func:`~rxreact.model.openai.wire.parse_chunk` propagate as
+    they are, and so does :class:`~rxreact.errors.ResponseTooLargeError` when ``limits`` are
+    passed.
 
     The end of the body is read too, so that httpx can reuse the connection. On the chunked
     fast path that happens before completing, bounded by :data:`_DRAIN_SECONDS`, as in loop

@@ -15,7 +15,7 @@ from rxreact.errors import (
     ServerError,
     StreamInterruptedError,
 )
-from rxreact.model.retry import Backoff, retry_delay
+from rxreact.model.retry_policy import Backoff, retry_delay
 
 
 def test_exponential_and_capped() -> None:

@@ -2,13 +2,13 @@
 
 Errors reach the subscriber as :mod:`rxreact.errors` (see that tree): HTTP statuses through
 :func:`~rxreact.errors.http_error_for_status` with the provider's own message, in-stream
-errors as :func:`~rxreact.model.wire.parse_chunk` raises them, and httpx's transport errors
+errors as :func:`~rxreact.model.openai.wire.parse_chunk` raises them, and httpx's transport errors
 through :func:`_map_transport_error`, the one place that maps them. The API key never appears
 in a repr, a log line or an exception message: messages are built from our own fields, and
 anything quoted from a provider has the key masked.
 
-Threads, timers and cancellation: see :class:`OpenAIChatModel`, :mod:`rxreact.model._call`
-(what the I/O modes share, and thread mode) and :mod:`rxreact.model._aio` (loop mode).
+Threads, timers and cancellation: see :class:`OpenAIChatModel`, :mod:`rxreact.model.openai._call`
+(what the I/O modes share, and thread mode) and :mod:`rxreact.model.openai._aio` (loop mode).
 """
 
 from __future__ import annotations
@@ -36,17 +36,21 @@ from rxreact.errors import (
     ModelTimeoutError,
 )
 from rxreact.messages import ChatRequest
-from rxreact.model._aio import LoopCall, io_loop, on_io_loop, run_on_io_loop
-from rxreact.model._call import IO_SCHEDULER, CallSettings, ModelCall, ThreadCall, Timeouts
-from rxreact.model._http_errors import NOT_A_STREAM_TYPES, not_a_stream, status_error
-from rxreact.model._http_stream import aread_sse, read_sse
-from rxreact.model._pooled import pooled_socket
 from rxreact.model.chunks import ChatChunk, ModelResponse
-from rxreact.model.limits import DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_TOOL_ARGUMENTS, StreamLimits
-from rxreact.model.request_codec import encode_request
-from rxreact.model.retry import Backoff
-from rxreact.model.think import split_think
-from rxreact.model.wire import parse_completion
+from rxreact.model.openai._aio import LoopCall, io_loop, on_io_loop, run_on_io_loop
+from rxreact.model.openai._call import IO_SCHEDULER, CallSettings, ModelCall, ThreadCall, Timeouts
+from rxreact.model.openai._http_errors import NOT_A_STREAM_TYPES, not_a_stream, status_error
+from rxreact.model.openai._http_stream import aread_sse, read_sse
+from rxreact.model.openai._pooled import pooled_socket
+from rxreact.model.openai.limits import (
+    DEFAULT_MAX_LINE_BYTES,
+    DEFAULT_MAX_TOOL_ARGUMENTS,
+    StreamLimits,
+)
+from rxreact.model.openai.request_codec import encode_request
+from rxreact.model.openai.think import split_think
+from rxreact.model.openai.wire import parse_completion
+from rxreact.model.retry_policy import Backoff
 from rxreact.scheduling import timer_scheduler
 
 __all__ = ["DEFAULT_IO", "OpenAIChatModel", "run_on_io_loop"]
@@ -104,14 +108,14 @@ class OpenAIChatModel:
         http_client: an ``httpx.Client`` (thread mode) or ``httpx.AsyncClient`` (loop mode) to
             use and not close; default: one of our own, created on first use and closed by
             :meth:`close`. An ``AsyncClient`` is used on rxreact's I/O loop only, so close it
-            there: ``rxreact.model.openai.run_on_io_loop(client.aclose())``.
+            there: ``rxreact.model.openai.client.run_on_io_loop(client.aclose())``.
         io: ``"thread"`` or ``"loop"`` (below). Default: what ``http_client`` or
             ``io_scheduler`` implies, else ``$RXREACT_IO``, else :data:`DEFAULT_IO`.
         io_scheduler: thread mode: where attempts run; default one new daemon thread each.
         max_line_bytes: the longest SSE line accepted (default 8 MiB).
         max_tool_arguments: the most tool-call argument characters in one response
             (default 1 Mi). Past either cap the stream ends with
-            :class:`~rxreact.errors.ResponseTooLargeError` (see :mod:`rxreact.model.limits`);
+            :class:`~rxreact.errors.ResponseTooLargeError` (see :mod:`rxreact.model.openai.limits`);
             ``None`` lifts it.
 
     I/O modes (``on_next`` of :meth:`stream` is called on the I/O thread of the mode):
@@ -128,7 +132,7 @@ class OpenAIChatModel:
       pool for the next request.
 
     Both modes read the usual chunked HTTP/1.1 body in whole socket reads
-    (:mod:`rxreact.model._chunked`). The default stays thread mode, by measurement (2 cores,
+    (:mod:`rxreact.model.openai._chunked`). The default stays thread mode, by measurement (2 cores,
     BENCHMARKS.md): for one conversation it is the cheapest (7.9 µs per chunk against loop
     mode's 8.7, the async httpx floor's 13.9; fixed cost 1.04x the floor against 1.35x), and
     a subscriber that blocks ``on_next`` stalls only its own stream. With many concurrent

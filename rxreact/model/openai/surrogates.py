@@ -2,8 +2,9 @@
 
 Some providers cut an astral character (an emoji) between two deltas as two JSON escapes,
 ``"\\ud83d"`` in one chunk and ``"\\ude00"`` in the next. Each chunk is then JSON with a lone
-surrogate, which the fast parser rejects; :func:`~rxreact.model.wire.parse_chunk` reads such a
-chunk with the standard library's lenient parser and marks it a :class:`SurrogateChunk`. From
+surrogate, which the fast parser rejects; :func:`~rxreact.model.openai.wire.parse_chunk`
+reads such a chunk with the standard library's lenient parser and marks it a
+:class:`SurrogateChunk`. From
 that chunk on, :class:`SurrogatePairing` holds a trailing high surrogate of the text (and of
 the reasoning) until the next delta, joins it with a leading low one, and replaces whatever
 is still lone with U+FFFD, so no unencodable string ever reaches the events, the history or

@@ -7,7 +7,7 @@ from reactivex import Observable
 from rxreact.messages import ChatRequest
 from rxreact.model.base import ChatModel
 from rxreact.model.chunks import ChatChunk, ModelResponse
-from rxreact.model.retry import Backoff
+from rxreact.model.retry_policy import Backoff
 from rxreact.operators import retry_unstarted
 
 __all__ = ["RetryingModel"]

@@ -12,7 +12,7 @@ started on first use) runs an event loop, and each attempt is a task on it:
 - Cancellation (dispose, or the watchdog's timeout) cancels the attempt's task, from any
   thread, with ``call_soon_threadsafe``; httpx then closes the connection, which the server
   sees. A dispose after the stream completed does not cancel: the reader finishes draining
-  the body (briefly, see :mod:`~rxreact.model._http_stream`) so the connection goes back to
+  the body (briefly, see :mod:`~rxreact.model.openai._http_stream`) so the connection goes back to
   the pool.
 - The watchdog and the retry backoff stay on the timer scheduler, as in thread mode, so a
   virtual-time scheduler drives them.
@@ -29,7 +29,7 @@ from reactivex import abc
 from reactivex.disposable import Disposable
 
 from rxreact import _valve
-from rxreact.model._call import CallSettings, ModelCall, Stopped
+from rxreact.model.openai._call import CallSettings, ModelCall, Stopped
 
 __all__ = ["LoopCall", "io_loop", "run_on_io_loop"]
 

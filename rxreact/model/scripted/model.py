@@ -1,9 +1,10 @@
 """A chat model that plays back scripted replies: for tests, demos and notebooks.
 
 Chunks are emitted by actions on the subscribe-time scheduler (or the one given to the
-constructor): one action per run of chunks between :class:`~rxreact.model.script.Pause` items,
-which become relative schedules. Under a ``TestScheduler`` a whole reply therefore plays in
-virtual time, exactly as scripted, with nothing running on a real clock.
+constructor): one action per run of chunks between
+:class:`~rxreact.model.scripted.replies.Pause` items, which become relative schedules. Under a
+``TestScheduler`` a whole reply therefore plays in virtual time, exactly as scripted, with
+nothing running on a real clock.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from rxreact._ordered_serial import OrderedSerialDisposable
 from rxreact.errors import ModelError, StreamInterruptedError, http_error_for_status
 from rxreact.messages import ChatRequest
 from rxreact.model.chunks import ChatChunk, ModelResponse
-from rxreact.model.script import (
+from rxreact.model.openai.sse import SSEDecoder
+from rxreact.model.openai.wire import DONE, parse_chunk
+from rxreact.model.scripted.replies import (
     Disconnect,
     Fail,
     Hang,
@@ -30,8 +33,6 @@ from rxreact.model.script import (
     ReplyItem,
     Script,
 )
-from rxreact.model.sse import SSEDecoder
-from rxreact.model.wire import DONE, parse_chunk
 from rxreact.scheduling import timer_scheduler
 
 __all__ = ["ScriptedModel"]

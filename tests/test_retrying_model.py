@@ -5,9 +5,9 @@ from __future__ import annotations
 from reactivex.testing import TestScheduler
 
 from rxreact import ReactAgent, ScriptedModel, ServerError
-from rxreact.model.retry import Backoff
-from rxreact.model.retrying import RetryingModel
-from rxreact.model.script import Fail, HTTPErrorReply, text_reply
+from rxreact.model.retry_policy import Backoff
+from rxreact.model.retrying_model import RetryingModel
+from rxreact.model.scripted.replies import Fail, HTTPErrorReply, text_reply
 
 
 def run(agent: ReactAgent, scheduler: TestScheduler) -> tuple[list[tuple[float, object]], object]:

@@ -24,7 +24,7 @@ no blank line, so we dispatch a pending event whose lines were all complete. An 
 last line was cut mid-way (no line ending before EOF) is still discarded: it is truncated.
 
 ``[DONE]`` and every other payload are plain data here; meaning lives in
-:mod:`rxreact.model.wire`.
+:mod:`rxreact.model.openai.wire`.
 
 Performance (CPython 3.11, a ~270-byte ``data: {...}\\n\\n`` chunk, ``timeit``): 0.6 µs per
 event with one whole single-line event per ``feed`` (a fast path), 0.6 µs when one read carries

@@ -16,7 +16,7 @@ from collections.abc import Callable
 import httpx
 
 from rxreact.errors import ModelError, ModelHTTPError, StreamProtocolError, http_error_for_status
-from rxreact.model.wire import parse_chunk
+from rxreact.model.openai.wire import parse_chunk
 
 __all__ = ["NOT_A_STREAM_TYPES", "not_a_stream", "provider_message", "retry_after", "status_error"]
 
