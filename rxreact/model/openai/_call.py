@@ -377,18 +377,21 @@ class ThreadCall(ModelCall[_T]):
         # reading the end of the body, and may already have handed the connection back to the
         # pool (the end of the body does that, inside ``attached``), where the next request
         # can have it. The subscriber's dispose right after on_completed must not break it.
+        if self._done and self._timed_out is None:
+            return  # completed (see above); a timeout delivered early still frees the socket
         sock = self._sock
         if sock is None and self.locate is not None:
             # Before the headers on a reused connection: ask the pool (the headers may be
             # trickling in, every read within its timeout, for as long as the server likes).
             sock = self.locate()
-        if sock is not None and not self._done:
+        if sock is not None:
             with contextlib.suppress(OSError):
                 # The base-class method: SSLSocket.shutdown would also drop its SSL object
                 # under the feet of the reading thread.
                 socket.socket.shutdown(sock, socket.SHUT_RDWR)
-        elif sock is None and self._timed_out is not None:
-            # No socket to wake the reader with: the subscriber hears the timeout now anyway,
+        elif self._timed_out is not None:
+            # No socket to wake the reader with (yet: a connection still opening registers
+            # its socket later, and is shut down then): the subscriber hears the timeout now,
             # at the limit, and the thread ends whenever its read does.
             self._fail(self._timed_out)
 
