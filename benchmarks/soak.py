@@ -61,8 +61,9 @@ def get_weather(city: str, token: CancellationToken) -> str:
     return f"{city}: sunny"
 
 
-def resources() -> dict[str, float]:
-    """Threads, open file descriptors and resident memory (MiB) of this process."""
+def resources(models: list[OpenAIChatModel]) -> dict[str, float]:
+    """Threads, open file descriptors and resident memory (MiB) of this process, and the
+    connections the models' httpx pools hold (each also holds a server thread and two fds)."""
     rss_kib = 0
     with open("/proc/self/status") as status:
         for line in status:
@@ -72,7 +73,16 @@ def resources() -> dict[str, float]:
         "threads": threading.active_count(),
         "fds": len(os.listdir("/proc/self/fd")),
         "rss_mib": round(rss_kib / 1024, 1),
+        "pooled": sum(_pooled(model) for model in models),
     }
+
+
+def _pooled(model: OpenAIChatModel) -> int:
+    client: Any = model._client or model._aclient
+    try:
+        return len(client._transport._pool.connections)
+    except AttributeError:
+        return 0
 
 
 class Soak:
@@ -170,19 +180,19 @@ class Soak:
                 list(pool.map(lambda n: self.run_one(agents[n % 2], n), range(warm)))
                 self.outcomes.clear()
                 gc.collect()
-                before = resources()
+                before = resources(models)
                 started = time.perf_counter()
                 step = max(1, args.runs // 10)
                 for first in range(0, args.runs, step):
                     numbers = range(first, min(args.runs, first + step))
                     list(pool.map(lambda n: self.run_one(agents[n % 2], n), numbers))
                     gc.collect()
-                    self.series.append((numbers[-1] + 1, resources()))
+                    self.series.append((numbers[-1] + 1, resources(models)))
                 elapsed = time.perf_counter() - started
-            after = settle(before)
+            after = settle(before, models)
             for model in models:
                 model.close()
-            closed = settle(before)
+            closed = settle(before, models)
         self.report(before, after, closed, elapsed)
         return 1 if self.stuck or self.foreign else 0
 
@@ -212,15 +222,17 @@ class Soak:
             print(f"  {key:<8} {before[key]:>6g} | {middle} | {after[key]:>6g} | {closed[key]:>6g}")
 
 
-def settle(before: dict[str, float], timeout: float = 20.0) -> dict[str, float]:
-    """Resources once the process is idle again: threads of ended attempts and tools (a slow
-    tool's thread outlives its timeout by design) get up to ``timeout`` s to finish."""
+def settle(
+    before: dict[str, float], models: list[OpenAIChatModel], timeout: float = 20.0
+) -> dict[str, float]:
+    """Resources once the process is idle again: threads of ended attempts and tools get up
+    to ``timeout`` s to finish (kept-alive connections and their server threads stay)."""
     deadline = time.monotonic() + timeout
-    now = resources()
+    now = resources(models)
     while time.monotonic() < deadline and now["threads"] > before["threads"]:
         time.sleep(0.2)
         gc.collect()
-        now = resources()
+        now = resources(models)
     return now
 
 
