@@ -42,6 +42,7 @@ from rxreact.model.openai._call import IO_SCHEDULER, CallSettings, ModelCall, Th
 from rxreact.model.openai._http_errors import NOT_A_STREAM_TYPES, not_a_stream, status_error
 from rxreact.model.openai._http_stream import aread_sse, read_sse
 from rxreact.model.openai._pooled import pooled_socket
+from rxreact.model.openai._reclaim import reclaim
 from rxreact.model.openai.limits import (
     DEFAULT_MAX_LINE_BYTES,
     DEFAULT_MAX_TOOL_ARGUMENTS,
@@ -398,8 +399,9 @@ class OpenAIChatModel:
     ) -> AsyncIterator[httpx.Response]:
         """:meth:`_exchange` on the I/O loop (a cancelled task is what aborts it)."""
         request = self._request(call, content, stream)
+        client = self._async_client()
         try:
-            async with self._async_client().stream(**request) as response:
+            async with client.stream(**request) as response:
                 call.headers_in()
                 if response.status_code >= 400:
                     await response.aread()
@@ -407,6 +409,9 @@ class OpenAIChatModel:
                 yield response
         except httpx.HTTPError as exc:
             raise _map_transport_error(exc, self, call.phase) from exc
+        finally:
+            # Also (above all) after a cancellation: httpcore may have lost a pool slot.
+            reclaim(client, self._url, call.httpx_timeout)
 
     def _request(self, call: ModelCall[Any], content: bytes, stream: bool) -> dict[str, Any]:
         """The arguments of ``client.stream`` for one attempt."""
