@@ -11,11 +11,11 @@ behind.
 
 :func:`reclaim` runs after each attempt, on the loop, without awaiting (so no cancellation
 can cut it short): it drops the attempt's pool request if it is still there, and every
-connection that is not open yet and that no pending request is waiting on, then lets the pool
-hand freed slots to queued requests. (A connection no pending request uses that is neither
-idle, available nor closed was being opened, or had just been, for a cancelled request.) The objects reached are httpcore 1.x's (``_pool``,
-``_requests``, ``_connections``, ``_connection``, ``_assign_requests_to_connections``);
-anything unexpected makes it do nothing.
+connection that no pending request uses and that is neither idle, available nor closed (it
+was being opened, or had just been, for a cancelled request), then lets the pool hand the
+freed slots to queued requests. The objects reached are httpcore 1.x's (``_pool``,
+``_requests``, ``_connections``, ``_assign_requests_to_connections``); anything unexpected
+makes it do nothing.
 """
 
 from __future__ import annotations
