@@ -10,7 +10,9 @@
         return "sunny"
 
     agent = ReactAgent(model=OpenAIChatModel(), tools=[get_weather])
-    agent.text("Weather in Paris?").subscribe(lambda piece: print(piece, end=""))
+    for piece in agent.iter_text("Weather in Paris?"):
+        print(piece, end="", flush=True)
+    print()
 """
 
 from rxreact.agent import FORCED_FINAL_INSTRUCTION, AgentResult, ReactAgent
@@ -21,6 +23,8 @@ from rxreact.errors import (
     BadRequestError,
     ChatMemoryError,
     ConfigurationError,
+    ConversationBusyError,
+    InvalidArgumentError,
     ModelConnectionError,
     ModelError,
     ModelHTTPError,
@@ -28,6 +32,10 @@ from rxreact.errors import (
     NotFoundError,
     ProviderStreamError,
     RateLimitError,
+    RunCancelledError,
+    RunError,
+    RunLostError,
+    RunNotFoundError,
     RunStalledError,
     RxReactError,
     ServerError,
@@ -67,6 +75,8 @@ from rxreact.model.base import ChatModel
 from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
 from rxreact.model.openai.client import OpenAIChatModel
 from rxreact.model.scripted.model import ScriptedModel
+from rxreact.operators import events_of
+from rxreact.runs import AgentRun, EventLog, InMemoryEventLog, RedisEventLog, follow
 from rxreact.tools import Tool, tool
 
 __version__ = "0.1.0"
@@ -76,6 +86,7 @@ __all__ = [
     "AgentError",
     "AgentEvent",
     "AgentResult",
+    "AgentRun",
     "AssistantMessage",
     "AuthenticationError",
     "BadRequestError",
@@ -86,8 +97,12 @@ __all__ = [
     "ChatModel",
     "ChatRequest",
     "ConfigurationError",
+    "ConversationBusyError",
+    "EventLog",
     "FinalAnswer",
     "InMemoryChatMemory",
+    "InMemoryEventLog",
+    "InvalidArgumentError",
     "MaxRoundsReached",
     "Message",
     "ModelConnectionError",
@@ -102,9 +117,14 @@ __all__ = [
     "ReactAgent",
     "ReasoningDelta",
     "RedisChatMemory",
+    "RedisEventLog",
     "RoundFinished",
     "RoundModeDecided",
     "RoundStarted",
+    "RunCancelledError",
+    "RunError",
+    "RunLostError",
+    "RunNotFoundError",
     "RunStalledError",
     "RxReactError",
     "SQLiteChatMemory",
@@ -129,5 +149,7 @@ __all__ = [
     "UserMessage",
     "__version__",
     "ensure_tool_calls_closed",
+    "events_of",
+    "follow",
     "tool",
 ]

@@ -24,19 +24,29 @@ thread and nothing sleeps, so the same code runs on thread pools for real and on
 from __future__ import annotations
 
 import asyncio
+import os
+import socket
 import threading
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
-from typing import Any, cast
+from typing import Any, ClassVar, Literal, cast
 
 from pydantic import BaseModel, ConfigDict
 from reactivex import Observable, abc
 from reactivex import operators as ops
 from reactivex.scheduler import VirtualTimeScheduler
 
+from rxreact._blocking import iterate
 from rxreact._immediate import immediately, starting_with
 from rxreact._run_output import RunOutput
-from rxreact.errors import AgentError, ChatMemoryError, RxReactError, ToolErrorBudgetExceededError
+from rxreact._validate import check_int, check_optional_seconds, check_question, described
+from rxreact.errors import (
+    AgentError,
+    ChatMemoryError,
+    InvalidArgumentError,
+    RxReactError,
+    ToolErrorBudgetExceededError,
+)
 from rxreact.events import (
     AgentEvent,
     FinalAnswer,
@@ -46,7 +56,9 @@ from rxreact.events import (
     ToolResult,
 )
 from rxreact.history import ensure_tool_calls_closed
+from rxreact.memory._process_leases import leasing
 from rxreact.memory.base import ChatMemory
+from rxreact.memory.lease import Lease
 from rxreact.messages import (
     ChatRequest,
     Message,
@@ -57,8 +69,18 @@ from rxreact.messages import (
     UserMessage,
 )
 from rxreact.model.base import ChatModel
-from rxreact.operators import concat_steps, deliver_on, finish_round, process_chunk, run_tools
+from rxreact.operators import (
+    concat_steps,
+    deliver_on,
+    finish_round,
+    process_chunk,
+    run_tools,
+    with_lease,
+)
 from rxreact.round import Mode, RoundState
+from rxreact.runs.base import EventLog
+from rxreact.runs.handle import AgentRun
+from rxreact.runs.memory import InMemoryEventLog
 from rxreact.scheduling import shared_scheduler
 from rxreact.tools import Tool, as_tool
 
@@ -75,7 +97,7 @@ FORCED_FINAL_INSTRUCTION = (
 class AgentResult(BaseModel):
     """What a finished run produced (``ReactAgent.run``); equal to its ``final_answer`` event."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config: ClassVar[ConfigDict] = ConfigDict(frozen=True, extra="forbid")
 
     answer: str
     """The text of the final round."""
@@ -88,6 +110,12 @@ class AgentResult(BaseModel):
     message and tool results in call order) and the final answer."""
     usage: Usage | None
     """Usage summed over the run."""
+
+    def _repr_html_(self) -> str:
+        """A compact card in Jupyter: the answer, rounds and tokens, the messages folded."""
+        from rxreact._html import result_html
+
+        return result_html(self)
 
 
 class ReactAgent:
@@ -116,12 +144,28 @@ class ReactAgent:
         stall_timeout: seconds without any event after which a run ends with
             :class:`~rxreact.RunStalledError` (``None``: never). A safety net: the model's and
             the tools' timeouts end a silent run first, so it must exceed ``tool_timeout``.
+        event_log: where hot runs (:meth:`start`) keep their events for subscribers
+            (default: a new :class:`~rxreact.InMemoryEventLog`; a
+            :class:`~rxreact.RedisEventLog` shares runs across processes).
+        on_busy: what a run on a ``conversation_id`` does while another run (in this process or
+            any other sharing the memory) holds it: ``"queue"`` waits, then loads the history
+            that run committed; ``"reject"`` fails at once with
+            :class:`~rxreact.ConversationBusyError`.
+        busy_timeout: the longest wait in ``"queue"`` mode, in seconds, before failing with
+            :class:`~rxreact.ConversationBusyError` (``None``: no limit).
+        lease_ttl: seconds a run's hold on its conversation lasts without renewal; the agent
+            renews it every third of that while the run lives, so a killed process blocks its
+            conversation for at most this long.
+
+    Raises:
+        InvalidArgumentError: a setting of the wrong type or value (the message names it), or
+            a function in ``tools`` that cannot be a tool (:class:`~rxreact.ToolDefinitionError`).
     """
 
     def __init__(
         self,
         model: ChatModel,
-        tools: Iterable[Tool | Callable[..., Any]] = (),
+        tools: Iterable[Tool[..., Any] | Callable[..., Any]] = (),
         *,
         max_rounds: int = 5,
         memory: ChatMemory | None = None,
@@ -134,21 +178,58 @@ class ReactAgent:
         send_reasoning: bool = True,
         buffer_size: int | None = 1024,
         stall_timeout: float | None = 300.0,
+        event_log: EventLog | None = None,
+        on_busy: Literal["queue", "reject"] = "queue",
+        busy_timeout: float | None = 30.0,
+        lease_ttl: float = 10.0,
     ) -> None:
-        if max_rounds < 1:
-            raise ValueError("max_rounds must be at least 1")
-        if stall_timeout is not None and (
-            stall_timeout <= 0 or (tool_timeout is not None and stall_timeout <= tool_timeout)
-        ):
-            raise ValueError("stall_timeout must be positive and longer than tool_timeout")
+        if not isinstance(model, ChatModel):
+            raise InvalidArgumentError(
+                f"model must be a ChatModel (such as OpenAIChatModel(...) or ScriptedModel(...)), "
+                f"got {described(model)}"
+            )
         self.model = model
-        self.tools: dict[str, Tool] = {}
-        for item in tools:
+        self.tools: dict[str, Tool[..., Any]] = {}
+        for item in _tool_items(tools):
             t = as_tool(item)
             if t.name in self.tools:
-                raise ValueError(f"two tools are named {t.name!r}")
+                raise InvalidArgumentError(f"tools: two tools are named {t.name!r}")
             self.tools[t.name] = t
-        self.max_rounds = max_rounds
+        self.max_rounds: int = check_int("max_rounds", max_rounds, 1)
+        check_int("max_tool_errors", max_tool_errors, 0)
+        tool_timeout = check_optional_seconds("tool_timeout", tool_timeout)
+        stall_timeout = check_optional_seconds("stall_timeout", stall_timeout)
+        if stall_timeout is not None and tool_timeout is not None and stall_timeout <= tool_timeout:
+            raise InvalidArgumentError(
+                f"stall_timeout must be longer than tool_timeout, got {stall_timeout} <= "
+                f"{tool_timeout}"
+            )
+        if on_busy not in ("queue", "reject"):
+            raise InvalidArgumentError(f"on_busy must be 'queue' or 'reject', got {on_busy!r}")
+        busy_timeout = check_optional_seconds("busy_timeout", busy_timeout)
+        if (
+            memory is not None
+            and busy_timeout is not None
+            and stall_timeout is not None
+            and busy_timeout >= stall_timeout
+        ):  # a queued run emits nothing while it waits: the watchdog would end it first
+            raise InvalidArgumentError("busy_timeout must be shorter than stall_timeout")
+        checked_ttl = check_optional_seconds("lease_ttl", lease_ttl)
+        if checked_ttl is None:
+            raise InvalidArgumentError("lease_ttl must be a positive number of seconds, not None")
+        lease_ttl = checked_ttl
+        if buffer_size is not None:
+            check_int("buffer_size", buffer_size, 1)
+        # load and append are what a memory must have; one without the lease methods (written
+        # before they existed) still works, its runs kept apart in this process only.
+        if memory is not None and not all(
+            callable(getattr(memory, name, None)) for name in ("load", "append")
+        ):
+            raise InvalidArgumentError(f"memory must be a ChatMemory, got {described(memory)}")
+        if system_prompt is not None and not isinstance(system_prompt, str):
+            raise InvalidArgumentError(
+                f"system_prompt must be a str, got {described(system_prompt)}"
+            )
         self.memory = memory
         self.system_prompt = system_prompt
         self.scheduler: abc.SchedulerBase = scheduler or shared_scheduler("agent", 8)
@@ -161,6 +242,10 @@ class ReactAgent:
         self.send_reasoning = send_reasoning
         self.buffer_size = buffer_size
         self.stall_timeout = stall_timeout
+        self.event_log: EventLog = event_log if event_log is not None else InMemoryEventLog()
+        self.on_busy: Literal["queue", "reject"] = on_busy
+        self.busy_timeout = busy_timeout
+        self.lease_ttl = lease_ttl
 
     def __repr__(self) -> str:
         return (
@@ -178,12 +263,24 @@ class ReactAgent:
         Failures arrive through ``on_error`` as :class:`~rxreact.RxReactError` subclasses.
         """
 
+        check_question(question)
+
         def subscribe(
             observer: abc.ObserverBase[Any], _: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
             return self._subscribe(_Run(self, question, conversation_id), observer)
 
         return Observable(subscribe)
+
+    def start(self, question: str, conversation_id: str | None = None) -> AgentRun:
+        """Start a hot run now, independent of any subscriber, and return its handle.
+
+        The run's events go to :attr:`event_log`; ``run.events(after=0)`` replays and follows
+        them, any number of times, even after the run ended (within retention);
+        ``run.cancel()`` stops it; ``run.result()`` / ``await run.aresult()`` wait for the
+        :class:`AgentResult`. See :class:`~rxreact.AgentRun`.
+        """
+        return AgentRun(self, _Run(self, question, conversation_id))
 
     def _subscribe(
         self,
@@ -232,6 +329,7 @@ class ReactAgent:
         Raises:
             RxReactError: whatever ended the run.
         """
+        check_question(question)
         done = threading.Event()
         outcome: dict[str, Any] = {}
 
@@ -255,18 +353,80 @@ class ReactAgent:
             subscription.dispose()
         if "error" in outcome:
             raise outcome["error"]
-        final: FinalAnswer = outcome["final"]
-        return AgentResult(
-            answer=final.text,
-            rounds=final.rounds,
-            forced=final.forced,
-            messages=tuple(run.turn),
-            usage=final.usage,
-        )
+        return run.result(outcome["final"])
 
     def call(self, question: str, conversation_id: str | None = None) -> str:
         """Run to the end and return the answer text (blocking)."""
         return self.run(question, conversation_id).answer
+
+    def iter(
+        self, question: str, conversation_id: str | None = None, *, buffer_size: int = 256
+    ) -> Iterator[AgentEvent]:
+        """The run's events as a blocking iterator: ``for event in agent.iter(q): ...``.
+
+        The run starts when the loop asks for the first event. At most ``buffer_size`` events
+        wait for the loop; beyond that the run is held back until the loop catches up.
+        Leaving the loop early (``break``, an exception, ``close()``) cancels the run.
+
+        Raises:
+            RxReactError: whatever ended the run, from the loop's ``next``.
+        """
+        return iterate(self.stream(question, conversation_id), self.scheduler, buffer_size)
+
+    def iter_text(
+        self, question: str, conversation_id: str | None = None, *, buffer_size: int = 256
+    ) -> Iterator[str]:
+        """The live answer text (what :meth:`text` emits) as a blocking iterator.
+
+        ``for piece in agent.iter_text(q): print(piece, end="", flush=True)``. Buffering and
+        cancellation as in :meth:`iter`.
+        """
+        return iterate(self.text(question, conversation_id), self.scheduler, buffer_size)
+
+    async def arun(self, question: str, conversation_id: str | None = None) -> AgentResult:
+        """Run to the end and return the result, awaiting instead of blocking.
+
+        Cancelling the awaiting task cancels the run.
+
+        Raises:
+            RxReactError: whatever ended the run.
+        """
+        check_question(question)
+        loop = asyncio.get_running_loop()
+        finished: asyncio.Future[FinalAnswer] = loop.create_future()
+
+        def settle(final: FinalAnswer | None, error: Exception | None) -> None:
+            if finished.done():
+                return
+            if error is not None:
+                finished.set_exception(error)
+            elif final is not None:
+                finished.set_result(final)
+
+        def on_next(event: Any) -> None:
+            if isinstance(event, FinalAnswer):
+                loop.call_soon_threadsafe(settle, event, None)
+
+        def on_error(error: Exception) -> None:
+            loop.call_soon_threadsafe(settle, None, error)
+
+        def on_completed() -> None:  # after final_answer, which settled first; else a bug
+            missing = AgentError("the run completed without a final_answer event")
+            loop.call_soon_threadsafe(settle, None, missing)
+
+        run = _Run(self, question, conversation_id)
+        subscription = self._subscribe(run, on_next, on_error, on_completed)
+        try:
+            if isinstance(self.scheduler, VirtualTimeScheduler):
+                VirtualTimeScheduler.start(self.scheduler)
+            final = await finished
+        finally:
+            subscription.dispose()
+        return run.result(final)
+
+    async def acall(self, question: str, conversation_id: str | None = None) -> str:
+        """Run to the end and return the answer text, awaiting instead of blocking."""
+        return (await self.arun(question, conversation_id)).answer
 
     async def astream(
         self, question: str, conversation_id: str | None = None
@@ -294,6 +454,28 @@ class ReactAgent:
             subscription.dispose()
 
 
+_HOST = socket.gethostname()
+
+
+def _tool_items(tools: Any) -> list[Any]:
+    """The items of ``tools``, refusing a lone tool or anything that is not a list of them."""
+    if isinstance(tools, Tool) or callable(tools) or isinstance(tools, str | bytes):
+        raise InvalidArgumentError(
+            f"tools must be a list of tools, got {described(tools)}: write tools=[...]"
+        )
+    try:
+        items = list(tools)
+    except TypeError:
+        message = f"tools must be a list of tools, got {described(tools)}"
+        raise InvalidArgumentError(message) from None
+    for item in items:
+        if not callable(item):
+            raise InvalidArgumentError(
+                f"tools must hold @tool functions or plain functions, got {described(item)}"
+            )
+    return items
+
+
 class _Run:
     """The state of one subscription to ``ReactAgent.stream``: history, counters, usage."""
 
@@ -306,11 +488,43 @@ class _Run:
         self.rounds = 0
         self.usage: Usage | None = None
         self.tool_errors = 0
-        self.run_id = uuid.uuid4().hex[:12]
+        self.run_id = uuid.uuid4().hex
+        self.lease: Lease | None = None  # this run's hold on its conversation, once granted
+
+    def result(self, final: FinalAnswer) -> AgentResult:
+        """The finished run's result; ``final`` is its ``final_answer`` event."""
+        return AgentResult(
+            answer=final.text,
+            rounds=final.rounds,
+            forced=final.forced,
+            messages=tuple(self.turn),
+            usage=final.usage,
+        )
 
     def events(self) -> Observable[Any]:
         """The run: its steps, each subscribed when the one before completes."""
-        return concat_steps(self._steps())
+        return self._holding_conversation(lambda: concat_steps(self._steps()))
+
+    def _holding_conversation(self, steps: Callable[[], Observable[Any]]) -> Observable[Any]:
+        """``steps()`` while holding the conversation's lease (taken before the history is
+        loaded, released when the run ends); no lease without memory or conversation."""
+        agent = self.agent
+        if agent.memory is None or self.conversation_id is None:
+            return steps()
+
+        def body(lease: Lease) -> Observable[Any]:
+            self.lease = lease
+            return steps()
+
+        return with_lease(
+            leasing(agent.memory),
+            self.conversation_id,
+            body,
+            owner=f"{_HOST}/{os.getpid()}/{self.run_id}",
+            ttl=agent.lease_ttl,
+            on_busy=agent.on_busy,
+            busy_timeout=agent.busy_timeout,
+        )
 
     # Everything below runs inside the generator, resumed on the agent's scheduler threads.
 
@@ -411,7 +625,7 @@ class _Run:
         if agent.memory is None or self.conversation_id is None:
             return
         try:
-            agent.memory.append(self.conversation_id, self.turn)
+            leasing(agent.memory).append(self.conversation_id, self.turn, lease=self.lease)
         except RxReactError:
             raise
         except Exception as error:

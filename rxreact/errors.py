@@ -5,7 +5,9 @@ call such as ``agent.call``) is an instance of :class:`RxReactError`::
 
     RxReactError
     ├── ConfigurationError            bad or missing settings (no API key, no model name)
-    ├── ToolDefinitionError           a function that cannot become a tool
+    ├── InvalidArgumentError          an argument of the wrong type or value (also a TypeError
+    │   │                             and a ValueError, so either ``except`` catches it)
+    │   └── ToolDefinitionError       a function that cannot become a tool
     ├── ModelError                    anything that went wrong talking to the model
     │   ├── ModelHTTPError            the endpoint answered with an HTTP error status
     │   │   ├── BadRequestError           400 / 422
@@ -22,7 +24,13 @@ call such as ``agent.call``) is an instance of :class:`RxReactError`::
     ├── AgentError                    the agent loop itself could not go on
     │   ├── ToolErrorBudgetExceededError  too many failed tool calls in one run
     │   └── RunStalledError           no event for longer than ``stall_timeout``
-    └── ChatMemoryError               a memory backend failed
+    ├── ChatMemoryError               a memory backend failed
+    ├── RunError                      a hot run (``agent.start``) could not be followed to its end
+    │   ├── RunCancelledError             cancelled (``run.cancel()``, ``request_cancel``)
+    │   ├── RunNotFoundError              not in the event log (never started, or expired)
+    │   └── RunLostError                  the process that owned it stopped before it ended
+    └── ConversationBusyError         another run holds the conversation (rejected, waited too
+                                      long, or this run's lease was lost before its commit)
 
 Foreign exceptions (httpx, json, pydantic) are mapped to this tree in exactly one place
 per layer (``rxreact.model.openai.client._map_transport_error`` for HTTP), and never carry the
@@ -39,6 +47,8 @@ __all__ = [
     "BadRequestError",
     "ChatMemoryError",
     "ConfigurationError",
+    "ConversationBusyError",
+    "InvalidArgumentError",
     "ModelConnectionError",
     "ModelError",
     "ModelHTTPError",
@@ -47,6 +57,10 @@ __all__ = [
     "ProviderStreamError",
     "RateLimitError",
     "ResponseTooLargeError",
+    "RunCancelledError",
+    "RunError",
+    "RunLostError",
+    "RunNotFoundError",
     "RunStalledError",
     "RxReactError",
     "ServerError",
@@ -66,8 +80,16 @@ class ConfigurationError(RxReactError):
     """A required setting is missing or invalid (e.g. no API key, no model name)."""
 
 
-class ToolDefinitionError(RxReactError):
-    """A callable cannot be turned into a tool (unsupported signature, duplicate name...)."""
+class InvalidArgumentError(RxReactError, TypeError, ValueError):
+    """An argument has the wrong type or value (``ReactAgent(None)``, ``max_rounds=0``, a question
+    that is not a string). The message names the parameter.
+
+    Also a ``TypeError`` and a ``ValueError``: code that catches the built-in kind still works.
+    """
+
+
+class ToolDefinitionError(InvalidArgumentError):
+    """A callable cannot be turned into a tool (unsupported signature, name, parameter type...)."""
 
 
 class ModelError(RxReactError):
@@ -121,8 +143,8 @@ class RateLimitError(ModelHTTPError):
 
 
 class ServerError(ModelHTTPError):
-    """HTTP 5xx: the provider failed (``retry_after``: set when it said when to come back,
-    as a 503 often does)."""
+    """HTTP 5xx: the provider failed (retryable, except 501 Not Implemented; ``retry_after``:
+    set when it said when to come back, as a 503 often does)."""
 
     retryable = True
 
@@ -151,7 +173,7 @@ class ProviderStreamError(ModelError):
         self.provider_message = provider_message
         self.code = code
         self.error_type = error_type
-        self.payload = payload or {}
+        self.payload: dict[str, Any] = payload or {}
         self.usage = usage
         detail = f" ({code})" if code is not None else ""
         super().__init__(f"provider error in stream{detail}: {provider_message}")
@@ -224,6 +246,40 @@ class ChatMemoryError(RxReactError):
     """A chat-memory backend failed to load or store a conversation."""
 
 
+class RunError(RxReactError):
+    """A hot run could not be followed to its end (see :mod:`rxreact.runs`)."""
+
+
+class RunCancelledError(RunError):
+    """The run was cancelled before it finished; it wrote nothing to memory."""
+
+
+class RunNotFoundError(RunError):
+    """The event log has no run with this id: it never started, or its retention ran out."""
+
+
+class RunLostError(RunError):
+    """The process that owned the run stopped (killed, crashed) before the run ended."""
+
+
+class ConversationBusyError(RxReactError):
+    """Another run holds the conversation, so this run cannot start or cannot commit.
+
+    Raised through ``on_error`` of a run whose conversation is busy when
+    ``ReactAgent(on_busy="reject")``, whose wait passed ``busy_timeout`` with
+    ``on_busy="queue"``, or whose lease expired or was taken over before its turn was
+    committed (fencing). In every case the run wrote nothing to memory.
+
+    Attributes:
+        conversation_id: the conversation that was busy (``None`` when rebuilt from its message
+            alone, as after pickling).
+    """
+
+    def __init__(self, message: str, conversation_id: str | None = None) -> None:
+        self.conversation_id = conversation_id
+        super().__init__(message)
+
+
 def http_error_for_status(
     status_code: int, provider_message: str, body: str = "", retry_after: float | None = None
 ) -> ModelHTTPError:
@@ -241,4 +297,7 @@ def http_error_for_status(
         cls = NotFoundError
     else:
         cls = ModelHTTPError
-    return cls(status_code, provider_message, body, retry_after)
+    error = cls(status_code, provider_message, body, retry_after)
+    if status_code == 501:
+        error.retryable = False  # "Not Implemented" stays so: the wrong kind of server
+    return error

@@ -9,15 +9,17 @@ round the order is::
     round_started(2)  round_mode_decided(final_answer)  text_delta*  round_finished(final_answer)
     final_answer                                   (always the last event of a successful run)
 
-At ``max_rounds`` a ``max_rounds_reached`` event precedes the forced round. Failures are not
-events: they end the stream through ``on_error`` with an :class:`~rxreact.RxReactError`.
+Every event carries ``round`` and ``seq`` (its 1-based position in the run, stamped as it is
+emitted). At ``max_rounds`` a ``max_rounds_reached`` event precedes the forced round. Failures
+are not events: they end the stream through ``on_error`` with an
+:class:`~rxreact.RxReactError`.
 
 The ``type`` literals and field names are API: they never change meaning.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -45,10 +47,21 @@ RoundMode = Literal["final_answer", "tool_call"]
 
 
 class _Event(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config: ClassVar[ConfigDict] = ConfigDict(frozen=True, extra="forbid")
 
     round: int
     """The 1-based round (model request) of the run this event belongs to."""
+    seq: int = 0
+    """The event's 1-based position in its run: consecutive (1, 2, 3, ...) in the order
+    subscribers receive the events, in cold ``stream()`` subscriptions and hot runs alike. A
+    cursor for ``run.events(after=seq)``. ``0`` only on an event no run has emitted (one you
+    built yourself)."""
+
+    def _repr_html_(self) -> str:
+        """A one-line card in Jupyter: the kind, the round, the interesting field."""
+        from rxreact._html import event_html
+
+        return event_html(self)
 
 
 class RoundStarted(_Event):

@@ -21,12 +21,13 @@ import asyncio
 import dataclasses
 import inspect
 import json
+import re
 import threading
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
-from typing import Any, get_type_hints, overload
+from typing import Any, Generic, ParamSpec, TypeVar, get_type_hints, overload
 
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, create_model
 from reactivex import Observable, abc
 from reactivex.disposable import CompositeDisposable, Disposable, SerialDisposable
 
@@ -35,7 +36,10 @@ from rxreact.errors import ToolDefinitionError
 from rxreact.messages import ToolSpec
 from rxreact.tool_results import DEFAULT_MAX_RESULT_CHARS
 
-__all__ = ["Tool", "ToolArgumentsError", "ToolInterruptedError", "tool"]
+__all__ = ["TOOL_NAME", "Tool", "ToolArgumentsError", "ToolInterruptedError", "tool"]
+
+TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+"""The tool names model providers accept (OpenAI's rule, the strictest common one)."""
 
 
 class ToolArgumentsError(Exception):
@@ -45,15 +49,23 @@ class ToolArgumentsError(Exception):
     """
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
 @dataclass(frozen=True, eq=False)
-class Tool:
-    """A function the model can call. Build one with :func:`tool`."""
+class Tool(Generic[P, R]):
+    """A function the model can call. Build one with :func:`tool`.
+
+    Generic in the function's parameters and result, so calling a decorated function directly
+    type-checks as the function itself: ``get_weather("Paris")`` is a ``str``.
+    """
 
     name: str
     description: str
     parameters: dict[str, Any]
     """JSON schema of the arguments object."""
-    function: Callable[..., Any]
+    function: Callable[P, R]
     timeout: float | None = None
     """Seconds before the call is abandoned with an error result; ``None``: the agent's default."""
     max_result_chars: int | None = DEFAULT_MAX_RESULT_CHARS
@@ -62,7 +74,7 @@ class Tool:
     _arguments_model: type[BaseModel] | None = None
     _token_parameter: str | None = None
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         """Call the underlying function directly (a decorated function stays callable)."""
         return self.function(*args, **kwargs)
 
@@ -125,6 +137,7 @@ class Tool:
         Disposing sets ``token``; a result that arrives afterwards is dropped.
         """
         kwargs = dict(arguments)
+        function: Callable[..., Any] = self.function  # called with the model's arguments
         if self._token_parameter is not None:
             kwargs[self._token_parameter] = token
 
@@ -171,7 +184,7 @@ class Tool:
                 if done.is_set():
                     return
                 try:
-                    result = self.function(**kwargs)
+                    result = function(**kwargs)
                 except BaseException as error:  # SystemExit & co. must not kill a pool thread
                     fail(_as_exception(error))
                     return
@@ -188,9 +201,9 @@ class Tool:
                 else:
                     emit(result)
 
-            if inspect.iscoroutinefunction(self.function):
+            if inspect.iscoroutinefunction(function):
                 try:
-                    await_on_loop(self.function(**kwargs))
+                    await_on_loop(function(**kwargs))
                 except BaseException as error:  # e.g. wrong arguments for the signature
                     fail(_as_exception(error))
                 return CompositeDisposable(Disposable(cancel), inner)
@@ -224,7 +237,7 @@ async def _guarded(awaitable: Any) -> Any:
 
 
 @overload
-def tool(function: Callable[..., Any], /) -> Tool: ...
+def tool(function: Callable[P, R], /) -> Tool[P, R]: ...
 
 
 @overload
@@ -234,18 +247,18 @@ def tool(
     description: str | None = None,
     timeout: float | None = None,
     max_result_chars: int | None = DEFAULT_MAX_RESULT_CHARS,
-) -> Callable[[Callable[..., Any]], Tool]: ...
+) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
 
 
 def tool(
-    function: Callable[..., Any] | None = None,
+    function: Callable[P, R] | None = None,
     /,
     *,
     name: str | None = None,
     description: str | None = None,
     timeout: float | None = None,
     max_result_chars: int | None = DEFAULT_MAX_RESULT_CHARS,
-) -> Tool | Callable[[Callable[..., Any]], Tool]:
+) -> Tool[P, R] | Callable[[Callable[P, R]], Tool[P, R]]:
     """Make a function a :class:`Tool`; use bare (``@tool``) or with options (``@tool(timeout=5)``).
 
     Args:
@@ -258,11 +271,12 @@ def tool(
             visible marker. How return values become text: :mod:`rxreact.tool_results`.
 
     Raises:
-        ToolDefinitionError: ``*args``/``**kwargs``, missing annotations pydantic cannot handle,
+        ToolDefinitionError: ``*args``/``**kwargs``, a parameter without an annotation or with a
+            type that has no JSON schema, a name providers reject (``^[a-zA-Z0-9_-]{1,64}$``),
             or no description at all.
     """
 
-    def build(fn: Callable[..., Any]) -> Tool:
+    def build(fn: Callable[P, R]) -> Tool[P, R]:
         built = _build_tool(fn, name=name, description=description, timeout=timeout)
         if max_result_chars != built.max_result_chars:
             built = dataclasses.replace(built, max_result_chars=max_result_chars)
@@ -271,17 +285,24 @@ def tool(
     return build(function) if function is not None else build
 
 
-def as_tool(value: Tool | Callable[..., Any]) -> Tool:
+def as_tool(value: Tool[..., Any] | Callable[..., Any]) -> Tool[..., Any]:
     """``value`` itself if it is a :class:`Tool`, else ``tool(value)``."""
     return value if isinstance(value, Tool) else tool(value)
 
 
 def _build_tool(
-    fn: Callable[..., Any], *, name: str | None, description: str | None, timeout: float | None
-) -> Tool:
+    fn: Callable[P, R], *, name: str | None, description: str | None, timeout: float | None
+) -> Tool[P, R]:
+    if not callable(fn):
+        raise ToolDefinitionError(f"a tool must be a function, got {fn!r}")
     tool_name = name or getattr(fn, "__name__", None)
     if not tool_name:
         raise ToolDefinitionError(f"{fn!r} has no __name__; pass name=")
+    if not TOOL_NAME.fullmatch(tool_name):
+        raise ToolDefinitionError(
+            f"tool name {tool_name!r} is not accepted by model providers: use 1 to 64 letters, "
+            f"digits, '_' or '-'" + ("" if name else " (pass name=...)")
+        )
     text = description or inspect.getdoc(fn)
     if not text:
         raise ToolDefinitionError(
@@ -296,10 +317,16 @@ def _build_tool(
     for parameter in inspect.signature(fn).parameters.values():
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
             raise ToolDefinitionError(f"tool {tool_name!r}: *args/**kwargs cannot be described")
-        annotation = hints.get(parameter.name, Any)
+        if parameter.name not in hints:
+            raise ToolDefinitionError(
+                f"tool {tool_name!r}: parameter {parameter.name!r} has no type annotation; "
+                f"annotate it (e.g. {parameter.name}: str) so the model knows what to send"
+            )
+        annotation = hints[parameter.name]
         if annotation is CancellationToken:
             token_parameter = parameter.name
             continue
+        _check_schema(tool_name, parameter.name, annotation)
         default = ... if parameter.default is parameter.empty else parameter.default
         fields[parameter.name] = (annotation, default)
     try:
@@ -320,6 +347,19 @@ def _build_tool(
         _arguments_model=arguments_model,
         _token_parameter=token_parameter,
     )
+
+
+def _check_schema(tool_name: str, parameter: str, annotation: Any) -> None:
+    """Refuse a parameter type with no JSON schema, naming the parameter, not pydantic's insides."""
+    try:
+        TypeAdapter(annotation).json_schema()
+    except Exception:
+        kind = getattr(annotation, "__qualname__", None) or repr(annotation)
+        raise ToolDefinitionError(
+            f"tool {tool_name!r}: parameter {parameter!r} has type {kind}, which has no JSON "
+            f"schema; use str, int, float, bool, a list or dict of those, an Enum or Literal, "
+            f"a dataclass, TypedDict or pydantic model"
+        ) from None
 
 
 def _parameter_hints(fn: Callable[..., Any]) -> dict[str, Any]:

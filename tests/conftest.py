@@ -8,10 +8,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from rxreact import OpenAIChatModel
 from rxreact.model.scripted.replies import Script
 from rxreact.testing import MockOpenAIServer
+
+# Property tests check results, not speed: hypothesis's per-example deadline turns a busy CI
+# machine into false failures.
+settings.register_profile("rxreact", deadline=None)
+settings.load_profile("rxreact")
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "streams"
 """The recorded provider streams, kept in the repository (a plain clone runs every test)."""

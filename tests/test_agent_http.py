@@ -6,6 +6,7 @@ import threading
 from typing import Any
 
 import pytest
+from cancellable import SlowTool
 
 from rxreact import CancellationToken, InMemoryChatMemory, ReactAgent, tool
 from rxreact.messages import ChatRequest
@@ -84,25 +85,15 @@ def test_every_bad_call_kind_over_http_is_read_by_the_model(serve: Any) -> None:
 
 
 def test_dispose_closes_the_http_stream_and_cancels_tools(serve: Any) -> None:
-    running = threading.Event()
-    tokens: list[CancellationToken] = []
-
-    @tool
-    def slow(token: CancellationToken) -> str:
-        """Waits until cancelled."""
-        tokens.append(token)
-        running.set()
-        token.wait(10)
-        return "late"
-
+    slow = SlowTool()
     memory = InMemoryChatMemory()
     server, model = serve([tool_call_reply(("slow", {})), text_reply("never")])
-    agent = ReactAgent(model, [slow], memory=memory)
+    agent = ReactAgent(model, [slow.tool], memory=memory)
     events: list[Any] = []
     subscription = agent.stream("q", conversation_id="c").subscribe(events.append)
-    assert running.wait(10)
+    assert slow.running.wait(10)
     subscription.dispose()
-    assert tokens[0].cancelled
+    assert slow.tokens[0].cancelled
     assert len(server.requests) == 1  # no further round
     assert memory.load("c") == []
     assert "tool_result" not in [e.type for e in events]

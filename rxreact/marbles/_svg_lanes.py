@@ -156,6 +156,9 @@ def draw_rounds(
             )
             tip = f"round {span.number}: {mode} {scale.label(a)}–{scale.label(b)}"
             width = max(1.5, scale.x(b) - scale.x(a))
+            canvas.mark(
+                {"final_answer": "answer round", "tool_call": "tool round"}.get(mode, "undecided")
+            )
             canvas.add(
                 f'<rect x="{scale.x(a):.1f}" y="{y - 5}" width="{width:.1f}" height="10" rx="2" '
                 f'fill="{color}"><title>{escape(tip)}</title></rect>'
@@ -165,10 +168,12 @@ def draw_rounds(
             stroke = COLORS["forced"] if i else "#fff"
             tip = ("switched to " if i else "mode decided: ") + mode
             canvas.add(diamond(scale.x(t), y, color, stroke, tip))
+            canvas.mark("mode switched" if i else "mode decided")
     for marble in recording.marbles:
         kind = getattr(marble.value, "type", None) if marble.kind == "next" else None
         x = scale.x(marble.time)
         if kind == "max_rounds_reached":
+            canvas.mark("max rounds")
             canvas.add(
                 f'<path d="M{x - 6:.1f},{y - 15} L{x + 6:.1f},{y - 15} L{x:.1f},{y - 6} Z" '
                 f'fill="{COLORS["forced"]}"><title>max_rounds_reached after round '
@@ -176,6 +181,7 @@ def draw_rounds(
             )
         elif kind == "final_answer":
             tip = f"final_answer ({marble.value.rounds} rounds): {clip(marble.value.text, 300)}"
+            canvas.mark("final answer")
             canvas.add(
                 f'<circle cx="{x:.1f}" cy="{y}" r="6.5" fill="#fff" stroke="{COLORS["answer"]}" '
                 f'stroke-width="2.5"><title>{escape(tip)}</title></circle>'
@@ -205,6 +211,9 @@ def draw_tools(
                 else (COLORS["tool_fill"], COLORS["tool"])
             )
             dash = "" if item.finished else ' stroke-dasharray="3 2"'
+            canvas.mark(
+                "tool error" if item.is_error else "tool run" if item.finished else "tool running"
+            )
             tip = f"{item.name}: {clip(item.content, 300)}"
             canvas.add(
                 f'<rect x="{x0:.1f}" y="{y + 2}" width="{x1 - x0:.1f}" height="{row_h - 5}" rx="3" '
@@ -223,25 +232,54 @@ def draw_tools(
 def draw_calls(
     canvas: Canvas, scale: Scale, marbles: Sequence[Marble], y: float, max_marks: int
 ) -> None:
-    """Calls the model makes: a dot (named) where a call starts, a tick per argument piece."""
+    """Calls the model makes: a dot (named) where a call starts, a tick per argument piece.
+
+    Every call's name is shown: above the dot, else below it when the one above would overlap
+    a neighbour's, else shortened (the whole name in its tooltip).
+    """
     if len(marbles) > max_marks:
         density(canvas, scale, [m.time for m in marbles], y, COLORS["tool"], "tool-call events")
         return
-    label_end = -math.inf
+    label_rows = [(y - 7, -math.inf), (y + 14, -math.inf)]  # baseline, where the last one ends
     for marble in marbles:
         x = scale.x(marble.time)
         if marble.value.type == "tool_call_started":
-            tip = f"{marble.value.name} ({marble.value.call_id}) @ {scale.label(marble.time)}"
+            name = marble.value.name
+            tip = f"{name} ({marble.value.call_id}) @ {scale.label(marble.time)}"
             canvas.add(dot(x, y, 5, COLORS["tool"], tip))
-            if x + 8 > label_end:
-                canvas.text(x + 8, y - 7, marble.value.name, size=10, fill="#1d3f80")
-                label_end = x + 12 + len(marble.value.name) * CHAR_W
+            canvas.mark("tool call")
+            label_rows = _place_label(canvas, label_rows, x + 8, name)
         else:
             tip = f"arguments {marble.value.delta!r} @ {scale.label(marble.time)}"
+            canvas.mark("argument piece")
             canvas.add(
                 f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y - 4}" y2="{y + 4}" stroke="#7d9be0">'
                 f"<title>{escape(tip)}</title></line>"
             )
+
+
+def _place_label(
+    canvas: Canvas, rows: list[tuple[float, float]], x: float, name: str
+) -> list[tuple[float, float]]:
+    """Draw ``name`` at ``x`` in the first row where it fits whole, else shortened in the row
+    that ends first; returns the rows' new ends."""
+    for text in (name, clip(name, 4)):
+        for i, (_, end) in enumerate(rows):
+            if end + 4 <= x:
+                return _label_at(canvas, rows, i, x, text, name)
+    i = min(range(len(rows)), key=lambda r: rows[r][1])
+    return _label_at(canvas, rows, i, max(x, rows[i][1] + 4), clip(name, 2), name)
+
+
+def _label_at(
+    canvas: Canvas, rows: list[tuple[float, float]], i: int, x: float, text: str, name: str
+) -> list[tuple[float, float]]:
+    baseline, _ = rows[i]
+    canvas.add(
+        f'<text x="{x:.1f}" y="{baseline:.1f}" font-size="10" fill="#1d3f80" '
+        f'class="call-label"><title>{escape(name)}</title>{escape(text)}</text>'
+    )
+    return [(b, x + len(text) * CHAR_W) if r == i else (b, e) for r, (b, e) in enumerate(rows)]
 
 
 def draw_points(
@@ -260,11 +298,13 @@ def draw_points(
         tip += f" on {marble.thread}"
         if lane == "chunks":
             tick = CHUNK_COLORS.get(symbol, "#b8bec8")
+            canvas.mark(f"chunk {symbol}" if symbol in CHUNK_COLORS else "chunk other")
             canvas.add(
                 f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y - 7}" y2="{y + 7}" stroke="{tick}" '
                 f'stroke-width="1.5"><title>{escape(tip)}</title></line>'
             )
         elif big:
+            canvas.mark(lane if lane in LANE_COLORS else "value")
             canvas.add(dot(x, y, 8, color, tip))
             canvas.text(
                 x,
@@ -276,6 +316,7 @@ def draw_points(
                 weight="600",
             )
         else:
+            canvas.mark(lane if lane in LANE_COLORS else "value")
             canvas.add(dot(x, y, 4.5, color, tip))
 
 
@@ -290,3 +331,4 @@ def _running(canvas: Canvas, scale: Scale, items: Sequence[Execution], y: float)
         for i in range(max(0, first), min(bins, last + 1)):
             counts[i] = counts.get(i, 0) + 1
     bars(canvas, scale, counts, width, y, COLORS["tool"], "tools running")
+    canvas.mark("density")

@@ -26,7 +26,7 @@ class _ToolTimeoutError(Exception):
 
 
 def run_tools_(
-    tools: Mapping[str, Tool],
+    tools: Mapping[str, Tool[..., Any]],
     *,
     round_number: int,
     results: list[ToolResult | None],
@@ -53,7 +53,7 @@ def run_tools_(
             def failed(message: str) -> Observable[Any]:
                 return reactivex.defer(lambda _: immediately(result(message, True)))
 
-            def run(tool: Tool, arguments: dict[str, Any]) -> Observable[Any]:
+            def run(tool: Tool[..., Any], arguments: dict[str, Any]) -> Observable[Any]:
                 body = tool.invoke(arguments, CancellationToken(), tools_scheduler)
                 timeout = tool.timeout if tool.timeout is not None else default_timeout
                 if timeout is not None:

@@ -57,7 +57,7 @@ from rxreact.scheduling import timer_scheduler
 __all__ = ["DEFAULT_IO", "OpenAIChatModel", "run_on_io_loop"]
 
 _T = TypeVar("_T")
-log = logging.getLogger(__name__)
+log: logging.Logger = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
