@@ -36,7 +36,8 @@ def reclaim(client: httpx.AsyncClient, url: str, marker: object) -> int:
     and connections orphaned before they opened. Returns how many connections were dropped.
     Call it on the client's loop."""
     try:
-        pool: Any = client._transport_for_url(httpx.URL(url))._pool
+        transport: Any = client._transport_for_url(httpx.URL(url))
+        pool: Any = transport._pool
         requests: list[Any] = pool._requests
         connections: list[Any] = pool._connections
         assign = pool._assign_requests_to_connections
