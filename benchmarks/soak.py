@@ -171,7 +171,7 @@ class Soak:
                     [get_weather],
                     memory=InMemoryChatMemory(max_turns=4),
                     tool_timeout=2.0,
-                    stall_timeout=10.0,
+                    stall_timeout=45.0,  # above the default busy_timeout (30 s), below the bound
                 )
                 for m in models
             ]
