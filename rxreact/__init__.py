@@ -17,6 +17,7 @@
 
 from rxreact.agent import FORCED_FINAL_INSTRUCTION, AgentResult, ReactAgent
 from rxreact.cancellation import CancellationToken
+from rxreact.context_budget import ContextBudget
 from rxreact.errors import (
     AgentError,
     AuthenticationError,
@@ -25,6 +26,7 @@ from rxreact.errors import (
     ConfigurationError,
     ConversationBusyError,
     InvalidArgumentError,
+    JudgeError,
     ModelConnectionError,
     ModelError,
     ModelHTTPError,
@@ -46,6 +48,8 @@ from rxreact.errors import (
 )
 from rxreact.events import (
     AgentEvent,
+    AnswerValidated,
+    ContextTrimmed,
     FinalAnswer,
     MaxRoundsReached,
     ReasoningDelta,
@@ -57,8 +61,10 @@ from rxreact.events import (
     ToolCallStarted,
     ToolExecutionStarted,
     ToolResult,
+    ValidationStarted,
 )
 from rxreact.history import ensure_tool_calls_closed
+from rxreact.judge import LLMJudge, Verdict
 from rxreact.memory import ChatMemory, InMemoryChatMemory, RedisChatMemory, SQLiteChatMemory
 from rxreact.messages import (
     AssistantMessage,
@@ -87,6 +93,7 @@ __all__ = [
     "AgentEvent",
     "AgentResult",
     "AgentRun",
+    "AnswerValidated",
     "AssistantMessage",
     "AuthenticationError",
     "BadRequestError",
@@ -97,12 +104,16 @@ __all__ = [
     "ChatModel",
     "ChatRequest",
     "ConfigurationError",
+    "ContextBudget",
+    "ContextTrimmed",
     "ConversationBusyError",
     "EventLog",
     "FinalAnswer",
     "InMemoryChatMemory",
     "InMemoryEventLog",
     "InvalidArgumentError",
+    "JudgeError",
+    "LLMJudge",
     "MaxRoundsReached",
     "Message",
     "ModelConnectionError",
@@ -147,6 +158,8 @@ __all__ = [
     "ToolSpec",
     "Usage",
     "UserMessage",
+    "ValidationStarted",
+    "Verdict",
     "__version__",
     "ensure_tool_calls_closed",
     "events_of",

@@ -5,12 +5,16 @@
     stream(q) = concat_steps(steps)                  each step subscribed on the agent
                                                      scheduler when the one before completes
     steps:      load history, add the question
-                round(n) = (RoundStarted) then
+                [fit the request to the context budget: maybe one summary request]
+                round(n) = ([ContextTrimmed]) (RoundStarted) then
                            model.stream(request)                chunks, on an I/O thread
                              .pipe(deliver_on(scheduler),       publishOn(boundedElastic)
                                    process_chunk(state),        mode decided, events live
                                    finish_round(state))         RoundFinished
-                FINAL_ANSWER -> commit memory, (FinalAnswer), complete
+                FINAL_ANSWER -> [check the draft: output_type, then the judge, on the tools
+                                 scheduler: (ValidationStarted) (AnswerValidated);
+                                 rejected with revisions left: feedback -> round(n+1)]
+                                commit memory, (FinalAnswer), complete
                 TOOL_CALL    -> run_tools (merged, concurrent, results in call order)
                                 -> round(n+1), or (MaxRoundsReached) + the forced round
 
@@ -28,18 +32,20 @@ import os
 import socket
 import threading
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar, Literal, cast
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from reactivex import Observable, abc
 from reactivex import operators as ops
 from reactivex.scheduler import VirtualTimeScheduler
 
 from rxreact._blocking import iterate
+from rxreact._fit_step import RequestFitter
 from rxreact._immediate import immediately, starting_with
 from rxreact._run_output import RunOutput
 from rxreact._validate import check_int, check_optional_seconds, check_question, described
+from rxreact.context_budget import ContextBudget
 from rxreact.errors import (
     AgentError,
     ChatMemoryError,
@@ -54,8 +60,10 @@ from rxreact.events import (
     RoundStarted,
     TextDelta,
     ToolResult,
+    UsagePurpose,
 )
 from rxreact.history import ensure_tool_calls_closed
+from rxreact.judge import Judge
 from rxreact.memory._process_leases import leasing
 from rxreact.memory.base import ChatMemory
 from rxreact.memory.lease import Lease
@@ -83,6 +91,14 @@ from rxreact.runs.handle import AgentRun
 from rxreact.runs.memory import InMemoryEventLog
 from rxreact.scheduling import shared_scheduler
 from rxreact.tools import Tool, as_tool
+from rxreact.validation import (
+    REVISION_INSTRUCTION,
+    DraftChecks,
+    DraftOutcome,
+    OnJudgeError,
+    OutputSpec,
+    validated_text,
+)
 
 __all__ = ["FORCED_FINAL_INSTRUCTION", "AgentResult", "ReactAgent"]
 
@@ -109,7 +125,13 @@ class AgentResult(BaseModel):
     """The turn the run added to the conversation: the question, every tool round (assistant
     message and tool results in call order) and the final answer."""
     usage: Usage | None
-    """Usage summed over the run."""
+    """Usage summed over every request of the run (rounds, judge, summary)."""
+    usage_by_purpose: dict[UsagePurpose, Usage] = Field(default_factory=dict)
+    """``usage`` split by what the requests were for (see ``FinalAnswer.usage_by_purpose``)."""
+    validated: bool | None = None
+    """The verdict on the answer (``FinalAnswer.validated``)."""
+    output: Any = None
+    """With ``output_type``: the answer parsed into it, ``None`` if it never validated."""
 
     def _repr_html_(self) -> str:
         """A compact card in Jupyter: the answer, rounds and tokens, the messages folded."""
@@ -141,6 +163,21 @@ class ReactAgent:
             whether to send it; see ``OpenAIChatModel(send_reasoning=...)``).
         buffer_size: chunks buffered between the model's reader and the agent before the reader
             is held back.
+        judge: checks every draft answer before the run ends (:class:`~rxreact.LLMJudge`, or
+            any ``judge(question, draft, history) -> Verdict``, sync, async or Observable).
+            A rejected draft stays in the history, its feedback follows as a user message and
+            a new round answers again (tools and ``max_rounds`` as usual; after a forced round
+            the revision is forced too).
+        max_revisions: rejected drafts (by the judge or ``output_type``) that get another
+            round; when they run out the last draft stands (``validated=False``).
+        on_judge_error: a judge that fails lets the draft stand (``"accept"``,
+            ``validated=None``) or ends the run with :class:`~rxreact.JudgeError` (``"raise"``).
+        context_budget: keeps every request inside the model's context window (oldest turns
+            dropped or summarized first; see :class:`~rxreact.ContextBudget`).
+        options: request body parameters for every model request of every run (``temperature``,
+            ``max_tokens``, ``seed``...; anything passes through). Merged over the model's own
+            ``options`` and under a run's ``options=``, key by key. The forced round still
+            sends ``tool_choice: "none"``.
         stall_timeout: seconds without any event after which a run ends with
             :class:`~rxreact.RunStalledError` (``None``: never). A safety net: the model's and
             the tools' timeouts end a silent run first, so it must exceed ``tool_timeout``.
@@ -177,6 +214,11 @@ class ReactAgent:
         forced_final_instruction: str = FORCED_FINAL_INSTRUCTION,
         send_reasoning: bool = True,
         buffer_size: int | None = 1024,
+        options: Mapping[str, Any] | None = None,
+        judge: Judge | None = None,
+        max_revisions: int = 2,
+        on_judge_error: OnJudgeError = "accept",
+        context_budget: ContextBudget | None = None,
         stall_timeout: float | None = 300.0,
         event_log: EventLog | None = None,
         on_busy: Literal["queue", "reject"] = "queue",
@@ -196,6 +238,11 @@ class ReactAgent:
                 raise InvalidArgumentError(f"tools: two tools are named {t.name!r}")
             self.tools[t.name] = t
         self.max_rounds: int = check_int("max_rounds", max_rounds, 1)
+        check_int("max_revisions", max_revisions, 0)
+        if context_budget is not None and not isinstance(context_budget, ContextBudget):
+            raise InvalidArgumentError(
+                f"context_budget must be a ContextBudget, got {described(context_budget)}"
+            )
         check_int("max_tool_errors", max_tool_errors, 0)
         tool_timeout = check_optional_seconds("tool_timeout", tool_timeout)
         stall_timeout = check_optional_seconds("stall_timeout", stall_timeout)
@@ -241,6 +288,11 @@ class ReactAgent:
         self.forced_final_instruction = forced_final_instruction
         self.send_reasoning = send_reasoning
         self.buffer_size = buffer_size
+        self.options: dict[str, Any] = dict(options or {})
+        self.judge: Judge | None = judge
+        self.max_revisions: int = max_revisions
+        self.checks: DraftChecks = DraftChecks(judge, model, on_judge_error, self.tools_scheduler)
+        self.context_budget: ContextBudget | None = context_budget
         self.stall_timeout = stall_timeout
         self.event_log: EventLog = event_log if event_log is not None else InMemoryEventLog()
         self.on_busy: Literal["queue", "reject"] = on_busy
@@ -255,12 +307,27 @@ class ReactAgent:
 
     # -- the run as an Observable -------------------------------------------------------------
 
-    def stream(self, question: str, conversation_id: str | None = None) -> Observable[AgentEvent]:
+    def stream(
+        self,
+        question: str,
+        conversation_id: str | None = None,
+        *,
+        options: Mapping[str, Any] | None = None,
+        output_type: Any = None,
+    ) -> Observable[AgentEvent]:
         """The run's events, cold: each subscription is one run.
 
         Events are delivered one at a time on the agent's scheduler threads (or the tools'
         threads for tool events), never on the subscribing thread. Disposing cancels the run.
         Failures arrive through ``on_error`` as :class:`~rxreact.RxReactError` subclasses.
+
+        Args:
+            question: the user's message.
+            conversation_id: the conversation in ``memory`` to continue and append to.
+            options: request body parameters for this run's requests, over the agent's.
+            output_type: a pydantic model the answer must be: every round asks for it
+                (``response_format`` ``json_schema``), a draft that does not parse is sent back
+                like a judge's rejection, and ``final_answer.output`` holds the parsed value.
         """
 
         check_question(question)
@@ -268,19 +335,28 @@ class ReactAgent:
         def subscribe(
             observer: abc.ObserverBase[Any], _: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
-            return self._subscribe(_Run(self, question, conversation_id), observer)
+            run = _Run(self, question, conversation_id, options, output_type)
+            return self._subscribe(run, observer)
 
         return Observable(subscribe)
 
-    def start(self, question: str, conversation_id: str | None = None) -> AgentRun:
+    def start(
+        self,
+        question: str,
+        conversation_id: str | None = None,
+        *,
+        options: Mapping[str, Any] | None = None,
+        output_type: Any = None,
+    ) -> AgentRun:
         """Start a hot run now, independent of any subscriber, and return its handle.
 
         The run's events go to :attr:`event_log`; ``run.events(after=0)`` replays and follows
         them, any number of times, even after the run ended (within retention);
         ``run.cancel()`` stops it; ``run.result()`` / ``await run.aresult()`` wait for the
-        :class:`AgentResult`. See :class:`~rxreact.AgentRun`.
+        :class:`AgentResult`. See :class:`~rxreact.AgentRun`. ``options`` and ``output_type``
+        as for :meth:`stream`.
         """
-        return AgentRun(self, _Run(self, question, conversation_id))
+        return AgentRun(self, _Run(self, question, conversation_id, options, output_type))
 
     def _subscribe(
         self,
@@ -308,22 +384,42 @@ class ReactAgent:
         output = RunOutput(on_next, on_error, on_completed, self.scheduler, self.stall_timeout)
         return output.watch(run.events().subscribe(output, scheduler=self.scheduler))
 
-    def text(self, question: str, conversation_id: str | None = None) -> Observable[str]:
+    def text(
+        self,
+        question: str,
+        conversation_id: str | None = None,
+        *,
+        options: Mapping[str, Any] | None = None,
+    ) -> Observable[str]:
         """Only the live answer text of the run (``text_delta`` payloads).
 
         Text of a round streams as it arrives once the round is known to be answering. A round
         that writes a sentence and then calls a tool (a late switch) has already shown that
         sentence, as a chat UI would have; nothing more of that round follows. Reasoning is
         never included.
+
+        With a ``judge`` a round's text is held back until its verdict: a rejected draft never
+        shows, a passing one (or the draft that stands) comes out at once when judged
+        (``stream()`` still shows every draft live).
         """
-        return self.stream(question, conversation_id).pipe(
+        events = self.stream(question, conversation_id, options=options)
+        if self.judge is not None:
+            return events.pipe(validated_text())
+        return events.pipe(
             ops.filter(lambda event: isinstance(event, TextDelta)),
             ops.map(lambda event: cast(TextDelta, event).delta),
         )
 
     # -- blocking and asyncio views -----------------------------------------------------------
 
-    def run(self, question: str, conversation_id: str | None = None) -> AgentResult:
+    def run(
+        self,
+        question: str,
+        conversation_id: str | None = None,
+        *,
+        options: Mapping[str, Any] | None = None,
+        output_type: Any = None,
+    ) -> AgentResult:
         """Run to the end and return the result (blocking).
 
         Raises:
@@ -341,7 +437,7 @@ class ReactAgent:
             outcome["error"] = error
             done.set()
 
-        run = _Run(self, question, conversation_id)
+        run = _Run(self, question, conversation_id, options, output_type)
         subscription = self._subscribe(run, on_next, on_error, done.set)
         try:
             if isinstance(self.scheduler, VirtualTimeScheduler) and not done.is_set():
@@ -355,12 +451,24 @@ class ReactAgent:
             raise outcome["error"]
         return run.result(outcome["final"])
 
-    def call(self, question: str, conversation_id: str | None = None) -> str:
+    def call(
+        self,
+        question: str,
+        conversation_id: str | None = None,
+        *,
+        options: Mapping[str, Any] | None = None,
+    ) -> str:
         """Run to the end and return the answer text (blocking)."""
-        return self.run(question, conversation_id).answer
+        return self.run(question, conversation_id, options=options).answer
 
     def iter(
-        self, question: str, conversation_id: str | None = None, *, buffer_size: int = 256
+        self,
+        question: str,
+        conversation_id: str | None = None,
+        *,
+        buffer_size: int = 256,
+        options: Mapping[str, Any] | None = None,
+        output_type: Any = None,
     ) -> Iterator[AgentEvent]:
         """The run's events as a blocking iterator: ``for event in agent.iter(q): ...``.
 
@@ -371,19 +479,33 @@ class ReactAgent:
         Raises:
             RxReactError: whatever ended the run, from the loop's ``next``.
         """
-        return iterate(self.stream(question, conversation_id), self.scheduler, buffer_size)
+        events = self.stream(question, conversation_id, options=options, output_type=output_type)
+        return iterate(events, self.scheduler, buffer_size)
 
     def iter_text(
-        self, question: str, conversation_id: str | None = None, *, buffer_size: int = 256
+        self,
+        question: str,
+        conversation_id: str | None = None,
+        *,
+        buffer_size: int = 256,
+        options: Mapping[str, Any] | None = None,
     ) -> Iterator[str]:
         """The live answer text (what :meth:`text` emits) as a blocking iterator.
 
         ``for piece in agent.iter_text(q): print(piece, end="", flush=True)``. Buffering and
         cancellation as in :meth:`iter`.
         """
-        return iterate(self.text(question, conversation_id), self.scheduler, buffer_size)
+        text = self.text(question, conversation_id, options=options)
+        return iterate(text, self.scheduler, buffer_size)
 
-    async def arun(self, question: str, conversation_id: str | None = None) -> AgentResult:
+    async def arun(
+        self,
+        question: str,
+        conversation_id: str | None = None,
+        *,
+        options: Mapping[str, Any] | None = None,
+        output_type: Any = None,
+    ) -> AgentResult:
         """Run to the end and return the result, awaiting instead of blocking.
 
         Cancelling the awaiting task cancels the run.
@@ -414,7 +536,7 @@ class ReactAgent:
             missing = AgentError("the run completed without a final_answer event")
             loop.call_soon_threadsafe(settle, None, missing)
 
-        run = _Run(self, question, conversation_id)
+        run = _Run(self, question, conversation_id, options, output_type)
         subscription = self._subscribe(run, on_next, on_error, on_completed)
         try:
             if isinstance(self.scheduler, VirtualTimeScheduler):
@@ -424,12 +546,23 @@ class ReactAgent:
             subscription.dispose()
         return run.result(final)
 
-    async def acall(self, question: str, conversation_id: str | None = None) -> str:
+    async def acall(
+        self,
+        question: str,
+        conversation_id: str | None = None,
+        *,
+        options: Mapping[str, Any] | None = None,
+    ) -> str:
         """Run to the end and return the answer text, awaiting instead of blocking."""
-        return (await self.arun(question, conversation_id)).answer
+        return (await self.arun(question, conversation_id, options=options)).answer
 
     async def astream(
-        self, question: str, conversation_id: str | None = None
+        self,
+        question: str,
+        conversation_id: str | None = None,
+        *,
+        options: Mapping[str, Any] | None = None,
+        output_type: Any = None,
     ) -> AsyncIterator[AgentEvent]:
         """The run's events as an async iterator; leaving the loop early cancels the run."""
         loop = asyncio.get_running_loop()
@@ -438,7 +571,8 @@ class ReactAgent:
         def put(kind: str, value: Any = None) -> None:
             loop.call_soon_threadsafe(queue.put_nowait, (kind, value))
 
-        subscription = self.stream(question, conversation_id).subscribe(
+        events = self.stream(question, conversation_id, options=options, output_type=output_type)
+        subscription = events.subscribe(
             lambda e: put("next", e), lambda e: put("error", e), lambda: put("done")
         )
         try:
@@ -479,17 +613,48 @@ def _tool_items(tools: Any) -> list[Any]:
 class _Run:
     """The state of one subscription to ``ReactAgent.stream``: history, counters, usage."""
 
-    def __init__(self, agent: ReactAgent, question: str, conversation_id: str | None) -> None:
+    def __init__(
+        self,
+        agent: ReactAgent,
+        question: str,
+        conversation_id: str | None,
+        options: Mapping[str, Any] | None = None,
+        output_type: Any = None,
+    ) -> None:
         self.agent = agent
+        # Merged once per run: model defaults sit under these, in the model's encoder.
+        self.options: dict[str, Any] = {**agent.options, **(options or {})}
         self.question = question
         self.conversation_id = conversation_id
         self.history: list[Message] = []
         self.turn: list[Message] = []  # what this run adds to memory, committed at the end
-        self.rounds = 0
+        self.rounds: int = 0
         self.usage: Usage | None = None
-        self.tool_errors = 0
-        self.run_id = uuid.uuid4().hex
+        self.tool_errors: int = 0
+        self.run_id: str = uuid.uuid4().hex
         self.lease: Lease | None = None  # this run's hold on its conversation, once granted
+        self.output: OutputSpec | None = (
+            OutputSpec(output_type) if output_type is not None else None
+        )
+        if self.output is not None:
+            self.options["response_format"] = self.output.response_format
+        self.checked: bool = agent.judge is not None or self.output is not None
+        self.revisions: int = 0
+        self.outcome: DraftOutcome = DraftOutcome()
+        self.usage_by_purpose: dict[UsagePurpose, Usage] = {}
+        self.loaded: int = 0  # how many history messages came from memory (the rest is this turn)
+        self.request: ChatRequest | None = None  # the last one sent
+        self.fitter: RequestFitter | None = (
+            RequestFitter(
+                agent.context_budget,
+                agent.model,
+                agent.tools_scheduler,
+                conversation_id or self.run_id,
+                lambda usage: self._count("summary", usage),
+            )
+            if agent.context_budget is not None
+            else None
+        )
 
     def result(self, final: FinalAnswer) -> AgentResult:
         """The finished run's result; ``final`` is its ``final_answer`` event."""
@@ -499,6 +664,9 @@ class _Run:
             forced=final.forced,
             messages=tuple(self.turn),
             usage=final.usage,
+            usage_by_purpose=final.usage_by_purpose,
+            validated=final.validated,
+            output=final.output,
         )
 
     def events(self) -> Observable[Any]:
@@ -544,11 +712,19 @@ class _Run:
         forced = False
         while True:
             state = RoundState(self.rounds + 1, forced=forced)
+            if self.fitter is not None:
+                yield self._fit(forced)
             yield self._round(state, prefix)
-            if state.usage is not None:
-                self.usage = state.usage + self.usage
+            self._count("rounds", state.usage)
+            if self.fitter is not None and self.request is not None:
+                self.fitter.calibrate(self.request, state.usage)
             self._add(state.assistant_message(keep_reasoning=agent.send_reasoning))
             if state.mode is not Mode.TOOL_CALL:
+                if self.checked:
+                    yield self._check(state)
+                    if self._revise():
+                        prefix, forced = (), state.forced
+                        continue
                 self._commit_memory()
                 yield immediately(self._final_answer(state))
                 return
@@ -568,6 +744,30 @@ class _Run:
             if self.rounds >= agent.max_rounds:
                 prefix, forced = (MaxRoundsReached(round=state.round),), True
 
+    def _count(self, purpose: UsagePurpose, usage: Usage | None) -> None:
+        if usage is not None:
+            self.usage = usage + self.usage
+            self.usage_by_purpose[purpose] = usage + self.usage_by_purpose.get(purpose)
+
+    def _check(self, state: RoundState) -> Observable[Any]:
+        """Check the draft the round just added (the last message) against the output type
+        and the judge."""
+        self.outcome = DraftOutcome()
+        return self.agent.checks.check(
+            state.round, self.question, state.text, self.history[:-1], self.output, self.outcome
+        )
+
+    def _revise(self) -> bool:
+        """After a check: count the judge's usage; on a rejection with revisions left, add the
+        feedback for the model and say a new round follows."""
+        outcome = self.outcome
+        self._count("judge", outcome.usage)
+        if outcome.passed is not False or self.revisions >= self.agent.max_revisions:
+            return False
+        self.revisions += 1
+        self._add(UserMessage(content=REVISION_INSTRUCTION.format(feedback=outcome.feedback)))
+        return True
+
     def _load_history(self) -> None:
         agent = self.agent
         if agent.memory is None or self.conversation_id is None:
@@ -579,6 +779,7 @@ class _Run:
         except Exception as error:
             raise ChatMemoryError(f"could not load conversation: {error}") from error
         self.history.extend(loaded)
+        self.loaded = len(self.history)
 
     def _add(self, message: Message) -> None:
         self.history.append(message)
@@ -587,20 +788,39 @@ class _Run:
     def _request(self, forced: bool) -> ChatRequest:
         agent = self.agent
         messages: list[Message] = []
-        if agent.system_prompt:
-            messages.append(SystemMessage(content=agent.system_prompt))
-        messages.extend(ensure_tool_calls_closed(self.history))
-        if forced:
-            messages.append(UserMessage(content=agent.forced_final_instruction))
+        if self.fitter is not None:
+            messages = self.fitter.messages()
+        else:
+            if agent.system_prompt:
+                messages.append(SystemMessage(content=agent.system_prompt))
+            messages.extend(ensure_tool_calls_closed(self.history))
+            if forced:
+                messages.append(UserMessage(content=agent.forced_final_instruction))
         tools = tuple(t.spec for t in agent.tools.values())
         # The API rejects tool_choice without tools; with no tools there is nothing to forbid.
         choice = "none" if forced and tools else None
-        return ChatRequest(messages=tuple(messages), tools=tools, tool_choice=choice)
+        return ChatRequest(
+            messages=tuple(messages), tools=tools, tool_choice=choice, options=self.options
+        )
+
+    def _fit(self, forced: bool) -> Observable[Any]:
+        """Fit the next request to the context budget (earlier history may go, never the
+        system prompt or this turn)."""
+        assert self.fitter is not None
+        agent = self.agent
+        head = [SystemMessage(content=agent.system_prompt)] if agent.system_prompt else []
+        turn = ensure_tool_calls_closed(self.history[self.loaded :])
+        if forced:
+            turn.append(UserMessage(content=agent.forced_final_instruction))
+        earlier = ensure_tool_calls_closed(self.history[: self.loaded])
+        return self.fitter.prepare(head, earlier, turn, tuple(t.spec for t in agent.tools.values()))
 
     def _round(self, state: RoundState, prefix: tuple[Any, ...]) -> Observable[Any]:
         agent = self.agent
         self.rounds = state.round
-        request = self._request(state.forced)
+        request = self.request = self._request(state.forced)
+        if self.fitter is not None:
+            prefix += self.fitter.trimmed(state.round)
         model_events = agent.model.stream(request).pipe(
             deliver_on(agent.scheduler, agent.buffer_size),
             process_chunk(state),
@@ -638,4 +858,7 @@ class _Run:
             rounds=self.rounds,
             forced=state.forced,
             usage=self.usage,
+            usage_by_purpose=self.usage_by_purpose,
+            validated=self.outcome.passed if self.checked else None,
+            output=self.outcome.output,
         )

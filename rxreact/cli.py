@@ -108,6 +108,8 @@ def _add_chat(commands: Any) -> None:
     chat.add_argument("--base-url", default=None, help="endpoint (default: $OPENAI_BASE_URL)")
     chat.add_argument("--max-rounds", type=_positive_int, default=5, help="default: 5")
     chat.add_argument("--system", default=None, help="system prompt")
+    chat.add_argument("--temperature", type=float, default=None, help="sampling temperature")
+    chat.add_argument("--max-tokens", type=_positive_int, default=None, help="max tokens per reply")
     chat.add_argument(
         "--tools",
         metavar="MODULE:NAME",
@@ -142,7 +144,12 @@ def _chat(args: argparse.Namespace) -> int:
     keep = args.conversation is not None or args.question is None
     memory = open_memory(args.memory) if keep else None
     try:
-        with OpenAIChatModel(args.model, base_url=args.base_url) as model:
+        options = {
+            key: value
+            for key, value in (("temperature", args.temperature), ("max_tokens", args.max_tokens))
+            if value is not None
+        }
+        with OpenAIChatModel(args.model, base_url=args.base_url, options=options) as model:
             agent = ReactAgent(
                 model, tools, max_rounds=args.max_rounds, system_prompt=args.system, memory=memory
             )

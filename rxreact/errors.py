@@ -23,6 +23,7 @@ call such as ``agent.call``) is an instance of :class:`RxReactError`::
     │   └── ModelTimeoutError         connect, first-chunk or between-chunk timeout
     ├── AgentError                    the agent loop itself could not go on
     │   ├── ToolErrorBudgetExceededError  too many failed tool calls in one run
+    │   ├── JudgeError                the judge could not reach a verdict
     │   └── RunStalledError           no event for longer than ``stall_timeout``
     ├── ChatMemoryError               a memory backend failed
     ├── RunError                      a hot run (``agent.start``) could not be followed to its end
@@ -49,6 +50,7 @@ __all__ = [
     "ConfigurationError",
     "ConversationBusyError",
     "InvalidArgumentError",
+    "JudgeError",
     "ModelConnectionError",
     "ModelError",
     "ModelHTTPError",
@@ -232,6 +234,19 @@ class AgentError(RxReactError):
 
 class ToolErrorBudgetExceededError(AgentError):
     """More failed tool calls in one run than ``ReactAgent(max_tool_errors=...)`` allows."""
+
+
+class JudgeError(AgentError):
+    """The judge could not reach a verdict (it raised, its request failed, or its reply was not
+    the JSON object asked for, twice). Ends the run only with ``on_judge_error="raise"``.
+
+    Attributes:
+        usage: what the judge's requests used before it failed, when known.
+    """
+
+    def __init__(self, message: str, usage: Any = None) -> None:
+        super().__init__(message)
+        self.usage = usage
 
 
 class RunStalledError(AgentError):

@@ -17,20 +17,18 @@ raises anything, ``SystemExit`` and ``KeyboardInterrupt`` included, gives an err
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import inspect
 import json
 import re
-import threading
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, ParamSpec, TypeVar, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, create_model
 from reactivex import Observable, abc
-from reactivex.disposable import CompositeDisposable, Disposable, SerialDisposable
 
+from rxreact._call_once import ToolInterruptedError, call_once
 from rxreact.cancellation import CancellationToken
 from rxreact.errors import ToolDefinitionError
 from rxreact.messages import ToolSpec
@@ -141,99 +139,7 @@ class Tool(Generic[P, R]):
         if self._token_parameter is not None:
             kwargs[self._token_parameter] = token
 
-        def subscribe(
-            observer: abc.ObserverBase[Any], _: abc.SchedulerBase | None = None
-        ) -> abc.DisposableBase:
-            done = threading.Event()  # guards against late results after dispose
-
-            def emit(value: Any) -> None:
-                if not done.is_set():
-                    done.set()
-                    observer.on_next(value)
-                    observer.on_completed()
-
-            def fail(error: Exception) -> None:
-                if not done.is_set():
-                    done.set()
-                    observer.on_error(error)
-
-            def cancel() -> None:
-                done.set()
-                token.cancel()
-
-            inner = SerialDisposable()  # an observable tool's subscription, or the awaiting
-
-            def await_on_loop(awaitable: Any) -> None:
-                future = _background_loop().submit(_guarded(awaitable))
-
-                def on_done(f: Any) -> None:
-                    if f.cancelled():
-                        # Ours (a dispose), or the tool's own CancelledError: then it is a result.
-                        fail(ToolInterruptedError("the tool's coroutine was cancelled"))
-                        return
-                    error = f.exception()
-                    if error is not None:
-                        fail(_as_exception(error))
-                    else:
-                        emit(f.result())
-
-                future.add_done_callback(on_done)
-                inner.disposable = Disposable(future.cancel)
-
-            def run(_: abc.SchedulerBase, __: Any = None) -> None:
-                if done.is_set():
-                    return
-                try:
-                    result = function(**kwargs)
-                except BaseException as error:  # SystemExit & co. must not kill a pool thread
-                    fail(_as_exception(error))
-                    return
-                if isinstance(result, Observable):
-                    last: list[Any] = []
-                    inner.disposable = result.subscribe(
-                        last.append,
-                        fail,
-                        lambda: emit(last[-1] if last else None),
-                        scheduler=scheduler,
-                    )
-                elif inspect.isawaitable(result):
-                    await_on_loop(result)  # a sync function that returned a coroutine
-                else:
-                    emit(result)
-
-            if inspect.iscoroutinefunction(function):
-                try:
-                    await_on_loop(function(**kwargs))
-                except BaseException as error:  # e.g. wrong arguments for the signature
-                    fail(_as_exception(error))
-                return CompositeDisposable(Disposable(cancel), inner)
-            # cancel first: a cancelled future calls back at once, and must find the call done.
-            return CompositeDisposable(Disposable(cancel), scheduler.schedule(run), inner)
-
-        return Observable(subscribe)
-
-
-class ToolInterruptedError(Exception):
-    """A tool raised a ``BaseException`` that is not an ``Exception`` (``SystemExit``,
-    ``KeyboardInterrupt``, a ``CancelledError`` of its own...).
-
-    Internal to a run: it becomes an error ``tool_result`` (the run goes on), never a hang.
-    """
-
-
-def _as_exception(error: BaseException) -> Exception:
-    if isinstance(error, Exception):
-        return error
-    return ToolInterruptedError(f"{type(error).__name__}({error})")
-
-
-async def _guarded(awaitable: Any) -> Any:
-    """Await a tool's awaitable; a ``SystemExit`` or ``KeyboardInterrupt`` raised in it would
-    otherwise stop the shared async-tools loop itself (asyncio re-raises them)."""
-    try:
-        return await awaitable
-    except (KeyboardInterrupt, SystemExit) as error:
-        raise _as_exception(error) from None
+        return call_once(function, (), kwargs, token, scheduler)
 
 
 @overload
@@ -384,28 +290,3 @@ def _tidy_schema(schema: dict[str, Any]) -> dict[str, Any]:
             prop.pop("title", None)
     schema.setdefault("properties", {})
     return schema
-
-
-class _BackgroundLoop:
-    """One asyncio loop on a daemon thread, shared by every async tool of the process."""
-
-    def __init__(self) -> None:
-        self._loop = asyncio.new_event_loop()
-        thread = threading.Thread(target=self._loop.run_forever, name="rxreact-async-tools")
-        thread.daemon = True
-        thread.start()
-
-    def submit(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
-
-
-_loop_lock = threading.Lock()
-_loop: _BackgroundLoop | None = None
-
-
-def _background_loop() -> _BackgroundLoop:
-    global _loop
-    with _loop_lock:
-        if _loop is None:
-            _loop = _BackgroundLoop()
-        return _loop

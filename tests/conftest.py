@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import settings
 
-from rxreact import OpenAIChatModel
+from rxreact.model.openai.client import OpenAIChatModel
 from rxreact.model.scripted.replies import Script
 from rxreact.testing import MockOpenAIServer
 
@@ -48,21 +48,19 @@ def io_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
 
 
 @pytest.fixture
-def serve() -> Iterator[Any]:
-    """``serve(script)`` starts a loopback mock and a model on it (``max_retries=0``); both
-    are closed at the end of the test."""
-    servers: list[MockOpenAIServer] = []
-    models: list[OpenAIChatModel] = []
+def serve_model() -> Iterator[Callable[..., tuple[MockOpenAIServer, OpenAIChatModel]]]:
+    """Start a loopback mock server playing ``script`` and a model on it (no retries): call it
+    as ``server, model = serve_model(script, **model_kwargs)``; both are closed after the test."""
+    made: list[tuple[MockOpenAIServer, OpenAIChatModel]] = []
 
-    def start(script: Script) -> tuple[MockOpenAIServer, OpenAIChatModel]:
+    def start(script: Script, **kwargs: Any) -> tuple[MockOpenAIServer, OpenAIChatModel]:
         server = MockOpenAIServer(script).start()
-        servers.append(server)
-        model = OpenAIChatModel("mock", base_url=server.base_url, api_key="sk-test", max_retries=0)
-        models.append(model)
+        kwargs.setdefault("max_retries", 0)
+        model = OpenAIChatModel("mock", base_url=server.base_url, **kwargs)
+        made.append((server, model))
         return server, model
 
     yield start
-    for model in models:
+    for server, model in made:
         model.close()
-    for server in servers:
         server.stop()

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from rxreact import InMemoryChatMemory, OpenAIChatModel, ReactAgent, tool
+from rxreact._call_once import _background_loop
 from rxreact.errors import ProviderStreamError, ResponseTooLargeError
 from rxreact.model.scripted.replies import RawSSE, text_reply, tool_call_reply
 from rxreact.testing import MockOpenAIServer
-from rxreact.tools import _background_loop
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("io_mode")]
 
@@ -41,12 +41,12 @@ def choice(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> di
     ids=["finish_reason_error", "error_in_choice"],
 )
 def test_a_stream_that_ends_in_error_is_a_provider_error_and_nothing_is_stored(
-    serve: Any, last: dict[str, Any]
+    serve_model: Any, last: dict[str, Any]
 ) -> None:
     body = (
         sse(choice({"role": "assistant", "content": "The answer is 4"}), last) + b"data: [DONE]\n\n"
     )
-    _, model = serve([RawSSE(body)])
+    _, model = serve_model([RawSSE(body)])
     memory = InMemoryChatMemory()
     agent = ReactAgent(model, [get_weather], memory=memory)
 
@@ -55,9 +55,9 @@ def test_a_stream_that_ends_in_error_is_a_provider_error_and_nothing_is_stored(
     assert memory.load("c1") == []
 
 
-def test_arguments_nested_too_deep_become_an_error_result(serve: Any) -> None:
+def test_arguments_nested_too_deep_become_an_error_result(serve_model: Any) -> None:
     deep = "[" * 100_000 + "]" * 100_000
-    server, model = serve(
+    server, model = serve_model(
         [tool_call_reply(("get_weather", deep), arg_piece=1 << 16), text_reply("Sorry.")]
     )
     result = ReactAgent(model, [get_weather]).run("weather?")
@@ -68,7 +68,7 @@ def test_arguments_nested_too_deep_become_an_error_result(serve: Any) -> None:
     assert "nested too deeply" in tool_message["content"]
 
 
-def test_a_surrogate_pair_split_across_deltas_streams_as_one_character(serve: Any) -> None:
+def test_a_surrogate_pair_split_across_deltas_streams_as_one_character(serve_model: Any) -> None:
     body = (
         sse(
             choice({"role": "assistant", "content": "Hello \ud83d"}),
@@ -77,7 +77,7 @@ def test_a_surrogate_pair_split_across_deltas_streams_as_one_character(serve: An
         )
         + b"data: [DONE]\n\n"
     )
-    server, model = serve([RawSSE(body), text_reply("ok")])
+    server, model = serve_model([RawSSE(body), text_reply("ok")])
     agent = ReactAgent(model, [get_weather], memory=InMemoryChatMemory())
 
     assert agent.run("smile", conversation_id="c").answer == "Hello \U0001f600!"
@@ -127,9 +127,9 @@ def tool_messages(server: MockOpenAIServer) -> dict[str, str]:
     }
 
 
-def test_tools_raising_base_exceptions_give_error_results_not_hangs(serve: Any) -> None:
+def test_tools_raising_base_exceptions_give_error_results_not_hangs(serve_model: Any) -> None:
     names = ["exits", "interrupted", "odd", "exits_async", "cancels_itself"]
-    server, model = serve([tool_call_reply(*((n, {}) for n in names)), text_reply("Noted.")])
+    server, model = serve_model([tool_call_reply(*((n, {}) for n in names)), text_reply("Noted.")])
     agent = ReactAgent(model, [exits, interrupted, odd, exits_async, cancels_itself])
     result = agent.run("go")
 
@@ -185,10 +185,12 @@ def gives_a_lot() -> str:
     return "z" * 1000
 
 
-def test_return_values_follow_the_documented_rules(serve: Any) -> None:
+def test_return_values_follow_the_documented_rules(serve_model: Any) -> None:
     tools = [gives_bytes, gives_bad_bytes, gives_none, gives_generator, gives_coroutine]
     tools.append(gives_a_lot)
-    server, model = serve([tool_call_reply(*((t.name, {}) for t in tools)), text_reply("Done.")])
+    server, model = serve_model(
+        [tool_call_reply(*((t.name, {}) for t in tools)), text_reply("Done.")]
+    )
     assert ReactAgent(model, tools).run("go").answer == "Done."
 
     contents = tool_messages(server)
@@ -200,12 +202,12 @@ def test_return_values_follow_the_documented_rules(serve: Any) -> None:
     assert contents["call_5"].startswith("zzzzzzzzzz\n[truncated: the result was 1000 characters")
 
 
-def test_two_tool_calls_with_one_id_each_get_their_own_result(serve: Any) -> None:
+def test_two_tool_calls_with_one_id_each_get_their_own_result(serve_model: Any) -> None:
     reply = tool_call_reply(
         ("get_weather", {"city": "Oslo"}), ("get_weather", {"city": "Rome"}), ids=["same", "same"]
     )
     # The mock validates each history like the real API: every call answered, once.
-    server, model = serve([reply, text_reply("Cold and warm.")])
+    server, model = serve_model([reply, text_reply("Cold and warm.")])
     assert ReactAgent(model, [get_weather]).run("weather?").answer == "Cold and warm."
 
     sent = server.requests[1]["messages"]
@@ -213,9 +215,9 @@ def test_two_tool_calls_with_one_id_each_get_their_own_result(serve: Any) -> Non
     assert tool_messages(server) == {"same": "Oslo: sunny", "same_2": "Rome: sunny"}
 
 
-def test_a_line_past_the_cap_ends_the_stream_with_a_typed_error(serve: Any) -> None:
+def test_a_line_past_the_cap_ends_the_stream_with_a_typed_error(serve_model: Any) -> None:
     huge = sse(choice({"role": "assistant", "content": "x" * 5000}))
-    server, _ = serve([RawSSE(huge)])
+    server, _ = serve_model([RawSSE(huge)])
     model = OpenAIChatModel("mock", base_url=server.base_url, max_retries=0, max_line_bytes=1000)
     memory = InMemoryChatMemory()
     try:
@@ -227,8 +229,10 @@ def test_a_line_past_the_cap_ends_the_stream_with_a_typed_error(serve: Any) -> N
     assert memory.load("c") == []
 
 
-def test_tool_arguments_past_the_cap_end_the_run_before_anything_is_stored(serve: Any) -> None:
-    server, _ = serve([tool_call_reply(("get_weather", {"city": "x" * 500}), arg_piece=50)])
+def test_tool_arguments_past_the_cap_end_the_run_before_anything_is_stored(
+    serve_model: Any,
+) -> None:
+    server, _ = serve_model([tool_call_reply(("get_weather", {"city": "x" * 500}), arg_piece=50)])
     model = OpenAIChatModel("mock", base_url=server.base_url, max_retries=0, max_tool_arguments=200)
     memory = InMemoryChatMemory()
     try:

@@ -7,7 +7,6 @@ a known point by a tool waiting on a ``threading.Event`` the test sets, never by
 from __future__ import annotations
 
 import asyncio
-import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -31,8 +30,7 @@ from rxreact import (
 from rxreact.messages import ChatRequest
 from rxreact.model.scripted.model import ScriptedModel
 from rxreact.model.scripted.replies import Hang, HTTPErrorReply, Script, text_reply, tool_call_reply
-from rxreact.scheduling import ElasticScheduler
-from rxreact.testing import MockOpenAIServer
+from rxreact.testing import ChaosScheduler, MockOpenAIServer
 
 ANSWER = "The gate opened and every subscriber saw the same words in the same order."
 
@@ -258,7 +256,7 @@ def test_seq_is_consecutive_in_cold_streams_with_concurrent_tools() -> None:
         return tool_call_reply(*calls)
 
     model = ScriptedModel(script)
-    pool = ElasticScheduler(8, name="seq-test")
+    pool = ChaosScheduler(8, seed=3)  # callers held back at random after scheduling
     agent = ReactAgent(model, [echo], scheduler=pool, tools_scheduler=pool)
 
     collectors = [Collector(agent.stream("q")) for _ in range(runs)]
@@ -309,33 +307,29 @@ def test_many_runs_share_one_log() -> None:
 
 
 def test_many_subscribers_joining_many_running_runs_all_finish() -> None:
-    # Subscribers join from several threads while the runs stream: every one must see its
-    # run's whole sequence (a lost wake-up would leave one waiting forever). A tiny GIL switch
-    # interval makes the threads interleave between almost any two bytecodes, not every 5 ms.
+    # Subscribers join from several threads while the runs stream, on a scheduler that holds
+    # callers back right after scheduling (where a lost wake-up would hide): every one must
+    # see its run's whole sequence, not wait forever.
     answer = "w " * 300
-    agent = ReactAgent(ScriptedModel(lambda _: text_reply(answer, size=2)))
+    chaos = ChaosScheduler(8, preempt=0.5, max_pause=0.002, seed=9)
+    agent = ReactAgent(ScriptedModel(lambda _: text_reply(answer, size=2)), scheduler=chaos)
     collectors: list[tuple[Any, Collector]] = []
     lock = threading.Lock()
 
     def join(run: Any) -> None:
-        for _ in range(4):
+        for _ in range(6):
             collector = Collector(run.events())
             with lock:
                 collectors.append((run, collector))
 
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        runs = [agent.start("q") for _ in range(30)]
-        threads = [threading.Thread(target=join, args=(run,)) for run in runs]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(10)
-    finally:
-        sys.setswitchinterval(previous)
+    runs = [agent.start("q") for _ in range(30)]
+    threads = [threading.Thread(target=join, args=(run,)) for run in runs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
 
-    assert len(collectors) == 120
+    assert len(collectors) == 180
     for run, collector in collectors:
         assert collector.wait().error is None
         assert collector.text == answer == run.result(timeout=10).answer

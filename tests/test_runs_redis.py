@@ -24,7 +24,9 @@ from rxreact import (
     RunNotFoundError,
     follow,
 )
+from rxreact.model.scripted.model import ScriptedModel
 from rxreact.model.scripted.replies import Hang, HTTPErrorReply, text_reply
+from rxreact.testing import ChaosScheduler
 
 __all__ = ["serve"]  # the fixture, shared with test_runs
 
@@ -193,3 +195,16 @@ def test_a_slow_follower_through_redis_never_holds_the_run_back(serve: Any, logs
     release.set()
     assert done.wait(10)
     assert got == list(range(1, len(got) + 1)) and len(got) > 3000
+
+
+def test_many_followers_of_many_runs_through_one_reader(logs: Any) -> None:
+    answer = "w " * 200
+    owner = logs()
+    reader = logs(scheduler=ChaosScheduler(8, seed=5))  # deliveries preempted at random
+    agent = ReactAgent(ScriptedModel(lambda _: text_reply(answer, size=2)), event_log=owner)
+    runs = [agent.start("q") for _ in range(10)]
+    followers = [(run, Collector(follow(run.id, reader))) for run in runs for _ in range(5)]
+    for run, collector in followers:
+        assert collector.wait().error is None
+        assert collector.text == answer == run.result(timeout=10).answer
+        assert collector.seqs == list(range(1, len(collector.seqs) + 1))

@@ -20,6 +20,7 @@ COLORS = {
     "error_fill": "#f8c9c9",
 }
 CHUNK_COLORS = {"t": COLORS["answer"], "z": COLORS["reasoning"], "c": COLORS["tool"], "f": "#333"}
+CHECK_COLORS = {"P": COLORS["answer"], "X": COLORS["error"], "E": COLORS["forced"]}
 LANE_COLORS = {"text": COLORS["answer"], "reasoning": COLORS["reasoning"]}
 CHAR_W = 6.2  # approximate width of a 10 px sans-serif character
 

@@ -11,6 +11,7 @@ from xml.sax.saxutils import escape
 
 from rxreact.marbles._svg_canvas import (
     CHAR_W,
+    CHECK_COLORS,
     CHUNK_COLORS,
     COLORS,
     LANE_COLORS,
@@ -292,6 +293,7 @@ def draw_points(
         return
     symbols, legend = symbolize(lane, [m.value for m in marbles])
     big = lane not in ("chunks", "text", "reasoning") and len(marbles) <= 40
+    checks = lane == "checks"  # its symbols say more than a clipped event repr
     for marble, symbol in zip(marbles, symbols, strict=True):
         x = scale.x(marble.time)
         tip = f"{clip(repr(legend.get(symbol, marble.value)), 200)} @ {scale.label(marble.time)}"
@@ -305,11 +307,11 @@ def draw_points(
             )
         elif big:
             canvas.mark(lane if lane in LANE_COLORS else "value")
-            canvas.add(dot(x, y, 8, color, tip))
+            canvas.add(dot(x, y, 8, CHECK_COLORS.get(symbol, color) if checks else color, tip))
             canvas.text(
                 x,
                 y + 3.5,
-                clip(str(marble.value), 3, "")[:3],
+                symbol if checks else clip(str(marble.value), 3, "")[:3],
                 size=9,
                 fill="#fff",
                 anchor="middle",

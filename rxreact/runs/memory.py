@@ -58,9 +58,9 @@ class InMemoryEventLog:
         self, run_id: str, conversation_id: str | None, cancel: Callable[[], None]
     ) -> RunWriter:
         """Register a run of this process; its record is the writer."""
-        return self.record(run_id, conversation_id, cancel)
+        return self._record(run_id, conversation_id, cancel)
 
-    def record(
+    def _record(
         self, run_id: str, conversation_id: str | None, cancel: Callable[[], None] | None
     ) -> RunRecord:
         """:meth:`begin`, returning the record itself (for logs built on this one)."""
@@ -74,7 +74,7 @@ class InMemoryEventLog:
                 self._active.setdefault(conversation_id, []).append(run_id)
         return record
 
-    def get(self, run_id: str) -> RunRecord | None:
+    def _get(self, run_id: str) -> RunRecord | None:
         """The run's record, if it is kept here."""
         with self._lock:
             self._expire()
@@ -82,7 +82,7 @@ class InMemoryEventLog:
 
     def read(self, run_id: str, after: int = 0) -> Observable[AgentEvent]:
         """Replay ``seq > after``, follow live, end as the run ended (see :class:`EventLog`)."""
-        record = self.get(run_id)
+        record = self._get(run_id)
         if record is None:
             return reactivex.throw(RunNotFoundError(f"no run {run_id!r} in this event log"))
         return record.read(after, self.scheduler)
@@ -95,7 +95,7 @@ class InMemoryEventLog:
 
     def request_cancel(self, run_id: str) -> None:
         """Cancel the run if it is still running here (no-op otherwise)."""
-        record = self.get(run_id)
+        record = self._get(run_id)
         if record is not None and not record.ended and record.cancel is not None:
             record.cancel()
 

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = ["RedisEventLog"]
 
-log = logging.getLogger(__name__)
+log: logging.Logger = logging.getLogger(__name__)
 
 
 def _import_redis() -> Any:
@@ -132,7 +132,7 @@ class RedisEventLog:
         Raises:
             RunError: Redis could not be reached.
         """
-        record = self._local.record(run_id, conversation_id, cancel)
+        record = self._local._record(run_id, conversation_id, cancel)
         try:
             self._hub.ensure_started()  # cancel requests for this run are seen from now on
             pipe = self._client.pipeline(transaction=False)
@@ -183,7 +183,7 @@ class RedisEventLog:
     def read(self, run_id: str, after: int = 0) -> Observable[AgentEvent]:
         """Replay ``seq > after``, follow live, end as the run ended (see :class:`EventLog`);
         from this process's memory for its own runs, else from Redis."""
-        record = self._local.get(run_id)
+        record = self._local._get(run_id)
         if record is not None:
             return record.read(after, self._local.scheduler)
         default = self._local.scheduler

@@ -22,7 +22,7 @@ import logging
 import os
 import threading
 import weakref
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping
 from types import TracebackType
 from typing import Any, Literal, Self, TypeVar
 
@@ -113,11 +113,14 @@ class OpenAIChatModel:
         io: ``"thread"`` or ``"loop"`` (below). Default: what ``http_client`` or
             ``io_scheduler`` implies, else ``$RXREACT_IO``, else :data:`DEFAULT_IO`.
         io_scheduler: thread mode: where attempts run; default one new daemon thread each.
+        options: body parameters sent with every request (``temperature``, ``max_tokens``,
+            ``seed``, ``stop``...; anything passes through as given). A request's own
+            ``options`` (the agent's, the run's) win key by key.
         max_line_bytes: the longest SSE line accepted (default 8 MiB).
         max_tool_arguments: the most tool-call argument characters in one response
             (default 1 Mi). Past either cap the stream ends with
-            :class:`~rxreact.errors.ResponseTooLargeError` (see :mod:`rxreact.model.openai.limits`);
-            ``None`` lifts it.
+            :class:`~rxreact.errors.ResponseTooLargeError` (see
+            :mod:`rxreact.model.openai.limits`); ``None`` lifts it.
 
     I/O modes (``on_next`` of :meth:`stream` is called on the I/O thread of the mode):
 
@@ -159,6 +162,7 @@ class OpenAIChatModel:
         http_client: httpx.Client | httpx.AsyncClient | None = None,
         io: IOMode | None = None,
         io_scheduler: abc.SchedulerBase | None = None,
+        options: Mapping[str, Any] | None = None,
         max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
         max_tool_arguments: int | None = DEFAULT_MAX_TOOL_ARGUMENTS,
     ) -> None:
@@ -190,6 +194,8 @@ class OpenAIChatModel:
         self._think_tags = think_tags
         self._include_usage = include_usage
         self._headers = dict(headers or {})
+        self.options: dict[str, Any] = dict(options or {})
+        """Body parameters sent with every request, under the request's own ``options``."""
         for cap in (max_line_bytes, max_tool_arguments):
             if cap is not None and cap < 1:
                 raise ConfigurationError("size caps must be positive (or None)")
@@ -370,6 +376,7 @@ class OpenAIChatModel:
             stream=stream,
             send_reasoning=self._send_reasoning,
             include_usage=self._include_usage,
+            default_options=self.options,
         )
         try:
             return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
