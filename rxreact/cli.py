@@ -1,4 +1,4 @@
-"""The ``rxreact`` command: ``demo``, ``chat`` and ``mock``.
+"""The ``rxreact`` command: ``demo``, ``chat``, ``mock`` and ``serve``.
 
 Each subcommand is one ``_add_*`` function that adds its parser and sets ``run`` to its
 handler (``handler(args) -> exit status``); :data:`COMMANDS` lists them, so a new subcommand
@@ -29,6 +29,7 @@ A streaming ReAct agent in your terminal.
   rxreact chat "question"          ask the endpoint in your environment
   rxreact chat                     an interactive session (history kept in SQLite)
   rxreact mock replies.json        a loopback mock server playing scripted replies
+  rxreact serve                    a chat page and the AI SDK UI stream (needs rxreact[serve])
 
 The endpoint comes from OPENAI_BASE_URL (a local server on 127.0.0.1 needs no key),
 OPENAI_API_KEY and RXREACT_MODEL, or from --base-url and --model.
@@ -177,7 +178,13 @@ def _add_mock(commands: Any) -> None:
     parser.set_defaults(run=lambda args: mock.run_mock(args.file, args.host, args.port))
 
 
-COMMANDS: list[Callable[[Any], None]] = [_add_demo, _add_chat, _add_mock]
+def _add_serve(commands: Any) -> None:
+    from rxreact.serve.cli import add_serve_command
+
+    add_serve_command(commands)
+
+
+COMMANDS: list[Callable[[Any], None]] = [_add_demo, _add_chat, _add_mock, _add_serve]
 """Subcommands, in the order ``--help`` lists them: each adds its parser and sets ``run``."""
 
 
