@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint verifytypes bench clean
+.PHONY: demo test lint verifytypes bench soak clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,11 @@ verifytypes: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m benchmarks
+
+# Not part of `make test`: 10,000 agent runs against a faulty loopback server (RELIABILITY.md).
+SOAK_ARGS ?=
+soak: $(STAMP)
+	$(PY) -m benchmarks.soak $(SOAK_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

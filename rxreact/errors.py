@@ -15,10 +15,11 @@ call such as ``agent.call``) is an instance of :class:`RxReactError`::
     │   │   ├── AuthenticationError       401 / 403
     │   │   ├── NotFoundError             404
     │   │   ├── RateLimitError            429 (carries ``retry_after``)
-    │   │   └── ServerError               5xx
+    │   │   └── ServerError               5xx (carries ``retry_after``)
     │   ├── ProviderStreamError       the provider sent an error inside the SSE stream
     │   ├── StreamProtocolError       bytes that are not a chat-completions stream
     │   ├── StreamInterruptedError    the stream ended without [DONE] and without finish_reason
+    │   ├── ResponseTooLargeError     past a size cap (an SSE line, a response's tool arguments)
     │   ├── ModelConnectionError      could not connect / the connection broke
     │   └── ModelTimeoutError         connect, first-chunk or between-chunk timeout
     ├── AgentError                    the agent loop itself could not go on
@@ -58,6 +59,7 @@ __all__ = [
     "NotFoundError",
     "ProviderStreamError",
     "RateLimitError",
+    "ResponseTooLargeError",
     "RunCancelledError",
     "RunError",
     "RunLostError",
@@ -112,12 +114,21 @@ class ModelHTTPError(ModelError):
         status_code: the HTTP status.
         provider_message: the provider's own error message, taken from the body.
         body: the response body as text (truncated), for diagnostics.
+        retry_after: seconds the provider asked us to wait (``Retry-After``), when it said;
+            read on the statuses that are retried (429 and 5xx).
     """
 
-    def __init__(self, status_code: int, provider_message: str, body: str = "") -> None:
+    def __init__(
+        self,
+        status_code: int,
+        provider_message: str,
+        body: str = "",
+        retry_after: float | None = None,
+    ) -> None:
         self.status_code = status_code
         self.provider_message = provider_message
         self.body = body
+        self.retry_after = retry_after
         super().__init__(f"HTTP {status_code}: {provider_message}")
 
 
@@ -134,27 +145,14 @@ class NotFoundError(ModelHTTPError):
 
 
 class RateLimitError(ModelHTTPError):
-    """HTTP 429: rate limited.
-
-    Attributes:
-        retry_after: seconds the provider asked us to wait, when it said.
-    """
+    """HTTP 429: rate limited (``retry_after``: seconds the provider asked us to wait)."""
 
     retryable = True
 
-    def __init__(
-        self,
-        status_code: int,
-        provider_message: str,
-        body: str = "",
-        retry_after: float | None = None,
-    ) -> None:
-        super().__init__(status_code, provider_message, body)
-        self.retry_after = retry_after
-
 
 class ServerError(ModelHTTPError):
-    """HTTP 5xx: the provider failed (retryable, except 501 Not Implemented)."""
+    """HTTP 5xx: the provider failed (retryable, except 501 Not Implemented; ``retry_after``:
+    set when it said when to come back, as a 503 often does)."""
 
     retryable = True
 
@@ -197,6 +195,23 @@ class StreamInterruptedError(ModelError):
     """The stream ended without ``[DONE]`` and without any ``finish_reason``: a cut connection."""
 
     retryable = True
+
+
+class ResponseTooLargeError(ModelError):
+    """The response went past a size cap of the model (see :mod:`rxreact.model.openai.limits`): one
+    SSE line, or the tool-call arguments of one response. The stream is closed at once, so a
+    runaway response costs at most the cap in memory, and nothing of it is stored.
+
+    Attributes:
+        what: ``"sse_line"`` or ``"tool_arguments"``.
+        limit: the cap that was passed (bytes for a line, characters for arguments).
+    """
+
+    def __init__(self, what: str, limit: int) -> None:
+        self.what = what
+        self.limit = limit
+        unit = "bytes" if what == "sse_line" else "characters"
+        super().__init__(f"{what.replace('_', ' ')} longer than the limit of {limit} {unit}")
 
 
 class ModelConnectionError(ModelError):
@@ -290,20 +305,20 @@ def http_error_for_status(
     status_code: int, provider_message: str, body: str = "", retry_after: float | None = None
 ) -> ModelHTTPError:
     """The :class:`ModelHTTPError` subclass for an HTTP status (the one place that maps them)."""
-    if status_code == 429:
-        return RateLimitError(status_code, provider_message, body, retry_after)
     cls: type[ModelHTTPError]
-    if status_code in (400, 422):
+    if status_code == 429:
+        cls = RateLimitError
+    elif status_code >= 500:
+        cls = ServerError
+    elif status_code in (400, 422):
         cls = BadRequestError
     elif status_code in (401, 403):
         cls = AuthenticationError
     elif status_code == 404:
         cls = NotFoundError
-    elif status_code >= 500:
-        cls = ServerError
     else:
         cls = ModelHTTPError
-    error = cls(status_code, provider_message, body)
+    error = cls(status_code, provider_message, body, retry_after)
     if status_code == 501:
         error.retryable = False  # "Not Implemented" stays so: the wrong kind of server
     return error

@@ -12,9 +12,13 @@ defaults all work). These kinds run the same way, as an ``Observable`` of one re
 Tools can report progress (``tool_progress`` events): the values of an Observable or an async
 generator before its last one (each reported when the next one arrives, since only then is it
 known not to be the result), or, at once, every call of a parameter named ``progress``
-(annotated as a callable, e.g. ``Callable[[Any], None]``), which receives a function. A parameter
-annotated :class:`~rxreact.cancellation.CancellationToken` receives the call's token. Neither
-is part of the schema.
+(annotated as a callable, e.g. ``Callable[[Any], None]``), which receives a function. A
+parameter annotated :class:`~rxreact.cancellation.CancellationToken` receives the call's token.
+Neither is part of the schema.
+
+What the model reads for a return value is ruled by :mod:`rxreact.tool_results`. A tool that
+raises anything, ``SystemExit`` and ``KeyboardInterrupt`` included, gives an error result
+(:class:`ToolInterruptedError` for a ``BaseException``); the run goes on.
 """
 
 from __future__ import annotations
@@ -31,12 +35,13 @@ from typing import Any, Generic, ParamSpec, TypeVar, get_origin, get_type_hints,
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, create_model
 from reactivex import Observable, abc
 
-from rxreact._call_once import call_once
+from rxreact._call_once import ToolInterruptedError, call_once
 from rxreact.cancellation import CancellationToken
 from rxreact.errors import ToolDefinitionError
 from rxreact.messages import ToolSpec
+from rxreact.tool_results import DEFAULT_MAX_RESULT_CHARS
 
-__all__ = ["TOOL_NAME", "Tool", "ToolArgumentsError", "tool"]
+__all__ = ["TOOL_NAME", "Tool", "ToolArgumentsError", "ToolInterruptedError", "tool"]
 
 TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 """The tool names model providers accept (OpenAI's rule, the strictest common one)."""
@@ -68,6 +73,9 @@ class Tool(Generic[P, R]):
     function: Callable[P, R]
     timeout: float | None = None
     """Seconds before the call is abandoned with an error result; ``None``: the agent's default."""
+    max_result_chars: int | None = DEFAULT_MAX_RESULT_CHARS
+    """The longest result the model reads; a longer one is cut with a visible marker
+    (:func:`~rxreact.tool_results.truncate_result`). ``None``: no limit."""
     requires_approval: bool | Callable[[dict[str, Any]], bool] = False
     """Ask before running: always, or when this predicate on the parsed arguments is true."""
     _arguments_model: type[BaseModel] | None = None
@@ -101,6 +109,13 @@ class Tool(Generic[P, R]):
             raise ToolArgumentsError(
                 f"the arguments are not valid JSON ({error.msg} at position {error.pos}); "
                 f"send one JSON object matching the schema {json.dumps(self.parameters)}"
+            ) from None
+        except RecursionError:
+            # Nested deeper than the interpreter's stack allows (``[[[[...``): the model's
+            # mistake, not the run's end.
+            raise ToolArgumentsError(
+                "the arguments are nested too deeply to be read; "
+                f"send one flat JSON object matching the schema {json.dumps(self.parameters)}"
             ) from None
         if not isinstance(decoded, dict):
             raise ToolArgumentsError(
@@ -171,6 +186,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     timeout: float | None = None,
+    max_result_chars: int | None = DEFAULT_MAX_RESULT_CHARS,
     requires_approval: bool | Callable[[dict[str, Any]], bool] = False,
 ) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
 
@@ -182,6 +198,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     timeout: float | None = None,
+    max_result_chars: int | None = DEFAULT_MAX_RESULT_CHARS,
     requires_approval: bool | Callable[[dict[str, Any]], bool] = False,
 ) -> Tool[P, R] | Callable[[Callable[P, R]], Tool[P, R]]:
     """Make a function a :class:`Tool`; use bare (``@tool``) or with options (``@tool(timeout=5)``).
@@ -191,6 +208,9 @@ def tool(
         name: the name the model sees (default: the function's name).
         description: what the model reads (default: the docstring).
         timeout: seconds before a call fails with an error result (default: the agent's).
+        max_result_chars: the longest result the model reads (default
+            :data:`~rxreact.tool_results.DEFAULT_MAX_RESULT_CHARS`); longer ones are cut with a
+            visible marker. How return values become text: :mod:`rxreact.tool_results`.
         requires_approval: ask before each call (``True``), or when this predicate on the
             parsed arguments says so; see :mod:`rxreact.approval`.
 
@@ -202,8 +222,10 @@ def tool(
 
     def build(fn: Callable[P, R]) -> Tool[P, R]:
         built = _build_tool(fn, name=name, description=description, timeout=timeout)
+        if max_result_chars != built.max_result_chars:
+            built = dataclasses.replace(built, max_result_chars=max_result_chars)
         if requires_approval:
-            return dataclasses.replace(built, requires_approval=requires_approval)
+            built = dataclasses.replace(built, requires_approval=requires_approval)
         return built
 
     return build(function) if function is not None else build

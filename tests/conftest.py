@@ -19,7 +19,8 @@ from rxreact.testing import MockOpenAIServer
 settings.register_profile("rxreact", deadline=None)
 settings.load_profile("rxreact")
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "streams"
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "streams"
+"""The recorded provider streams, kept in the repository (a plain clone runs every test)."""
 
 
 @pytest.fixture(autouse=True)

@@ -11,6 +11,7 @@ import pytest
 from redis_server import RedisServer, running_redis_server
 
 from rxreact import ConversationBusyError
+from rxreact.errors import ChatMemoryError
 from rxreact.memory import (
     ChatMemory,
     InMemoryChatMemory,
@@ -232,6 +233,23 @@ def test_readers_never_see_a_partial_turn_or_an_untrimmed_window(make_memory: Ma
         assert len(turns) <= 3
         for messages in turns:
             assert messages == turn(messages[0].content.split(":")[0], tools=2)
+
+
+def test_a_conversation_id_with_a_lone_surrogate(make_memory: MakeMemory) -> None:
+    # Text a provider or a URL decoder may produce; a backend that cannot store it says so in
+    # the one exception tree, never with a bare UnicodeEncodeError.
+    memory = make_memory()
+    odd = "conv-\ud83d"
+    if isinstance(memory, InMemoryChatMemory):
+        memory.append(odd, turn("a"))
+        assert memory.load(odd) == turn("a")
+        return
+    with pytest.raises(ChatMemoryError):
+        memory.append(odd, turn("a"))
+    with pytest.raises(ChatMemoryError):
+        memory.load(odd)
+    with pytest.raises(ChatMemoryError):
+        memory.clear(odd)
 
 
 # -- leases: one run per conversation --------------------------------------------------------

@@ -151,7 +151,8 @@ class RedisChatMemory:
         """The client; every redis-py failure becomes a ChatMemoryError with it as the cause."""
         try:
             yield self._client
-        except self._error as error:
+        # A key redis-py cannot encode (a lone surrogate in a conversation id) is ours too.
+        except (self._error, UnicodeEncodeError) as error:
             raise ChatMemoryError(f"Redis chat memory: could not {action}: {error}") from error
 
     def load(self, conversation_id: str) -> list[Message]:

@@ -151,7 +151,8 @@ class SQLiteChatMemory:
         with self._lock:
             try:
                 yield self._db
-            except sqlite3.Error as error:
+            # A str sqlite3 cannot encode (a lone surrogate in a conversation id) is ours too.
+            except (sqlite3.Error, UnicodeEncodeError) as error:
                 raise ChatMemoryError(
                     f"chat memory {self.path!r}: could not {action}: {error}"
                 ) from error

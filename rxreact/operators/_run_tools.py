@@ -1,11 +1,9 @@
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import reactivex
-from pydantic import BaseModel
 from reactivex import Observable, abc
 from reactivex import operators as ops
 
@@ -20,7 +18,13 @@ from rxreact.events import (
 )
 from rxreact.messages import ToolCall
 from rxreact.operators._timeout_with import timeout_with_
-from rxreact.tools import Tool, ToolArgumentsError
+from rxreact.tool_results import (
+    DEFAULT_MAX_RESULT_CHARS,
+    ToolResultError,
+    result_text,
+    truncate_result,
+)
+from rxreact.tools import Tool, ToolArgumentsError, ToolInterruptedError
 from rxreact.tracing import RunTracer
 
 
@@ -79,7 +83,9 @@ def run_tools_(
                         expired = reactivex.throw(_ToolTimeoutError(timeout))
                         body = body.pipe(timeout_with_(timeout, expired, scheduler))
                     return body.pipe(
-                        ops.map(lambda value: result(_to_text(value), False))
+                        ops.map(
+                            lambda value: result(result_text(value, tool.max_result_chars), False)
+                        )
                     ).subscribe(observer)
 
                 return Observable(invoke).pipe(
@@ -153,18 +159,10 @@ def _needs_approval(tool: Tool[..., Any], arguments: dict[str, Any]) -> bool:
 def _describe(call: ToolCall, error: Exception) -> str:
     if isinstance(error, _ToolTimeoutError):
         return f"Error: tool {call.name!r} timed out after {error.args[0]:g} s."
-    return f"Error: tool {call.name!r} raised {type(error).__name__}: {error}"
-
-
-def _to_text(value: Any) -> str:
-    """What the model reads for a tool's return value."""
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return ""
-    if isinstance(value, BaseModel):
-        return value.model_dump_json()
-    try:
-        return json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return str(value)
+    if isinstance(error, ToolResultError):
+        return f"Error: tool {call.name!r} {error}."
+    if isinstance(error, ToolInterruptedError):
+        return f"Error: tool {call.name!r} raised {error}."
+    # An exception's text can be as long as a result: bounded the same way.
+    text = f"Error: tool {call.name!r} raised {type(error).__name__}: {error}"
+    return truncate_result(text, DEFAULT_MAX_RESULT_CHARS)

@@ -2,8 +2,8 @@
 
 The status picks the class (:func:`~rxreact.errors.http_error_for_status`); the message is the
 provider's own, read from the body whatever its shape; ``Retry-After`` / ``retry-after-ms``
-become ``RateLimitError.retry_after``. Everything quoted from the body goes through ``redact``
-first (a provider may echo the API key in a 401).
+become ``retry_after`` of a ``RateLimitError`` (429) or ``ServerError`` (5xx). Everything
+quoted from the body goes through ``redact`` first (a provider may echo the API key in a 401).
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ def status_error(response: httpx.Response, redact: Callable[[str], str]) -> Mode
     text = redact(response.text)
     status = response.status_code
     kind = response.headers.get("content-type", "").split(";")[0].strip()
-    wait = retry_after(response.headers) if status == 429 else None
+    # Read on every status that is retried: a 503 says when to come back as often as a 429.
+    wait = retry_after(response.headers) if status == 429 or status >= 500 else None
     if kind.endswith("json") or (not kind and text.lstrip().startswith("{")):
         message = provider_message(text) or response.reason_phrase or f"HTTP {status}"
         return http_error_for_status(status, message, text[:_BODY_LIMIT], wait)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import ipaddress
 import json
 import logging
@@ -40,6 +41,13 @@ from rxreact.model.openai._aio import LoopCall, io_loop, on_io_loop, run_on_io_l
 from rxreact.model.openai._call import IO_SCHEDULER, CallSettings, ModelCall, ThreadCall, Timeouts
 from rxreact.model.openai._http_errors import NOT_A_STREAM_TYPES, not_a_stream, status_error
 from rxreact.model.openai._http_stream import aread_sse, read_sse
+from rxreact.model.openai._pooled import pooled_socket
+from rxreact.model.openai._reclaim import reclaim
+from rxreact.model.openai.limits import (
+    DEFAULT_MAX_LINE_BYTES,
+    DEFAULT_MAX_TOOL_ARGUMENTS,
+    StreamLimits,
+)
 from rxreact.model.openai.request_codec import encode_request
 from rxreact.model.openai.think import split_think
 from rxreact.model.openai.wire import parse_completion
@@ -90,7 +98,9 @@ class OpenAIChatModel:
         max_retries: retries of a failed attempt (429, 5xx, connection errors, a cut stream),
             made only while nothing of the response was emitted.
         backoff: the waits between retries (default ``Backoff()``: 0.5 s doubling, capped at
-            8 s, no jitter). A longer ``Retry-After`` than the cap is not waited for.
+            8 s, no jitter). A ``Retry-After`` (429 or 5xx) is waited for up to
+            ``Backoff.max_retry_wait`` (default: the cap); a longer one fails at once, the
+            error carrying ``retry_after``.
         send_reasoning: echo assistant reasoning as ``reasoning_content`` (DeepSeek thinking
             mode wants it on tool rounds; other providers may reject it).
         think_tags: move a leading ``<think>…</think>`` in the answer text to the reasoning.
@@ -106,6 +116,11 @@ class OpenAIChatModel:
         options: body parameters sent with every request (``temperature``, ``max_tokens``,
             ``seed``, ``stop``...; anything passes through as given). A request's own
             ``options`` (the agent's, the run's) win key by key.
+        max_line_bytes: the longest SSE line accepted (default 8 MiB).
+        max_tool_arguments: the most tool-call argument characters in one response
+            (default 1 Mi). Past either cap the stream ends with
+            :class:`~rxreact.errors.ResponseTooLargeError` (see
+            :mod:`rxreact.model.openai.limits`); ``None`` lifts it.
 
     I/O modes (``on_next`` of :meth:`stream` is called on the I/O thread of the mode):
 
@@ -148,6 +163,8 @@ class OpenAIChatModel:
         io: IOMode | None = None,
         io_scheduler: abc.SchedulerBase | None = None,
         options: Mapping[str, Any] | None = None,
+        max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
+        max_tool_arguments: int | None = DEFAULT_MAX_TOOL_ARGUMENTS,
     ) -> None:
         model = model or os.environ.get("RXREACT_MODEL")
         if not model:
@@ -179,6 +196,10 @@ class OpenAIChatModel:
         self._headers = dict(headers or {})
         self.options: dict[str, Any] = dict(options or {})
         """Body parameters sent with every request, under the request's own ``options``."""
+        for cap in (max_line_bytes, max_tool_arguments):
+            if cap is not None and cap < 1:
+                raise ConfigurationError("size caps must be positive (or None)")
+        self._limits = StreamLimits(max_line_bytes, max_tool_arguments)
         self.io: IOMode = _io_mode(io, http_client, io_scheduler)
         """``"thread"`` or ``"loop"``: how this model reads its streams."""
         self._io = io_scheduler or IO_SCHEDULER
@@ -220,14 +241,14 @@ class OpenAIChatModel:
         def attempt(call: ThreadCall[ChatChunk], content: bytes) -> None:
             with self._exchange(call, content, stream=True) as response:
                 self._check_stream(response)
-                read_sse(response, call, self._think_tags)
+                read_sse(response, call, self._think_tags, self._limits)
 
         async def aattempt(call: LoopCall[ChatChunk], content: bytes) -> None:
             async with self._aexchange(call, content, stream=True) as response:
                 if response.headers.get("content-type", "").startswith(NOT_A_STREAM_TYPES):
                     await response.aread()  # the check quotes the body
                 self._check_stream(response)
-                await aread_sse(response, call, self._think_tags)
+                await aread_sse(response, call, self._think_tags, self._limits)
 
         return self._observable(request, stream=True, attempt=attempt, aattempt=aattempt)
 
@@ -369,8 +390,10 @@ class OpenAIChatModel:
         """POST the body; yield the 2xx response, abortable by the call; map every failure."""
         request = self._request(call, content, stream)
         request["extensions"]["trace"] = call.trace
+        client = self._http_client()
+        call.locate = functools.partial(pooled_socket, client, self._url, call.httpx_timeout)
         try:
-            with self._http_client().stream(**request) as response, call.attached(response):
+            with client.stream(**request) as response, call.attached(response):
                 if response.status_code >= 400:
                     raise status_error(response, self._redact)
                 yield response
@@ -383,8 +406,9 @@ class OpenAIChatModel:
     ) -> AsyncIterator[httpx.Response]:
         """:meth:`_exchange` on the I/O loop (a cancelled task is what aborts it)."""
         request = self._request(call, content, stream)
+        client = self._async_client()
         try:
-            async with self._async_client().stream(**request) as response:
+            async with client.stream(**request) as response:
                 call.headers_in()
                 if response.status_code >= 400:
                     await response.aread()
@@ -392,6 +416,9 @@ class OpenAIChatModel:
                 yield response
         except httpx.HTTPError as exc:
             raise _map_transport_error(exc, self, call.phase) from exc
+        finally:
+            # Also (above all) after a cancellation: httpcore may have lost a pool slot.
+            reclaim(client, self._url, call.httpx_timeout)
 
     def _request(self, call: ModelCall[Any], content: bytes, stream: bool) -> dict[str, Any]:
         """The arguments of ``client.stream`` for one attempt."""
