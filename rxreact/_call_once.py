@@ -41,8 +41,8 @@ def call_once(
     streams), and so does an awaitable that a sync function returns. Values before the last
     of an Observable or async generator go to ``progress`` (each once the next one shows it
     was not the last); so do the calls of the function the keyword ``progress_parameter``
-    receives; a progress that arrives after the result or a dispose is dropped. Disposing sets ``token``; a result that arrives afterwards
-    is dropped. An exception the function raises goes to ``on_error``; a ``BaseException``
+    receives; a progress that arrives after the result or a dispose is dropped. Disposing sets
+    ``token``; a result that arrives afterwards is dropped. An exception the function raises goes to ``on_error``; a ``BaseException``
     (``SystemExit``, ``KeyboardInterrupt``...) as a :class:`ToolInterruptedError`.
     """
 
@@ -92,8 +92,11 @@ def call_once(
                 else:
                     emit(f.result())
 
+            def stop() -> None:
+                future.cancel()
+
             future.add_done_callback(on_done)
-            inner.disposable = Disposable(future.cancel)
+            inner.disposable = Disposable(stop)
 
         if inspect.isasyncgenfunction(function):
             try:
