@@ -42,8 +42,9 @@ def call_once(
     of an Observable or async generator go to ``progress`` (each once the next one shows it
     was not the last); so do the calls of the function the keyword ``progress_parameter``
     receives; a progress that arrives after the result or a dispose is dropped. Disposing sets
-    ``token``; a result that arrives afterwards is dropped. An exception the function raises goes to ``on_error``; a ``BaseException``
-    (``SystemExit``, ``KeyboardInterrupt``...) as a :class:`ToolInterruptedError`.
+    ``token``; a result that arrives afterwards is dropped. An exception the function raises
+    goes to ``on_error``; a ``BaseException`` (``SystemExit``, ``KeyboardInterrupt``...) as a
+    :class:`ToolInterruptedError`.
     """
 
     def subscribe(
