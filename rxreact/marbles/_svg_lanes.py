@@ -238,12 +238,15 @@ def draw_tools(
                 f'fill="{fill}" stroke="{stroke}"{dash}><title>{escape(tip)}</title></rect>'
             )
             if item.asked is not None:  # the wait for approval: a thin line up to the bar
+                canvas.mark("approval wait")
                 xa = scale.x(item.asked)
                 canvas.add(
                     f'<line x1="{xa:.1f}" x2="{x0:.1f}" y1="{y + row_h / 2}" y2="{y + row_h / 2}" '
                     f'stroke="{COLORS["tool"]}" stroke-dasharray="2 2"><title>waiting for '
                     f"approval</title></line>"
                 )
+            if item.progress:
+                canvas.mark("tool progress")
             for at in item.progress:  # progress: white ticks on the bar
                 xp = scale.x(at)
                 canvas.add(

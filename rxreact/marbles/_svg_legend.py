@@ -48,6 +48,21 @@ def _tick(color: str, width: float = 1.5) -> Callable[[float, float], str]:
     )
 
 
+def _progress(x: float, y: float) -> str:
+    """A tool bar with a white progress tick, as drawn on the tools lane."""
+    return _bar(COLORS["tool_fill"], COLORS["tool"])(x, y) + (
+        f'<line x1="{x + 7:.1f}" x2="{x + 7:.1f}" y1="{y - 4}" y2="{y + 4}" stroke="#fff" '
+        f'stroke-width="2"/>'
+    )
+
+
+def _approval_wait(x: float, y: float) -> str:
+    return (
+        f'<line x1="{x:.1f}" x2="{x + 14:.1f}" y1="{y}" y2="{y}" stroke="{COLORS["tool"]}" '
+        f'stroke-dasharray="2 2"/>'
+    )
+
+
 def _triangle(x: float, y: float) -> str:
     return (
         f'<path d="M{x + 1:.1f},{y - 5} L{x + 13:.1f},{y - 5} L{x + 7:.1f},{y + 4} Z" '
@@ -93,6 +108,8 @@ GLYPHS: dict[str, tuple[str, Callable[[float, float], str]]] = {
         "no result yet",
         _bar(COLORS["tool_fill"], COLORS["tool"], ' stroke-dasharray="3 2"'),
     ),
+    "tool progress": ("progress reported", _progress),
+    "approval wait": ("waiting for approval", _approval_wait),
     "tool call": ("model calls a tool", _dot(COLORS["tool"], 5)),
     "argument piece": ("argument piece", _tick("#7d9be0", 1)),
     "chunk t": ("text chunk", _tick(CHUNK_COLORS["t"])),
