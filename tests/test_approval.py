@@ -13,11 +13,11 @@ from reactivex import operators as ops
 from reactivex.testing import TestScheduler
 
 from rxreact import InMemoryChatMemory, ReactAgent, RunCancelledError, tool
-from rxreact.agent import _Run
 from rxreact.approval import ApprovalDecision
 from rxreact.events import ToolApprovalRequested
 from rxreact.model.scripted.model import ScriptedModel
 from rxreact.model.scripted.replies import text_reply, tool_call_reply
+from rxreact.run_loop import RunLoop
 from rxreact.scheduling import ElasticScheduler
 from rxreact.testing import ChaosScheduler
 from rxreact.testing.agent_marbles import run_marbles
@@ -166,7 +166,7 @@ def test_approve_from_the_event_itself_and_dispose_while_waiting() -> None:
     subscriber that sees the request (before the call has subscribed to its decision)."""
     ran.clear()
     agent = ReactAgent(_model(("delete_file", {"path": "/tmp/a"})), [delete_file])
-    run = _Run(agent, "go", None)
+    run = RunLoop(agent, "go", None)
     run.approvals.external = True
     done = threading.Event()
 
@@ -188,7 +188,7 @@ def test_approve_from_the_event_itself_and_dispose_while_waiting() -> None:
         scheduler=scheduler,
     )
     agent = ReactAgent(model, [delete_file], memory=memory, scheduler=scheduler)
-    run = _Run(agent, "go", "c2")
+    run = RunLoop(agent, "go", "c2")
     run.approvals.external = True
     seen: list[Any] = []
     subscription = agent._subscribe(run, seen.append)
@@ -313,7 +313,7 @@ def test_a_run_waiting_for_approval_is_not_stalled() -> None:
     agent = ReactAgent(
         model, [delete_file], scheduler=scheduler, tool_timeout=10.0, stall_timeout=30.0
     )
-    run = _Run(agent, "go", None)
+    run = RunLoop(agent, "go", None)
     run.approvals.external = True  # as a hot run's handle does
     seen: list[Any] = []
     failures: list[Exception] = []

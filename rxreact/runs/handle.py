@@ -16,7 +16,8 @@ from rxreact.errors import RunCancelledError
 from rxreact.events import AgentEvent, FinalAnswer
 
 if TYPE_CHECKING:
-    from rxreact.agent import AgentResult, ReactAgent, _Run
+    from rxreact.agent import AgentResult, ReactAgent
+    from rxreact.run_loop import RunLoop
 
 __all__ = ["AgentRun"]
 
@@ -36,7 +37,7 @@ class AgentRun:
         answer = run.result(timeout=60).answer
     """
 
-    def __init__(self, agent: ReactAgent, run: _Run) -> None:
+    def __init__(self, agent: ReactAgent, run: RunLoop) -> None:
         self.id: str = run.run_id
         """The run's id: pass it to :func:`rxreact.follow` (from any process, with Redis)."""
         self.conversation_id: str | None = run.conversation_id
