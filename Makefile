@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint verifytypes bench soak clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -25,9 +25,23 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check rxreact tests benchmarks
 	$(VENV)/bin/ruff format --check rxreact tests benchmarks
 	$(VENV)/bin/mypy
+	$(MAKE) verifytypes
+
+# The public API's type completeness as pyright sees it: at least 95 %.
+verifytypes: $(STAMP)
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(VENV)/bin/pyright --verifytypes rxreact --ignoreexternal \
+		--outputjson | $(PY) -c 'import json, sys; \
+		score = json.load(sys.stdin)["typeCompleteness"]["completenessScore"]; \
+		print(f"pyright --verifytypes rxreact: {score:.1%} (at least 95% required)"); \
+		sys.exit(score < 0.95)'
 
 bench: $(STAMP)
 	$(PY) -m benchmarks
+
+# Not part of `make test`: 10,000 agent runs against a faulty loopback server (RELIABILITY.md).
+SOAK_ARGS ?=
+soak: $(STAMP)
+	$(PY) -m benchmarks.soak $(SOAK_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

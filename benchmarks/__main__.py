@@ -8,7 +8,9 @@ Workloads (``--only`` takes their numbers or names):
 4. ``scale``      1,000 concurrent paced runs: threads, RSS, added latency
 5. ``slow``       a slow subscriber: peak RSS stays bounded
 6. ``peers``      the peer frameworks through the shared harness (or its reference table)
-7. ``conversations`` 10,000 concurrent slow conversations: RSS, threads, latency
+7. ``runs``       hot runs: in-memory and Redis event logs, fan-out to 100 subscribers
+8. ``queued``     one run per conversation: lease cost and queued hand-off vs a cold stream
+9. ``conversations`` 10,000 concurrent slow conversations: RSS, threads, latency
 
 ``--quick`` shrinks every workload (about a minute in all); the default takes about
 five minutes on a 2-core machine. ``--json FILE`` also writes the raw numbers.
@@ -27,13 +29,25 @@ from benchmarks import (
     fixed_cost,
     peers,
     per_chunk,
+    queued_run,
+    runs,
     scale,
     slow_subscriber,
     tool_concurrency,
 )
 from benchmarks._harness import Table, mock_server
 
-WORKLOADS = ("per_chunk", "fixed", "tools", "scale", "slow", "peers", "conversations")
+WORKLOADS = (
+    "per_chunk",
+    "fixed",
+    "tools",
+    "scale",
+    "slow",
+    "peers",
+    "runs",
+    "queued",
+    "conversations",
+)
 
 
 def _selected(only: str | None) -> list[str]:
@@ -74,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
             ("tools", tool_concurrency),
             ("scale", scale),
             ("slow", slow_subscriber),
+            ("runs", runs),
+            ("queued", queued_run),
             ("conversations", conversations),
         ):
             if name in chosen:

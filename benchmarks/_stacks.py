@@ -93,6 +93,7 @@ def rxreact_session_factory(
     async_tool: bool = False,
     timeout_s: float = 120.0,
     io: str | None = None,
+    tracer_provider: Any = None,
 ) -> tuple[Session, Callable[[], None]]:
     """A session of the full rxreact agent loop (sync tool on the tools pool, or async);
     returns ``(session, close)``."""
@@ -107,7 +108,7 @@ def rxreact_session_factory(
     model = OpenAIChatModel(
         MODEL, base_url=url, api_key="sk-x", headers=mock_headers(chunks, tool_calls), io=io
     )
-    agent = ReactAgent(model, [tool(get_weather)])
+    agent = ReactAgent(model, [tool(get_weather)], tracer_provider=tracer_provider)
 
     def session() -> dict[str, Any]:
         log.calls.clear()
@@ -323,11 +324,14 @@ def httpx_sync_session_factory(
 def make_session(
     stack: str, url: str, chunks: int, **options: Any
 ) -> tuple[Session, Callable[[], None]]:
-    """``(session, close)`` for one of :data:`STACKS`."""
+    """``(session, close)`` for one of :data:`STACKS`, or ``rxreact_otel`` (the ``rxreact``
+    stack with OpenTelemetry spans recorded by the SDK, for :mod:`benchmarks.tracing_cost`)."""
     if stack == "rxreact":
         return rxreact_session_factory(url, chunks, **options)
     if stack == "rxreact_loop":
         return rxreact_session_factory(url, chunks, io="loop", **options)
+    if stack == "rxreact_otel":
+        return rxreact_session_factory(url, chunks, tracer_provider=_span_sink(), **options)
     if stack == "httpx_async":
         options.pop("async_tool", None)
         return httpx_async_session_factory(url, chunks, **options)
@@ -336,3 +340,20 @@ def make_session(
         parse = stack == "httpx_sync_lines"
         return httpx_sync_session_factory(url, chunks, tool_calls=tool_calls, parse=parse)
     raise BenchError(f"unknown stack {stack!r}")
+
+
+def _span_sink() -> Any:
+    """An SDK tracer provider that keeps the last session's spans in memory."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    class _Bounded(InMemorySpanExporter):
+        def export(self, spans: Any) -> Any:
+            if len(self.get_finished_spans()) > 1000:
+                self.clear()
+            return super().export(spans)
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(_Bounded()))
+    return provider

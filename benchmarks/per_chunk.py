@@ -25,11 +25,18 @@ LABELS = {
 }
 
 
-def measure(url: str, chunks: int, sessions: int, repeats: int, *extra: str) -> dict[str, Any]:
+def measure(
+    url: str,
+    chunks: int,
+    sessions: int,
+    repeats: int,
+    *extra: str,
+    stacks: tuple[str, ...] = STACKS,
+) -> dict[str, Any]:
     """Median over ``repeats`` round-robin child runs of each stack's per-session medians."""
-    runs: dict[str, list[dict[str, Any]]] = {stack: [] for stack in STACKS}
+    runs: dict[str, list[dict[str, Any]]] = {stack: [] for stack in stacks}
     for _ in range(repeats):
-        for stack in STACKS:
+        for stack in stacks:
             runs[stack].append(
                 run_child("_sessions", [stack, url, str(chunks), str(sessions), *extra])
             )

@@ -10,17 +10,24 @@
         return "sunny"
 
     agent = ReactAgent(model=OpenAIChatModel(), tools=[get_weather])
-    agent.text("Weather in Paris?").subscribe(lambda piece: print(piece, end=""))
+    for piece in agent.iter_text("Weather in Paris?"):
+        print(piece, end="", flush=True)
+    print()
 """
 
 from rxreact.agent import FORCED_FINAL_INSTRUCTION, AgentResult, ReactAgent
+from rxreact.approval import ApprovalDecision, Approver
 from rxreact.cancellation import CancellationToken
+from rxreact.context_budget import ContextBudget
 from rxreact.errors import (
     AgentError,
     AuthenticationError,
     BadRequestError,
     ChatMemoryError,
     ConfigurationError,
+    ConversationBusyError,
+    InvalidArgumentError,
+    JudgeError,
     ModelConnectionError,
     ModelError,
     ModelHTTPError,
@@ -28,6 +35,11 @@ from rxreact.errors import (
     NotFoundError,
     ProviderStreamError,
     RateLimitError,
+    ResponseTooLargeError,
+    RunCancelledError,
+    RunError,
+    RunLostError,
+    RunNotFoundError,
     RunStalledError,
     RxReactError,
     ServerError,
@@ -35,9 +47,12 @@ from rxreact.errors import (
     StreamProtocolError,
     ToolDefinitionError,
     ToolErrorBudgetExceededError,
+    ToolSourceError,
 )
 from rxreact.events import (
     AgentEvent,
+    AnswerValidated,
+    ContextTrimmed,
     FinalAnswer,
     MaxRoundsReached,
     ReasoningDelta,
@@ -45,12 +60,16 @@ from rxreact.events import (
     RoundModeDecided,
     RoundStarted,
     TextDelta,
+    ToolApprovalRequested,
     ToolCallArgsDelta,
     ToolCallStarted,
     ToolExecutionStarted,
+    ToolProgress,
     ToolResult,
+    ValidationStarted,
 )
 from rxreact.history import ensure_tool_calls_closed
+from rxreact.judge import LLMJudge, Verdict
 from rxreact.memory import ChatMemory, InMemoryChatMemory, RedisChatMemory, SQLiteChatMemory
 from rxreact.messages import (
     AssistantMessage,
@@ -67,6 +86,9 @@ from rxreact.model.base import ChatModel
 from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
 from rxreact.model.openai.client import OpenAIChatModel
 from rxreact.model.scripted.model import ScriptedModel
+from rxreact.operators import events_of
+from rxreact.runs import AgentRun, EventLog, InMemoryEventLog, RedisEventLog, follow
+from rxreact.tool_source import ToolSource
 from rxreact.tools import Tool, tool
 
 __version__ = "0.1.0"
@@ -76,6 +98,10 @@ __all__ = [
     "AgentError",
     "AgentEvent",
     "AgentResult",
+    "AgentRun",
+    "AnswerValidated",
+    "ApprovalDecision",
+    "Approver",
     "AssistantMessage",
     "AuthenticationError",
     "BadRequestError",
@@ -86,8 +112,16 @@ __all__ = [
     "ChatModel",
     "ChatRequest",
     "ConfigurationError",
+    "ContextBudget",
+    "ContextTrimmed",
+    "ConversationBusyError",
+    "EventLog",
     "FinalAnswer",
     "InMemoryChatMemory",
+    "InMemoryEventLog",
+    "InvalidArgumentError",
+    "JudgeError",
+    "LLMJudge",
     "MaxRoundsReached",
     "Message",
     "ModelConnectionError",
@@ -102,9 +136,15 @@ __all__ = [
     "ReactAgent",
     "ReasoningDelta",
     "RedisChatMemory",
+    "RedisEventLog",
+    "ResponseTooLargeError",
     "RoundFinished",
     "RoundModeDecided",
     "RoundStarted",
+    "RunCancelledError",
+    "RunError",
+    "RunLostError",
+    "RunNotFoundError",
     "RunStalledError",
     "RxReactError",
     "SQLiteChatMemory",
@@ -115,6 +155,7 @@ __all__ = [
     "SystemMessage",
     "TextDelta",
     "Tool",
+    "ToolApprovalRequested",
     "ToolCall",
     "ToolCallArgsDelta",
     "ToolCallDelta",
@@ -123,11 +164,18 @@ __all__ = [
     "ToolErrorBudgetExceededError",
     "ToolExecutionStarted",
     "ToolMessage",
+    "ToolProgress",
     "ToolResult",
+    "ToolSource",
+    "ToolSourceError",
     "ToolSpec",
     "Usage",
     "UserMessage",
+    "ValidationStarted",
+    "Verdict",
     "__version__",
     "ensure_tool_calls_closed",
+    "events_of",
+    "follow",
     "tool",
 ]

@@ -1,66 +1,53 @@
 """ReactAgent: the reason -> act -> observe loop as one cold Observable of events.
 
-::
-
-    stream(q) = concat_steps(steps)                  each step subscribed on the agent
-                                                     scheduler when the one before completes
-    steps:      load history, add the question
-                round(n) = (RoundStarted) then
-                           model.stream(request)                chunks, on an I/O thread
-                             .pipe(deliver_on(scheduler),       publishOn(boundedElastic)
-                                   process_chunk(state),        mode decided, events live
-                                   finish_round(state))         RoundFinished
-                FINAL_ANSWER -> commit memory, (FinalAnswer), complete
-                TOOL_CALL    -> run_tools (merged, concurrent, results in call order)
-                                -> round(n+1), or (MaxRoundsReached) + the forced round
-
-The steps are a generator: the code between two ``yield`` statements runs when the previous step
-completed, so it reads like the loop it is, and the events of every round reach the
-subscriber through the same few observers (no nesting per round). Nothing blocks a scheduler
-thread and nothing sleeps, so the same code runs on thread pools for real and on a
-``TestScheduler`` in virtual time.
+The agent holds the settings; each run is a :class:`~rxreact.run_loop.RunLoop`, whose steps
+(the loop itself) are drawn in :mod:`rxreact.run_loop`. Here are the ways to run it: cold
+``stream()`` / ``text()``, hot ``start()``, and the blocking and asyncio views built on them.
+Every view subscribes through ``_subscribe``, which ends in the run's one output observer
+(``RunOutput``: ``seq``, the stall watchdog).
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
-import uuid
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
-from typing import Any, cast
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from typing import Any, Literal, cast
 
-from pydantic import BaseModel, ConfigDict
 from reactivex import Observable, abc
 from reactivex import operators as ops
 from reactivex.scheduler import VirtualTimeScheduler
 
-from rxreact._immediate import immediately, starting_with
+from rxreact._blocking import iterate
 from rxreact._run_output import RunOutput
-from rxreact.errors import AgentError, ChatMemoryError, RxReactError, ToolErrorBudgetExceededError
+from rxreact._validate import check_int, check_optional_seconds, check_question, described
+from rxreact.approval import Approver
+from rxreact.context_budget import ContextBudget
+from rxreact.errors import (
+    AgentError,
+    InvalidArgumentError,
+)
 from rxreact.events import (
     AgentEvent,
     FinalAnswer,
-    MaxRoundsReached,
-    RoundStarted,
     TextDelta,
-    ToolResult,
 )
-from rxreact.history import ensure_tool_calls_closed
+from rxreact.judge import Judge
 from rxreact.memory.base import ChatMemory
-from rxreact.messages import (
-    ChatRequest,
-    Message,
-    SystemMessage,
-    ToolCall,
-    ToolMessage,
-    Usage,
-    UserMessage,
-)
 from rxreact.model.base import ChatModel
-from rxreact.operators import concat_steps, deliver_on, finish_round, process_chunk, run_tools
-from rxreact.round import Mode, RoundState
+from rxreact.result import AgentResult
+from rxreact.run_loop import RunLoop
+from rxreact.runs.base import EventLog
+from rxreact.runs.handle import AgentRun
+from rxreact.runs.memory import InMemoryEventLog
 from rxreact.scheduling import shared_scheduler
-from rxreact.tools import Tool, as_tool
+from rxreact.tool_source import ToolSource, collect_tools
+from rxreact.tools import Tool
+from rxreact.validation import (
+    DraftChecks,
+    OnJudgeError,
+    validated_text,
+)
 
 __all__ = ["FORCED_FINAL_INSTRUCTION", "AgentResult", "ReactAgent"]
 
@@ -72,30 +59,13 @@ FORCED_FINAL_INSTRUCTION = (
 """The instruction appended (as a user message) for the forced final round."""
 
 
-class AgentResult(BaseModel):
-    """What a finished run produced (``ReactAgent.run``); equal to its ``final_answer`` event."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    answer: str
-    """The text of the final round."""
-    rounds: int
-    """Model requests made, the forced one included."""
-    forced: bool
-    """True when the answer came from the forced round after ``max_rounds``."""
-    messages: tuple[Message, ...]
-    """The turn the run added to the conversation: the question, every tool round (assistant
-    message and tool results in call order) and the final answer."""
-    usage: Usage | None
-    """Usage summed over the run."""
-
-
 class ReactAgent:
     """A streaming ReAct agent.
 
     Args:
         model: any :class:`~rxreact.model.base.ChatModel` (``OpenAIChatModel``, ``ScriptedModel``).
-        tools: tools, or plain functions (made tools with ``@tool`` defaults).
+        tools: tools, plain functions (made tools with ``@tool`` defaults) and tool sources
+            such as :class:`rxreact.mcp.MCPServer` (their tools are listed once, here).
         max_rounds: model requests that offer tools; if the last still calls tools, they run and
             one forced round (``tool_choice="none"``) streams the answer.
         memory: where conversations live between runs (used with a ``conversation_id``).
@@ -113,15 +83,55 @@ class ReactAgent:
             whether to send it; see ``OpenAIChatModel(send_reasoning=...)``).
         buffer_size: chunks buffered between the model's reader and the agent before the reader
             is held back.
+        tracer_provider: an OpenTelemetry ``TracerProvider`` for GenAI spans (default: the
+            global one, if set; none: no tracing, at no cost). See :mod:`rxreact.tracing`.
+        trace_content: record prompts, answers and tool arguments/results on the spans
+            (default: ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true``).
+        approver: decides calls of tools that require approval (``@tool(requires_approval=
+            ...)``); see :mod:`rxreact.approval`. Without one, a cold stream denies them and
+            a hot run waits for ``run.approve`` / ``run.deny``.
+        approval_timeout: seconds a call waits for approval before it counts as denied
+            (``None``: no limit).
+        judge: checks every draft answer before the run ends (:class:`~rxreact.LLMJudge`, or
+            any ``judge(question, draft, history) -> Verdict``, sync, async or Observable).
+            A rejected draft stays in the history, its feedback follows as a user message and
+            a new round answers again (tools and ``max_rounds`` as usual; after a forced round
+            the revision is forced too).
+        max_revisions: rejected drafts (by the judge or ``output_type``) that get another
+            round; when they run out the last draft stands (``validated=False``).
+        on_judge_error: a judge that fails lets the draft stand (``"accept"``,
+            ``validated=None``) or ends the run with :class:`~rxreact.JudgeError` (``"raise"``).
+        context_budget: keeps every request inside the model's context window (oldest turns
+            dropped or summarized first; see :class:`~rxreact.ContextBudget`).
+        options: request body parameters for every model request of every run (``temperature``,
+            ``max_tokens``, ``seed``...; anything passes through). Merged over the model's own
+            ``options`` and under a run's ``options=``, key by key. The forced round still
+            sends ``tool_choice: "none"``.
         stall_timeout: seconds without any event after which a run ends with
             :class:`~rxreact.RunStalledError` (``None``: never). A safety net: the model's and
             the tools' timeouts end a silent run first, so it must exceed ``tool_timeout``.
+        event_log: where hot runs (:meth:`start`) keep their events for subscribers
+            (default: a new :class:`~rxreact.InMemoryEventLog`; a
+            :class:`~rxreact.RedisEventLog` shares runs across processes).
+        on_busy: what a run on a ``conversation_id`` does while another run (in this process or
+            any other sharing the memory) holds it: ``"queue"`` waits, then loads the history
+            that run committed; ``"reject"`` fails at once with
+            :class:`~rxreact.ConversationBusyError`.
+        busy_timeout: the longest wait in ``"queue"`` mode, in seconds, before failing with
+            :class:`~rxreact.ConversationBusyError` (``None``: no limit).
+        lease_ttl: seconds a run's hold on its conversation lasts without renewal; the agent
+            renews it every third of that while the run lives, so a killed process blocks its
+            conversation for at most this long.
+
+    Raises:
+        InvalidArgumentError: a setting of the wrong type or value (the message names it), or
+            a function in ``tools`` that cannot be a tool (:class:`~rxreact.ToolDefinitionError`).
     """
 
     def __init__(
         self,
         model: ChatModel,
-        tools: Iterable[Tool | Callable[..., Any]] = (),
+        tools: Iterable[Tool[..., Any] | Callable[..., Any] | ToolSource] = (),
         *,
         max_rounds: int = 5,
         memory: ChatMemory | None = None,
@@ -133,22 +143,68 @@ class ReactAgent:
         forced_final_instruction: str = FORCED_FINAL_INSTRUCTION,
         send_reasoning: bool = True,
         buffer_size: int | None = 1024,
+        tracer_provider: Any = None,
+        trace_content: bool | None = None,
+        approver: Approver | None = None,
+        approval_timeout: float | None = None,
+        options: Mapping[str, Any] | None = None,
+        judge: Judge | None = None,
+        max_revisions: int = 2,
+        on_judge_error: OnJudgeError = "accept",
+        context_budget: ContextBudget | None = None,
         stall_timeout: float | None = 300.0,
+        event_log: EventLog | None = None,
+        on_busy: Literal["queue", "reject"] = "queue",
+        busy_timeout: float | None = 30.0,
+        lease_ttl: float = 10.0,
     ) -> None:
-        if max_rounds < 1:
-            raise ValueError("max_rounds must be at least 1")
-        if stall_timeout is not None and (
-            stall_timeout <= 0 or (tool_timeout is not None and stall_timeout <= tool_timeout)
-        ):
-            raise ValueError("stall_timeout must be positive and longer than tool_timeout")
+        if not isinstance(model, ChatModel):
+            raise InvalidArgumentError(
+                f"model must be a ChatModel (such as OpenAIChatModel(...) or ScriptedModel(...)), "
+                f"got {described(model)}"
+            )
         self.model = model
-        self.tools: dict[str, Tool] = {}
-        for item in tools:
-            t = as_tool(item)
-            if t.name in self.tools:
-                raise ValueError(f"two tools are named {t.name!r}")
-            self.tools[t.name] = t
-        self.max_rounds = max_rounds
+        self.tools: dict[str, Tool[..., Any]] = collect_tools(_tool_items(tools))
+        self.max_rounds: int = check_int("max_rounds", max_rounds, 1)
+        check_int("max_revisions", max_revisions, 0)
+        if context_budget is not None and not isinstance(context_budget, ContextBudget):
+            raise InvalidArgumentError(
+                f"context_budget must be a ContextBudget, got {described(context_budget)}"
+            )
+        check_int("max_tool_errors", max_tool_errors, 0)
+        tool_timeout = check_optional_seconds("tool_timeout", tool_timeout)
+        stall_timeout = check_optional_seconds("stall_timeout", stall_timeout)
+        if stall_timeout is not None and tool_timeout is not None and stall_timeout <= tool_timeout:
+            raise InvalidArgumentError(
+                f"stall_timeout must be longer than tool_timeout, got {stall_timeout} <= "
+                f"{tool_timeout}"
+            )
+        if on_busy not in ("queue", "reject"):
+            raise InvalidArgumentError(f"on_busy must be 'queue' or 'reject', got {on_busy!r}")
+        busy_timeout = check_optional_seconds("busy_timeout", busy_timeout)
+        if (
+            memory is not None
+            and busy_timeout is not None
+            and stall_timeout is not None
+            and busy_timeout >= stall_timeout
+        ):  # a queued run emits nothing while it waits: the watchdog would end it first
+            raise InvalidArgumentError("busy_timeout must be shorter than stall_timeout")
+        checked_ttl = check_optional_seconds("lease_ttl", lease_ttl)
+        if checked_ttl is None:
+            raise InvalidArgumentError("lease_ttl must be a positive number of seconds, not None")
+        lease_ttl = checked_ttl
+        if buffer_size is not None:
+            check_int("buffer_size", buffer_size, 1)
+        # load and append are what a memory must have; one without the lease methods (written
+        # before they existed) still works, its runs kept apart in this process only.
+        if memory is not None and not all(
+            callable(getattr(memory, name, None)) for name in ("load", "append")
+        ):
+            raise InvalidArgumentError(f"memory must be a ChatMemory, got {described(memory)}")
+        if system_prompt is not None and not isinstance(system_prompt, str):
+            raise InvalidArgumentError(
+                f"system_prompt must be a str, got {described(system_prompt)}"
+            )
         self.memory = memory
         self.system_prompt = system_prompt
         self.scheduler: abc.SchedulerBase = scheduler or shared_scheduler("agent", 8)
@@ -160,7 +216,21 @@ class ReactAgent:
         self.forced_final_instruction = forced_final_instruction
         self.send_reasoning = send_reasoning
         self.buffer_size = buffer_size
+        self.tracer_provider = tracer_provider
+        self.trace_content = trace_content
+        self.approver = approver
+        self.approval_timeout = approval_timeout
+        self._tracer_cache: tuple[Any, Any] | None = None
+        self.options: dict[str, Any] = dict(options or {})
+        self.judge: Judge | None = judge
+        self.max_revisions: int = max_revisions
+        self.checks: DraftChecks = DraftChecks(judge, model, on_judge_error, self.tools_scheduler)
+        self.context_budget: ContextBudget | None = context_budget
         self.stall_timeout = stall_timeout
+        self.event_log: EventLog = event_log if event_log is not None else InMemoryEventLog()
+        self.on_busy: Literal["queue", "reject"] = on_busy
+        self.busy_timeout = busy_timeout
+        self.lease_ttl = lease_ttl
 
     def __repr__(self) -> str:
         return (
@@ -170,24 +240,60 @@ class ReactAgent:
 
     # -- the run as an Observable -------------------------------------------------------------
 
-    def stream(self, question: str, conversation_id: str | None = None) -> Observable[AgentEvent]:
+    def stream(
+        self,
+        question: str,
+        conversation_id: str | None = None,
+        *,
+        options: Mapping[str, Any] | None = None,
+        output_type: Any = None,
+    ) -> Observable[AgentEvent]:
         """The run's events, cold: each subscription is one run.
 
         Events are delivered one at a time on the agent's scheduler threads (or the tools'
         threads for tool events), never on the subscribing thread. Disposing cancels the run.
         Failures arrive through ``on_error`` as :class:`~rxreact.RxReactError` subclasses.
+
+        Args:
+            question: the user's message.
+            conversation_id: the conversation in ``memory`` to continue and append to.
+            options: request body parameters for this run's requests, over the agent's.
+            output_type: a pydantic model the answer must be: every round asks for it
+                (``response_format`` ``json_schema``), a draft that does not parse is sent back
+                like a judge's rejection, and ``final_answer.output`` holds the parsed value.
         """
+
+        check_question(question)
 
         def subscribe(
             observer: abc.ObserverBase[Any], _: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
-            return self._subscribe(_Run(self, question, conversation_id), observer)
+            run = RunLoop(self, question, conversation_id, options, output_type)
+            return self._subscribe(run, observer)
 
         return Observable(subscribe)
 
+    def start(
+        self,
+        question: str,
+        conversation_id: str | None = None,
+        *,
+        options: Mapping[str, Any] | None = None,
+        output_type: Any = None,
+    ) -> AgentRun:
+        """Start a hot run now, independent of any subscriber, and return its handle.
+
+        The run's events go to :attr:`event_log`; ``run.events(after=0)`` replays and follows
+        them, any number of times, even after the run ended (within retention);
+        ``run.cancel()`` stops it; ``run.result()`` / ``await run.aresult()`` wait for the
+        :class:`AgentResult`. See :class:`~rxreact.AgentRun`. ``options`` and ``output_type``
+        as for :meth:`stream`.
+        """
+        return AgentRun(self, RunLoop(self, question, conversation_id, options, output_type))
+
     def _subscribe(
         self,
-        run: _Run,
+        run: RunLoop,
         on_next: abc.ObserverBase[Any] | Callable[[Any], None],
         on_error: Callable[[Exception], None] | None = None,
         on_completed: Callable[[], None] | None = None,
@@ -208,30 +314,58 @@ class ReactAgent:
                 observer.on_error,
                 observer.on_completed,
             )
-        output = RunOutput(on_next, on_error, on_completed, self.scheduler, self.stall_timeout)
+        output = RunOutput(
+            on_next,
+            on_error,
+            on_completed,
+            self.scheduler,
+            self.stall_timeout,
+            lambda: run.waiting_for_approval,
+        )
         return output.watch(run.events().subscribe(output, scheduler=self.scheduler))
 
-    def text(self, question: str, conversation_id: str | None = None) -> Observable[str]:
+    def text(
+        self,
+        question: str,
+        conversation_id: str | None = None,
+        *,
+        options: Mapping[str, Any] | None = None,
+    ) -> Observable[str]:
         """Only the live answer text of the run (``text_delta`` payloads).
 
         Text of a round streams as it arrives once the round is known to be answering. A round
         that writes a sentence and then calls a tool (a late switch) has already shown that
         sentence, as a chat UI would have; nothing more of that round follows. Reasoning is
         never included.
+
+        With a ``judge`` a round's text is held back until its verdict: a rejected draft never
+        shows, a passing one (or the draft that stands) comes out at once when judged
+        (``stream()`` still shows every draft live).
         """
-        return self.stream(question, conversation_id).pipe(
+        events = self.stream(question, conversation_id, options=options)
+        if self.judge is not None:
+            return events.pipe(validated_text())
+        return events.pipe(
             ops.filter(lambda event: isinstance(event, TextDelta)),
             ops.map(lambda event: cast(TextDelta, event).delta),
         )
 
     # -- blocking and asyncio views -----------------------------------------------------------
 
-    def run(self, question: str, conversation_id: str | None = None) -> AgentResult:
+    def run(
+        self,
+        question: str,
+        conversation_id: str | None = None,
+        *,
+        options: Mapping[str, Any] | None = None,
+        output_type: Any = None,
+    ) -> AgentResult:
         """Run to the end and return the result (blocking).
 
         Raises:
             RxReactError: whatever ended the run.
         """
+        check_question(question)
         done = threading.Event()
         outcome: dict[str, Any] = {}
 
@@ -243,7 +377,7 @@ class ReactAgent:
             outcome["error"] = error
             done.set()
 
-        run = _Run(self, question, conversation_id)
+        run = RunLoop(self, question, conversation_id, options, output_type)
         subscription = self._subscribe(run, on_next, on_error, done.set)
         try:
             if isinstance(self.scheduler, VirtualTimeScheduler) and not done.is_set():
@@ -255,21 +389,120 @@ class ReactAgent:
             subscription.dispose()
         if "error" in outcome:
             raise outcome["error"]
-        final: FinalAnswer = outcome["final"]
-        return AgentResult(
-            answer=final.text,
-            rounds=final.rounds,
-            forced=final.forced,
-            messages=tuple(run.turn),
-            usage=final.usage,
-        )
+        return run.result(outcome["final"])
 
-    def call(self, question: str, conversation_id: str | None = None) -> str:
+    def call(
+        self,
+        question: str,
+        conversation_id: str | None = None,
+        *,
+        options: Mapping[str, Any] | None = None,
+    ) -> str:
         """Run to the end and return the answer text (blocking)."""
-        return self.run(question, conversation_id).answer
+        return self.run(question, conversation_id, options=options).answer
+
+    def iter(
+        self,
+        question: str,
+        conversation_id: str | None = None,
+        *,
+        buffer_size: int = 256,
+        options: Mapping[str, Any] | None = None,
+        output_type: Any = None,
+    ) -> Iterator[AgentEvent]:
+        """The run's events as a blocking iterator: ``for event in agent.iter(q): ...``.
+
+        The run starts when the loop asks for the first event. At most ``buffer_size`` events
+        wait for the loop; beyond that the run is held back until the loop catches up.
+        Leaving the loop early (``break``, an exception, ``close()``) cancels the run.
+
+        Raises:
+            RxReactError: whatever ended the run, from the loop's ``next``.
+        """
+        events = self.stream(question, conversation_id, options=options, output_type=output_type)
+        return iterate(events, self.scheduler, buffer_size)
+
+    def iter_text(
+        self,
+        question: str,
+        conversation_id: str | None = None,
+        *,
+        buffer_size: int = 256,
+        options: Mapping[str, Any] | None = None,
+    ) -> Iterator[str]:
+        """The live answer text (what :meth:`text` emits) as a blocking iterator.
+
+        ``for piece in agent.iter_text(q): print(piece, end="", flush=True)``. Buffering and
+        cancellation as in :meth:`iter`.
+        """
+        text = self.text(question, conversation_id, options=options)
+        return iterate(text, self.scheduler, buffer_size)
+
+    async def arun(
+        self,
+        question: str,
+        conversation_id: str | None = None,
+        *,
+        options: Mapping[str, Any] | None = None,
+        output_type: Any = None,
+    ) -> AgentResult:
+        """Run to the end and return the result, awaiting instead of blocking.
+
+        Cancelling the awaiting task cancels the run.
+
+        Raises:
+            RxReactError: whatever ended the run.
+        """
+        check_question(question)
+        loop = asyncio.get_running_loop()
+        finished: asyncio.Future[FinalAnswer] = loop.create_future()
+
+        def settle(final: FinalAnswer | None, error: Exception | None) -> None:
+            if finished.done():
+                return
+            if error is not None:
+                finished.set_exception(error)
+            elif final is not None:
+                finished.set_result(final)
+
+        def on_next(event: Any) -> None:
+            if isinstance(event, FinalAnswer):
+                loop.call_soon_threadsafe(settle, event, None)
+
+        def on_error(error: Exception) -> None:
+            loop.call_soon_threadsafe(settle, None, error)
+
+        def on_completed() -> None:  # after final_answer, which settled first; else a bug
+            missing = AgentError("the run completed without a final_answer event")
+            loop.call_soon_threadsafe(settle, None, missing)
+
+        run = RunLoop(self, question, conversation_id, options, output_type)
+        subscription = self._subscribe(run, on_next, on_error, on_completed)
+        try:
+            if isinstance(self.scheduler, VirtualTimeScheduler):
+                VirtualTimeScheduler.start(self.scheduler)
+            final = await finished
+        finally:
+            subscription.dispose()
+        return run.result(final)
+
+    async def acall(
+        self,
+        question: str,
+        conversation_id: str | None = None,
+        *,
+        options: Mapping[str, Any] | None = None,
+    ) -> str:
+        """Run to the end and return the answer text, awaiting instead of blocking."""
+        return (await self.arun(question, conversation_id, options=options)).answer
 
     async def astream(
-        self, question: str, conversation_id: str | None = None
+        self,
+        question: str,
+        conversation_id: str | None = None,
+        *,
+        options: Mapping[str, Any] | None = None,
+        output_type: Any = None,
     ) -> AsyncIterator[AgentEvent]:
         """The run's events as an async iterator; leaving the loop early cancels the run."""
         loop = asyncio.get_running_loop()
@@ -278,7 +511,8 @@ class ReactAgent:
         def put(kind: str, value: Any = None) -> None:
             loop.call_soon_threadsafe(queue.put_nowait, (kind, value))
 
-        subscription = self.stream(question, conversation_id).subscribe(
+        events = self.stream(question, conversation_id, options=options, output_type=output_type)
+        subscription = events.subscribe(
             lambda e: put("next", e), lambda e: put("error", e), lambda: put("done")
         )
         try:
@@ -294,134 +528,21 @@ class ReactAgent:
             subscription.dispose()
 
 
-class _Run:
-    """The state of one subscription to ``ReactAgent.stream``: history, counters, usage."""
-
-    def __init__(self, agent: ReactAgent, question: str, conversation_id: str | None) -> None:
-        self.agent = agent
-        self.question = question
-        self.conversation_id = conversation_id
-        self.history: list[Message] = []
-        self.turn: list[Message] = []  # what this run adds to memory, committed at the end
-        self.rounds = 0
-        self.usage: Usage | None = None
-        self.tool_errors = 0
-        self.run_id = uuid.uuid4().hex[:12]
-
-    def events(self) -> Observable[Any]:
-        """The run: its steps, each subscribed when the one before completes."""
-        return concat_steps(self._steps())
-
-    # Everything below runs inside the generator, resumed on the agent's scheduler threads.
-
-    def _steps(self) -> Iterator[Observable[Any]]:
-        r"""The ReAct loop, one Observable per step.
-
-        ``concat_steps`` pulls the next step only when the previous one completed, so
-        the code between two ``yield`` statements sees the finished round (or tool results) it
-        depends on; an exception raised here ends the run through ``on_error``. The loop is
-        flat on purpose: nested ``concat(..., defer(next))`` would add two observer layers
-        per round to the path of every chunk.
-        """
-        agent = self.agent
-        self._load_history()
-        self._add(UserMessage(content=self.question))
-        prefix: tuple[Any, ...] = ()
-        forced = False
-        while True:
-            state = RoundState(self.rounds + 1, forced=forced)
-            yield self._round(state, prefix)
-            if state.usage is not None:
-                self.usage = state.usage + self.usage
-            self._add(state.assistant_message(keep_reasoning=agent.send_reasoning))
-            if state.mode is not Mode.TOOL_CALL:
-                self._commit_memory()
-                yield immediately(self._final_answer(state))
-                return
-            calls = state.tool_calls()
-            results: list[ToolResult | None] = [None] * len(calls)
-            yield immediately(*calls).pipe(
-                run_tools(
-                    agent.tools,
-                    round_number=state.round,
-                    results=results,
-                    scheduler=agent.scheduler,
-                    tools_scheduler=agent.tools_scheduler,
-                    default_timeout=agent.tool_timeout,
-                )
-            )
-            self._add_results(calls, results)
-            if self.rounds >= agent.max_rounds:
-                prefix, forced = (MaxRoundsReached(round=state.round),), True
-
-    def _load_history(self) -> None:
-        agent = self.agent
-        if agent.memory is None or self.conversation_id is None:
-            return
-        try:
-            loaded = agent.memory.load(self.conversation_id)
-        except RxReactError:
-            raise
-        except Exception as error:
-            raise ChatMemoryError(f"could not load conversation: {error}") from error
-        self.history.extend(loaded)
-
-    def _add(self, message: Message) -> None:
-        self.history.append(message)
-        self.turn.append(message)
-
-    def _request(self, forced: bool) -> ChatRequest:
-        agent = self.agent
-        messages: list[Message] = []
-        if agent.system_prompt:
-            messages.append(SystemMessage(content=agent.system_prompt))
-        messages.extend(ensure_tool_calls_closed(self.history))
-        if forced:
-            messages.append(UserMessage(content=agent.forced_final_instruction))
-        tools = tuple(t.spec for t in agent.tools.values())
-        # The API rejects tool_choice without tools; with no tools there is nothing to forbid.
-        choice = "none" if forced and tools else None
-        return ChatRequest(messages=tuple(messages), tools=tools, tool_choice=choice)
-
-    def _round(self, state: RoundState, prefix: tuple[Any, ...]) -> Observable[Any]:
-        agent = self.agent
-        self.rounds = state.round
-        request = self._request(state.forced)
-        model_events = agent.model.stream(request).pipe(
-            deliver_on(agent.scheduler, agent.buffer_size),
-            process_chunk(state),
-            finish_round(state),
+def _tool_items(tools: Any) -> list[Any]:
+    """The items of ``tools``, refusing a lone tool or anything that is not a list of them."""
+    if isinstance(tools, Tool) or callable(tools) or isinstance(tools, str | bytes):
+        raise InvalidArgumentError(
+            f"tools must be a list of tools, got {described(tools)}: write tools=[...]"
         )
-        return starting_with(model_events, *prefix, RoundStarted(round=state.round))
-
-    def _add_results(self, calls: Sequence[ToolCall], results: Sequence[ToolResult | None]) -> None:
-        for call, result in zip(calls, results, strict=True):
-            if result is None:  # cannot happen unless a tool observable completed empty
-                raise AgentError(f"tool call {call.id} completed without a result")
-            self._add(ToolMessage(tool_call_id=call.id, content=result.content, name=call.name))
-            self.tool_errors += result.is_error
-        if self.tool_errors > self.agent.max_tool_errors:
-            raise ToolErrorBudgetExceededError(
-                f"{self.tool_errors} tool calls failed in this run "
-                f"(max_tool_errors={self.agent.max_tool_errors})"
+    try:
+        items = list(tools)
+    except TypeError:
+        message = f"tools must be a list of tools, got {described(tools)}"
+        raise InvalidArgumentError(message) from None
+    for item in items:
+        if not callable(item) and not isinstance(item, ToolSource):
+            raise InvalidArgumentError(
+                f"tools must hold @tool functions, plain functions or tool sources (an "
+                f"MCPServer), got {described(item)}"
             )
-
-    def _commit_memory(self) -> None:
-        agent = self.agent
-        if agent.memory is None or self.conversation_id is None:
-            return
-        try:
-            agent.memory.append(self.conversation_id, self.turn)
-        except RxReactError:
-            raise
-        except Exception as error:
-            raise ChatMemoryError(f"could not store conversation: {error}") from error
-
-    def _final_answer(self, state: RoundState) -> FinalAnswer:
-        return FinalAnswer(
-            round=state.round,
-            text=state.text,
-            rounds=self.rounds,
-            forced=state.forced,
-            usage=self.usage,
-        )
+    return items

@@ -1,8 +1,8 @@
-"""The ``rxreact`` command: ``rxreact demo`` (no key needed) and ``rxreact chat "question"``.
+"""The ``rxreact`` command: ``demo``, ``chat``, ``mock`` and ``serve``.
 
-``rxreact chat --conversation ID`` keeps the conversation in a SQLite file (``--memory PATH``,
-by default under ``$XDG_DATA_HOME/rxreact/``), so the next invocation with the same id goes on
-where this one stopped.
+Each subcommand is one ``_add_*`` function that adds its parser and sets ``run`` to its
+handler (``handler(args) -> exit status``); :data:`COMMANDS` lists them, so a new subcommand
+is one function and one entry.
 """
 
 from __future__ import annotations
@@ -10,106 +10,60 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import threading
 import time
-from pathlib import Path
-from typing import Any, TextIO
+from collections.abc import Callable
+from typing import Any, NoReturn
 
+from rxreact._cli.chat import default_memory_path, load_tools, open_memory, render_run, run_chat
+from rxreact._cli.terminal import TerminalRenderer
 from rxreact.agent import ReactAgent
-from rxreact.errors import ChatMemoryError, ConfigurationError, RxReactError
-from rxreact.events import (
-    FinalAnswer,
-    MaxRoundsReached,
-    ReasoningDelta,
-    RoundFinished,
-    RoundStarted,
-    TextDelta,
-    ToolCallStarted,
-    ToolExecutionStarted,
-    ToolResult,
-)
-from rxreact.memory import InMemoryChatMemory, SQLiteChatMemory
+from rxreact.errors import ConfigurationError, InvalidArgumentError, RxReactError
+from rxreact.memory import InMemoryChatMemory
 
-__all__ = ["TerminalRenderer", "default_memory_path", "main"]
+__all__ = ["COMMANDS", "TerminalRenderer", "build_parser", "default_memory_path", "main"]
 
+DESCRIPTION = """\
+A streaming ReAct agent in your terminal.
 
-class TerminalRenderer:
-    """Prints a run live: answer text as it streams, reasoning dimmed, tool activity as it runs."""
+  rxreact demo                     the weather demo against a loopback mock model (no key)
+  rxreact chat "question"          ask the endpoint in your environment
+  rxreact chat                     an interactive session (history kept in SQLite)
+  rxreact mock replies.json        a loopback mock server playing scripted replies
+  rxreact serve                    a chat page and the AI SDK UI stream (needs rxreact[serve])
 
-    def __init__(self, out: TextIO = sys.stdout, *, color: bool | None = None) -> None:
-        self.out = out
-        self.color = out.isatty() if color is None else color
-        self._at_line_start = True
-        self._in_reasoning = False
-
-    def _style(self, text: str, code: str) -> str:
-        return f"\x1b[{code}m{text}\x1b[0m" if self.color else text
-
-    def _write(self, text: str) -> None:
-        if text:
-            self.out.write(text)
-            self.out.flush()
-            self._at_line_start = text.endswith("\n")
-
-    def _line(self, text: str) -> None:
-        if not self._at_line_start:
-            self._write("\n")
-        self._write(text + "\n")
-
-    def __call__(self, event: Any) -> None:
-        """Render one event (use as the ``on_next`` of a subscription)."""
-        if isinstance(event, ReasoningDelta):
-            if not self._in_reasoning:
-                self._line(self._style("(thinking)", "2"))
-                self._in_reasoning = True
-            self._write(self._style(event.delta, "2;3"))
-            return
-        if self._in_reasoning:
-            self._in_reasoning = False
-            self._line("")
-        if isinstance(event, RoundStarted):
-            self._line(self._style(f"── round {event.round} ──", "2"))
-        elif isinstance(event, TextDelta):
-            self._write(event.delta)
-        elif isinstance(event, ToolCallStarted):
-            self._line(self._style(f"→ model calls {event.name} [{event.call_id}]", "36"))
-        elif isinstance(event, ToolExecutionStarted):
-            self._line(self._style(f"⚙ running {event.name} …", "33"))
-        elif isinstance(event, ToolResult):
-            mark = self._style("✗", "31") if event.is_error else self._style("✓", "32")
-            preview = event.content if len(event.content) <= 90 else event.content[:87] + "…"
-            self._line(f"{mark} {event.name} ({event.duration_s:.2f} s): {preview}")
-        elif isinstance(event, RoundFinished) and event.mode == "final_answer":
-            self._line("")
-        elif isinstance(event, MaxRoundsReached):
-            self._line(self._style("max rounds reached: asking for the answer now", "35"))
-        elif isinstance(event, FinalAnswer):
-            usage = (
-                f", {event.usage.total_tokens} tokens"
-                if event.usage and event.usage.total_tokens
-                else ""
-            )
-            self._line(self._style(f"[{event.rounds} model requests{usage}]", "2"))
+The endpoint comes from OPENAI_BASE_URL (a local server on 127.0.0.1 needs no key),
+OPENAI_API_KEY and RXREACT_MODEL, or from --base-url and --model.
+"""
 
 
-def render_run(agent: ReactAgent, question: str, conversation_id: str | None, out: TextIO) -> None:
-    """Run one question, rendering it live; raises the run's error, if any."""
-    renderer = TerminalRenderer(out)
-    renderer._line(renderer._style(f"you: {question}", "1"))
-    done = threading.Event()
-    errors: list[BaseException] = []
+class _Parser(argparse.ArgumentParser):
+    """argparse, with usage errors on one line."""
 
-    def on_error(error: Exception) -> None:
-        errors.append(error)
-        done.set()
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
-    subscription = agent.stream(question, conversation_id).subscribe(renderer, on_error, done.set)
+
+def _positive_int(text: str) -> int:
     try:
-        done.wait()
-    finally:
-        subscription.dispose()
-    if errors:
-        raise errors[0]
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+# -- demo ---------------------------------------------------------------------------------------
+
+
+def _add_demo(commands: Any) -> None:
+    demo = commands.add_parser(
+        "demo",
+        help="the weather demo against a loopback mock model (no key needed)",
+        description="The weather demo: a real HTTP + SSE round trip to a loopback mock model.",
+    )
+    demo.add_argument("--latency", type=float, default=1.0, help="scale of the mock tools' latency")
+    demo.set_defaults(run=_demo)
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -118,6 +72,7 @@ def _demo(args: argparse.Namespace) -> int:
     from rxreact.testing import MockOpenAIServer
 
     out = sys.stdout
+    renderer = TerminalRenderer(out)  # the demo shows everything on stdout
     with MockOpenAIServer(demo_model_script) as server:
         print(f"mock OpenAI-compatible server on {server.base_url} (real HTTP + SSE)\n", file=out)
         with OpenAIChatModel(
@@ -127,70 +82,42 @@ def _demo(args: argparse.Namespace) -> int:
                 model, demo_tools(args.latency), max_rounds=5, memory=InMemoryChatMemory()
             )
             started = time.perf_counter()
-            render_run(agent, QUESTION, "demo", out)
-            print(file=out)
-            render_run(agent, FOLLOW_UP, "demo", out)
-            print(f"\ndone in {time.perf_counter() - started:.2f} s", file=out)
+            for question in (QUESTION, FOLLOW_UP):
+                renderer.line(renderer.style(f"you: {question}", "1"))
+                render_run(agent, question, "demo", renderer)
+                print(file=out)
+            print(f"done in {time.perf_counter() - started:.2f} s", file=out)
     return 0
 
 
-def default_memory_path() -> Path:
-    """Where ``chat --conversation`` keeps conversations when no ``--memory`` is given.
-
-    ``$XDG_DATA_HOME/rxreact/`` (the XDG base-directory place for user data that must survive
-    restarts), else ``~/.local/share/rxreact/``; a relative ``$XDG_DATA_HOME`` is ignored, as
-    the spec says.
-    """
-    data_home = os.environ.get("XDG_DATA_HOME", "")
-    base = Path(data_home) if os.path.isabs(data_home) else Path.home() / ".local" / "share"
-    return base / "rxreact" / "conversations.sqlite3"
+# -- chat ---------------------------------------------------------------------------------------
 
 
-def _open_memory(path: str | None) -> SQLiteChatMemory:
-    file = Path(path) if path else default_memory_path()
-    try:
-        file.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise ChatMemoryError(f"cannot create {file.parent}: {error}") from error
-    return SQLiteChatMemory(file)
-
-
-def _chat(args: argparse.Namespace) -> int:
-    from rxreact.model.openai.client import OpenAIChatModel
-
-    if not os.environ.get("OPENAI_API_KEY") and not args.base_url:
-        print(
-            "rxreact chat needs an API key: set OPENAI_API_KEY (and OPENAI_BASE_URL / "
-            "RXREACT_MODEL for other providers). `rxreact demo` runs without one.",
-            file=sys.stderr,
-        )
-        return 2
-    model = OpenAIChatModel(args.model, base_url=args.base_url)
-    # Memory only for a named conversation: a one-off question leaves no file behind.
-    memory = _open_memory(args.memory) if args.conversation is not None else None
-    try:
-        agent = ReactAgent(
-            model, max_rounds=args.max_rounds, system_prompt=args.system, memory=memory
-        )
-        render_run(agent, args.question, args.conversation, sys.stdout)
-    finally:
-        if memory is not None:
-            memory.close()
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``rxreact`` command."""
-    parser = argparse.ArgumentParser(prog="rxreact", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    demo = commands.add_parser("demo", help="the weather demo against a loopback mock model")
-    demo.add_argument("--latency", type=float, default=1.0, help="scale of the mock tools' latency")
-    chat = commands.add_parser("chat", help="ask a real OpenAI-compatible endpoint")
-    chat.add_argument("question")
+def _add_chat(commands: Any) -> None:
+    chat = commands.add_parser(
+        "chat",
+        help="ask an OpenAI-compatible endpoint (no question: an interactive session)",
+        description=(
+            "Ask an OpenAI-compatible endpoint. Only the answer goes to stdout; rounds, tools "
+            "and reasoning go to stderr."
+        ),
+    )
+    chat.add_argument(
+        "question", nargs="?", default=None, help="the question; '-' reads it from stdin"
+    )
     chat.add_argument("--model", default=None, help="model name (default: $RXREACT_MODEL)")
     chat.add_argument("--base-url", default=None, help="endpoint (default: $OPENAI_BASE_URL)")
-    chat.add_argument("--max-rounds", type=int, default=5)
+    chat.add_argument("--max-rounds", type=_positive_int, default=5, help="default: 5")
     chat.add_argument("--system", default=None, help="system prompt")
+    chat.add_argument("--temperature", type=float, default=None, help="sampling temperature")
+    chat.add_argument("--max-tokens", type=_positive_int, default=None, help="max tokens per reply")
+    chat.add_argument(
+        "--tools",
+        metavar="MODULE:NAME",
+        action="append",
+        default=[],
+        help="tools to offer: a @tool function or a list of them (repeatable)",
+    )
     chat.add_argument(
         "--conversation",
         metavar="ID",
@@ -201,21 +128,106 @@ def main(argv: list[str] | None = None) -> int:
         "--memory",
         metavar="PATH",
         default=None,
-        help="SQLite file of the conversations, used with --conversation "
+        help="SQLite file of the conversations "
         "(default: $XDG_DATA_HOME/rxreact/conversations.sqlite3, "
         "else ~/.local/share/rxreact/conversations.sqlite3)",
     )
-    args = parser.parse_args(argv)
+    chat.set_defaults(run=_chat)
+
+
+def _chat(args: argparse.Namespace) -> int:
+    from rxreact.model.openai.client import OpenAIChatModel
+
+    if not (args.model or os.environ.get("RXREACT_MODEL")):
+        raise ConfigurationError("no model name: pass --model NAME or set RXREACT_MODEL")
+    tools = load_tools(args.tools)
+    # An interactive session always keeps history; a one-off question only when named.
+    keep = args.conversation is not None or args.question is None
+    memory = open_memory(args.memory) if keep else None
     try:
-        return _demo(args) if args.command == "demo" else _chat(args)
-    except ConfigurationError as error:
+        options = {
+            key: value
+            for key, value in (("temperature", args.temperature), ("max_tokens", args.max_tokens))
+            if value is not None
+        }
+        with OpenAIChatModel(args.model, base_url=args.base_url, options=options) as model:
+            agent = ReactAgent(
+                model, tools, max_rounds=args.max_rounds, system_prompt=args.system, memory=memory
+            )
+            return run_chat(args, agent, memory)
+    finally:
+        if memory is not None:
+            memory.close()
+
+
+# -- mock ---------------------------------------------------------------------------------------
+
+
+def _add_mock(commands: Any) -> None:
+    from rxreact._cli import mock
+
+    parser = commands.add_parser(
+        "mock",
+        help="a loopback mock OpenAI-compatible server playing replies from a file",
+        description=(mock.__doc__ or "").replace("::", ":").replace("``", "'"),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("file", help="JSON list of replies")
+    parser.add_argument("--host", default="127.0.0.1", help="default: 127.0.0.1 (keep it loopback)")
+    parser.add_argument("--port", type=int, default=0, help="default: a free port")
+    parser.set_defaults(run=lambda args: mock.run_mock(args.file, args.host, args.port))
+
+
+def _add_serve(commands: Any) -> None:
+    from rxreact.serve.cli import add_serve_command
+
+    add_serve_command(commands)
+
+
+COMMANDS: list[Callable[[Any], None]] = [_add_demo, _add_chat, _add_mock, _add_serve]
+"""Subcommands, in the order ``--help`` lists them: each adds its parser and sets ``run``."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``rxreact`` parser with every subcommand of :data:`COMMANDS`."""
+    from rxreact import __version__
+
+    parser = _Parser(
+        prog="rxreact",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"rxreact {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for add in COMMANDS:
+        add(commands)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``rxreact`` command; errors are one line on stderr, never a traceback."""
+    args = build_parser().parse_args(argv)
+    try:
+        status: int = args.run(args)
+    except (ConfigurationError, InvalidArgumentError) as error:
         print(f"rxreact: {error}", file=sys.stderr)
         return 2
     except RxReactError as error:
-        print(f"\nrxreact: {type(error).__name__}: {error}", file=sys.stderr)
+        print(f"rxreact: {type(error).__name__}: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
+        print(file=sys.stderr)
         return 130
+    except Exception as error:  # a bug or an OS failure: still one line, never a traceback
+        if os.environ.get("RXREACT_DEBUG"):
+            raise
+        print(
+            f"rxreact: unexpected {type(error).__name__}: {error} "
+            "(RXREACT_DEBUG=1 shows the traceback)",
+            file=sys.stderr,
+        )
+        return 1
+    return status
 
 
 if __name__ == "__main__":

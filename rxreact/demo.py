@@ -10,6 +10,7 @@ answer and cut up: the text depends on what the tools returned.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from rxreact.cancellation import CancellationToken
 from rxreact.messages import ChatRequest, ToolMessage, UserMessage
@@ -32,7 +33,7 @@ _TREND = [("Mon", 12), ("Tue", 10), ("Wed", 7), ("Thu", 5), ("Fri", 6), ("Sat", 
 _TOOL_LATENCY_S = {"get_weather": 0.35, "get_forecast": 0.6, "search_warnings": 0.45}
 
 
-def demo_tools(latency_scale: float = 1.0) -> list[Tool]:
+def demo_tools(latency_scale: float = 1.0) -> list[Tool[..., Any]]:
     """The demo's mock tools; each waits a little (cancellably) as a real API would."""
 
     def pause(name: str, token: CancellationToken) -> None:

@@ -5,23 +5,34 @@ call such as ``agent.call``) is an instance of :class:`RxReactError`::
 
     RxReactError
     ├── ConfigurationError            bad or missing settings (no API key, no model name)
-    ├── ToolDefinitionError           a function that cannot become a tool
+    ├── InvalidArgumentError          an argument of the wrong type or value (also a TypeError
+    │   │                             and a ValueError, so either ``except`` catches it)
+    │   └── ToolDefinitionError       a function that cannot become a tool
+    ├── ToolSourceError               a tool source (an MCP server) cannot be reached or listed
     ├── ModelError                    anything that went wrong talking to the model
     │   ├── ModelHTTPError            the endpoint answered with an HTTP error status
     │   │   ├── BadRequestError           400 / 422
     │   │   ├── AuthenticationError       401 / 403
     │   │   ├── NotFoundError             404
     │   │   ├── RateLimitError            429 (carries ``retry_after``)
-    │   │   └── ServerError               5xx
+    │   │   └── ServerError               5xx (carries ``retry_after``)
     │   ├── ProviderStreamError       the provider sent an error inside the SSE stream
     │   ├── StreamProtocolError       bytes that are not a chat-completions stream
     │   ├── StreamInterruptedError    the stream ended without [DONE] and without finish_reason
+    │   ├── ResponseTooLargeError     past a size cap (an SSE line, a response's tool arguments)
     │   ├── ModelConnectionError      could not connect / the connection broke
     │   └── ModelTimeoutError         connect, first-chunk or between-chunk timeout
     ├── AgentError                    the agent loop itself could not go on
     │   ├── ToolErrorBudgetExceededError  too many failed tool calls in one run
+    │   ├── JudgeError                the judge could not reach a verdict
     │   └── RunStalledError           no event for longer than ``stall_timeout``
-    └── ChatMemoryError               a memory backend failed
+    ├── ChatMemoryError               a memory backend failed
+    ├── RunError                      a hot run (``agent.start``) could not be followed to its end
+    │   ├── RunCancelledError             cancelled (``run.cancel()``, ``request_cancel``)
+    │   ├── RunNotFoundError              not in the event log (never started, or expired)
+    │   └── RunLostError                  the process that owned it stopped before it ended
+    └── ConversationBusyError         another run holds the conversation (rejected, waited too
+                                      long, or this run's lease was lost before its commit)
 
 Foreign exceptions (httpx, json, pydantic) are mapped to this tree in exactly one place
 per layer (``rxreact.model.openai.client._map_transport_error`` for HTTP), and never carry the
@@ -38,6 +49,9 @@ __all__ = [
     "BadRequestError",
     "ChatMemoryError",
     "ConfigurationError",
+    "ConversationBusyError",
+    "InvalidArgumentError",
+    "JudgeError",
     "ModelConnectionError",
     "ModelError",
     "ModelHTTPError",
@@ -45,6 +59,11 @@ __all__ = [
     "NotFoundError",
     "ProviderStreamError",
     "RateLimitError",
+    "ResponseTooLargeError",
+    "RunCancelledError",
+    "RunError",
+    "RunLostError",
+    "RunNotFoundError",
     "RunStalledError",
     "RxReactError",
     "ServerError",
@@ -52,6 +71,7 @@ __all__ = [
     "StreamProtocolError",
     "ToolDefinitionError",
     "ToolErrorBudgetExceededError",
+    "ToolSourceError",
     "http_error_for_status",
 ]
 
@@ -64,8 +84,20 @@ class ConfigurationError(RxReactError):
     """A required setting is missing or invalid (e.g. no API key, no model name)."""
 
 
-class ToolDefinitionError(RxReactError):
-    """A callable cannot be turned into a tool (unsupported signature, duplicate name...)."""
+class InvalidArgumentError(RxReactError, TypeError, ValueError):
+    """An argument has the wrong type or value (``ReactAgent(None)``, ``max_rounds=0``, a question
+    that is not a string). The message names the parameter.
+
+    Also a ``TypeError`` and a ``ValueError``: code that catches the built-in kind still works.
+    """
+
+
+class ToolDefinitionError(InvalidArgumentError):
+    """A callable cannot be turned into a tool (unsupported signature, name, parameter type...)."""
+
+
+class ToolSourceError(RxReactError):
+    """A tool source (an MCP server) could not be started, reached or listed."""
 
 
 class ModelError(RxReactError):
@@ -82,12 +114,21 @@ class ModelHTTPError(ModelError):
         status_code: the HTTP status.
         provider_message: the provider's own error message, taken from the body.
         body: the response body as text (truncated), for diagnostics.
+        retry_after: seconds the provider asked us to wait (``Retry-After``), when it said;
+            read on the statuses that are retried (429 and 5xx).
     """
 
-    def __init__(self, status_code: int, provider_message: str, body: str = "") -> None:
+    def __init__(
+        self,
+        status_code: int,
+        provider_message: str,
+        body: str = "",
+        retry_after: float | None = None,
+    ) -> None:
         self.status_code = status_code
         self.provider_message = provider_message
         self.body = body
+        self.retry_after = retry_after
         super().__init__(f"HTTP {status_code}: {provider_message}")
 
 
@@ -104,27 +145,14 @@ class NotFoundError(ModelHTTPError):
 
 
 class RateLimitError(ModelHTTPError):
-    """HTTP 429: rate limited.
-
-    Attributes:
-        retry_after: seconds the provider asked us to wait, when it said.
-    """
+    """HTTP 429: rate limited (``retry_after``: seconds the provider asked us to wait)."""
 
     retryable = True
 
-    def __init__(
-        self,
-        status_code: int,
-        provider_message: str,
-        body: str = "",
-        retry_after: float | None = None,
-    ) -> None:
-        super().__init__(status_code, provider_message, body)
-        self.retry_after = retry_after
-
 
 class ServerError(ModelHTTPError):
-    """HTTP 5xx: the provider failed."""
+    """HTTP 5xx: the provider failed (retryable, except 501 Not Implemented; ``retry_after``:
+    set when it said when to come back, as a 503 often does)."""
 
     retryable = True
 
@@ -153,7 +181,7 @@ class ProviderStreamError(ModelError):
         self.provider_message = provider_message
         self.code = code
         self.error_type = error_type
-        self.payload = payload or {}
+        self.payload: dict[str, Any] = payload or {}
         self.usage = usage
         detail = f" ({code})" if code is not None else ""
         super().__init__(f"provider error in stream{detail}: {provider_message}")
@@ -167,6 +195,23 @@ class StreamInterruptedError(ModelError):
     """The stream ended without ``[DONE]`` and without any ``finish_reason``: a cut connection."""
 
     retryable = True
+
+
+class ResponseTooLargeError(ModelError):
+    """The response went past a size cap of the model (see :mod:`rxreact.model.openai.limits`): one
+    SSE line, or the tool-call arguments of one response. The stream is closed at once, so a
+    runaway response costs at most the cap in memory, and nothing of it is stored.
+
+    Attributes:
+        what: ``"sse_line"`` or ``"tool_arguments"``.
+        limit: the cap that was passed (bytes for a line, characters for arguments).
+    """
+
+    def __init__(self, what: str, limit: int) -> None:
+        self.what = what
+        self.limit = limit
+        unit = "bytes" if what == "sse_line" else "characters"
+        super().__init__(f"{what.replace('_', ' ')} longer than the limit of {limit} {unit}")
 
 
 class ModelConnectionError(ModelError):
@@ -197,6 +242,19 @@ class ToolErrorBudgetExceededError(AgentError):
     """More failed tool calls in one run than ``ReactAgent(max_tool_errors=...)`` allows."""
 
 
+class JudgeError(AgentError):
+    """The judge could not reach a verdict (it raised, its request failed, or its reply was not
+    the JSON object asked for, twice). Ends the run only with ``on_judge_error="raise"``.
+
+    Attributes:
+        usage: what the judge's requests used before it failed, when known.
+    """
+
+    def __init__(self, message: str, usage: Any = None) -> None:
+        super().__init__(message)
+        self.usage = usage
+
+
 class RunStalledError(AgentError):
     """A run delivered no event for longer than ``ReactAgent(stall_timeout=...)``.
 
@@ -209,21 +267,58 @@ class ChatMemoryError(RxReactError):
     """A chat-memory backend failed to load or store a conversation."""
 
 
+class RunError(RxReactError):
+    """A hot run could not be followed to its end (see :mod:`rxreact.runs`)."""
+
+
+class RunCancelledError(RunError):
+    """The run was cancelled before it finished; it wrote nothing to memory."""
+
+
+class RunNotFoundError(RunError):
+    """The event log has no run with this id: it never started, or its retention ran out."""
+
+
+class RunLostError(RunError):
+    """The process that owned the run stopped (killed, crashed) before the run ended."""
+
+
+class ConversationBusyError(RxReactError):
+    """Another run holds the conversation, so this run cannot start or cannot commit.
+
+    Raised through ``on_error`` of a run whose conversation is busy when
+    ``ReactAgent(on_busy="reject")``, whose wait passed ``busy_timeout`` with
+    ``on_busy="queue"``, or whose lease expired or was taken over before its turn was
+    committed (fencing). In every case the run wrote nothing to memory.
+
+    Attributes:
+        conversation_id: the conversation that was busy (``None`` when rebuilt from its message
+            alone, as after pickling).
+    """
+
+    def __init__(self, message: str, conversation_id: str | None = None) -> None:
+        self.conversation_id = conversation_id
+        super().__init__(message)
+
+
 def http_error_for_status(
     status_code: int, provider_message: str, body: str = "", retry_after: float | None = None
 ) -> ModelHTTPError:
     """The :class:`ModelHTTPError` subclass for an HTTP status (the one place that maps them)."""
-    if status_code == 429:
-        return RateLimitError(status_code, provider_message, body, retry_after)
     cls: type[ModelHTTPError]
-    if status_code in (400, 422):
+    if status_code == 429:
+        cls = RateLimitError
+    elif status_code >= 500:
+        cls = ServerError
+    elif status_code in (400, 422):
         cls = BadRequestError
     elif status_code in (401, 403):
         cls = AuthenticationError
     elif status_code == 404:
         cls = NotFoundError
-    elif status_code >= 500:
-        cls = ServerError
     else:
         cls = ModelHTTPError
-    return cls(status_code, provider_message, body)
+    error = cls(status_code, provider_message, body, retry_after)
+    if status_code == 501:
+        error.retryable = False  # "Not Implemented" stays so: the wrong kind of server
+    return error

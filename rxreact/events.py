@@ -5,19 +5,29 @@ round the order is::
 
     round_started(1)  [reasoning_delta]*  [text_delta]*  round_mode_decided(tool_call)
     tool_call_started  tool_call_args_delta*  ...  round_finished(tool_call)
-    tool_execution_started*  tool_result*          (tools run concurrently: completion order)
+    tool_execution_started*  tool_progress*  tool_result*   (tools run concurrently:
+                                                             completion order)
     round_started(2)  round_mode_decided(final_answer)  text_delta*  round_finished(final_answer)
     final_answer                                   (always the last event of a successful run)
 
-At ``max_rounds`` a ``max_rounds_reached`` event precedes the forced round. Failures are not
-events: they end the stream through ``on_error`` with an :class:`~rxreact.RxReactError`.
+Every event carries ``round`` and ``seq`` (its 1-based position in the run, stamped as it is
+emitted). At ``max_rounds`` a ``max_rounds_reached`` event precedes the forced round. With a
+judge or an ``output_type`` a round's draft answer is checked before the run ends::
+
+    ... round_finished(final_answer)  validation_started  answer_validated(passed=False)
+    round_started(n+1) ... round_finished(final_answer)  validation_started
+    answer_validated(passed=True)  final_answer(validated=True)
+
+``context_trimmed`` precedes a ``round_started`` whose request had to drop old messages to fit
+the agent's context budget. Failures are not events: they end the stream through ``on_error``
+with an :class:`~rxreact.RxReactError`.
 
 The ``type`` literals and field names are API: they never change meaning.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -25,6 +35,8 @@ from rxreact.messages import Usage
 
 __all__ = [
     "AgentEvent",
+    "AnswerValidated",
+    "ContextTrimmed",
     "FinalAnswer",
     "MaxRoundsReached",
     "ReasoningDelta",
@@ -33,22 +45,40 @@ __all__ = [
     "RoundModeDecided",
     "RoundStarted",
     "TextDelta",
+    "ToolApprovalRequested",
     "ToolCallArgsDelta",
     "ToolCallStarted",
     "ToolExecutionStarted",
+    "ToolProgress",
     "ToolResult",
+    "UsagePurpose",
+    "ValidationStarted",
     "agent_event_adapter",
 ]
 
 RoundMode = Literal["final_answer", "tool_call"]
+UsagePurpose = Literal["rounds", "judge", "summary"]
+"""What a request was for: ``rounds`` the agent's model rounds, ``judge`` an
+:class:`~rxreact.LLMJudge` verdict, ``summary`` a :class:`~rxreact.ContextBudget` summary."""
 """``final_answer``: the round answers the user; ``tool_call``: the round asks for tools."""
 
 
 class _Event(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config: ClassVar[ConfigDict] = ConfigDict(frozen=True, extra="forbid")
 
     round: int
     """The 1-based round (model request) of the run this event belongs to."""
+    seq: int = 0
+    """The event's 1-based position in its run: consecutive (1, 2, 3, ...) in the order
+    subscribers receive the events, in cold ``stream()`` subscriptions and hot runs alike. A
+    cursor for ``run.events(after=seq)``. ``0`` only on an event no run has emitted (one you
+    built yourself)."""
+
+    def _repr_html_(self) -> str:
+        """A one-line card in Jupyter: the kind, the round, the interesting field."""
+        from rxreact._html import event_html
+
+        return event_html(self)
 
 
 class RoundStarted(_Event):
@@ -104,12 +134,38 @@ class ToolCallArgsDelta(_Event):
     delta: str
 
 
+class ToolApprovalRequested(_Event):
+    """A tool call waits for approval before it runs (``@tool(requires_approval=...)``).
+
+    Answer with ``run.approve(call_id)`` / ``run.deny(call_id, reason)`` on a hot run, or the
+    agent's ``approver=``. Then ``tool_execution_started`` follows, or a ``tool_result`` that
+    says the call was denied.
+    """
+
+    type: Literal["tool_approval_requested"] = "tool_approval_requested"
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    """The validated arguments the tool would run with."""
+
+
 class ToolExecutionStarted(_Event):
     """A tool began running."""
 
     type: Literal["tool_execution_started"] = "tool_execution_started"
     call_id: str
     name: str
+
+
+class ToolProgress(_Event):
+    """A running tool reported an intermediate value (an Observable's or async generator's
+    values, or a call of its ``progress`` parameter); ``tool_result`` still follows."""
+
+    type: Literal["tool_progress"] = "tool_progress"
+    call_id: str
+    name: str
+    value: Any
+    """What the tool reported, as it reported it (JSON-serializable for remote event logs)."""
 
 
 class ToolResult(_Event):
@@ -140,6 +196,39 @@ class MaxRoundsReached(_Event):
     type: Literal["max_rounds_reached"] = "max_rounds_reached"
 
 
+class ValidationStarted(_Event):
+    """The round's draft answer is being checked (``output_type``, then the judge)."""
+
+    type: Literal["validation_started"] = "validation_started"
+
+
+class AnswerValidated(_Event):
+    """The verdict on the round's draft answer.
+
+    Rejected with revisions left: the draft stays in the history, ``feedback`` is added for the
+    model and a new round follows. Otherwise the run ends with this draft.
+    """
+
+    type: Literal["answer_validated"] = "answer_validated"
+    passed: bool | None
+    """``True`` accepted, ``False`` rejected, ``None`` the judge could not run (see ``error``;
+    with ``on_judge_error="accept"`` the draft stands)."""
+    feedback: str = ""
+    """Why it was rejected (what the model reads next), or the judge's remark."""
+    error: str | None = None
+    """Why the judge could not run (HTTP error, unparseable reply after one retry...)."""
+
+
+class ContextTrimmed(_Event):
+    """The next request drops old messages to fit the agent's ``ContextBudget``."""
+
+    type: Literal["context_trimmed"] = "context_trimmed"
+    dropped_messages: int
+    """Messages of the history not sent (replaced by a summary with ``strategy="summarize"``)."""
+    estimated_tokens: int
+    """The estimated prompt tokens of the request as sent."""
+
+
 class FinalAnswer(_Event):
     """The run's answer; always the last event of a successful run."""
 
@@ -151,7 +240,16 @@ class FinalAnswer(_Event):
     forced: bool = False
     """True when the answer came from the forced round after ``max_rounds``."""
     usage: Usage | None = None
-    """Usage summed over the run's rounds (``None`` when no round reported any)."""
+    """Usage summed over every request of the run: rounds, judge and summary requests
+    (``None`` when none reported any)."""
+    usage_by_purpose: dict[UsagePurpose, Usage] = Field(default_factory=dict)
+    """``usage`` split by what the requests were for; a purpose without usage is absent."""
+    validated: bool | None = None
+    """The judge's / ``output_type``'s verdict on this answer; ``None``: no check, or the judge
+    could not run."""
+    output: Any = None
+    """With ``output_type``: the answer parsed into it (``None`` if it never validated).
+    Serialized as JSON it reads back as a plain object."""
 
 
 AgentEvent = Annotated[
@@ -161,10 +259,15 @@ AgentEvent = Annotated[
     | RoundModeDecided
     | ToolCallStarted
     | ToolCallArgsDelta
+    | ToolApprovalRequested
     | ToolExecutionStarted
+    | ToolProgress
     | ToolResult
     | RoundFinished
     | MaxRoundsReached
+    | ValidationStarted
+    | AnswerValidated
+    | ContextTrimmed
     | FinalAnswer,
     Field(discriminator="type"),
 ]

@@ -33,21 +33,26 @@ def ensure_tool_calls_closed(
         -> [user, assistant(calls a, b), tool(a), tool(b: not executed), user]
     """
     result: list[Message] = []
-    open_calls: dict[str, str] = {}  # id -> name of calls of the last assistant message
+    # (id, name) of the last assistant message's calls not answered yet. A list, not a dict:
+    # two calls with one id (an old history, a provider bug) each keep their own response.
+    open_calls: list[tuple[str, str]] = []
 
     def close_open() -> None:
-        for call_id, name in open_calls.items():
+        for call_id, name in open_calls:
             result.append(ToolMessage(tool_call_id=call_id, content=response, name=name))
         open_calls.clear()
 
     for message in messages:
         if isinstance(message, ToolMessage):
-            if open_calls.pop(message.tool_call_id, None) is not None:
-                result.append(message)
+            for i, (call_id, _) in enumerate(open_calls):
+                if call_id == message.tool_call_id:
+                    del open_calls[i]
+                    result.append(message)
+                    break
             continue
         close_open()
         result.append(message)
         if isinstance(message, AssistantMessage):
-            open_calls.update((call.id, call.name) for call in message.tool_calls)
+            open_calls.extend((call.id, call.name) for call in message.tool_calls)
     close_open()
     return result

@@ -6,7 +6,7 @@ OpenAI-compatible endpoint lives in :mod:`rxreact.model.openai.client`; these mo
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -25,7 +25,7 @@ __all__ = [
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config: ClassVar[ConfigDict] = ConfigDict(frozen=True, extra="forbid")
 
 
 class Usage(BaseModel):
@@ -35,7 +35,7 @@ class Usage(BaseModel):
     ``cost``...) are kept as extra fields because they are the provider's data, not ours.
     """
 
-    model_config = ConfigDict(frozen=True, extra="allow")
+    model_config: ClassVar[ConfigDict] = ConfigDict(frozen=True, extra="allow")
 
     prompt_tokens: int | None = None
     """Tokens in the request."""

@@ -62,11 +62,11 @@ class RoundState:
     )
 
     def __init__(self, round_number: int, *, forced: bool = False) -> None:
-        self.round = round_number
+        self.round: int = round_number
         """1-based number of the round in its run."""
-        self.forced = forced
+        self.forced: bool = forced
         """True for the forced final round: tool calls are ignored."""
-        self.mode = Mode.UNKNOWN
+        self.mode: Mode = Mode.UNKNOWN
         self.finish_reason: str | None = None
         self.usage: Usage | None = None
         self._text: list[str] = []

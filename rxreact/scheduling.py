@@ -38,7 +38,7 @@ from reactivex.scheduler.periodicscheduler import PeriodicScheduler
 __all__ = ["ElasticScheduler", "shared_scheduler", "timer_scheduler"]
 
 _TState = TypeVar("_TState")
-log = logging.getLogger(__name__)
+log: logging.Logger = logging.getLogger(__name__)
 
 
 class ElasticScheduler(PeriodicScheduler):

@@ -3,11 +3,24 @@
 from __future__ import annotations
 
 import socket
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import settings
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "streams"
+from rxreact.model.openai.client import OpenAIChatModel
+from rxreact.model.scripted.replies import Script
+from rxreact.testing import MockOpenAIServer
+
+# Property tests check results, not speed: hypothesis's per-example deadline turns a busy CI
+# machine into false failures.
+settings.register_profile("rxreact", deadline=None)
+settings.load_profile("rxreact")
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "streams"
+"""The recorded provider streams, kept in the repository (a plain clone runs every test)."""
 
 
 @pytest.fixture(autouse=True)
@@ -32,3 +45,22 @@ def io_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     mode: str = request.param
     monkeypatch.setenv("RXREACT_IO", mode)
     return mode
+
+
+@pytest.fixture
+def serve_model() -> Iterator[Callable[..., tuple[MockOpenAIServer, OpenAIChatModel]]]:
+    """Start a loopback mock server playing ``script`` and a model on it (no retries): call it
+    as ``server, model = serve_model(script, **model_kwargs)``; both are closed after the test."""
+    made: list[tuple[MockOpenAIServer, OpenAIChatModel]] = []
+
+    def start(script: Script, **kwargs: Any) -> tuple[MockOpenAIServer, OpenAIChatModel]:
+        server = MockOpenAIServer(script).start()
+        kwargs.setdefault("max_retries", 0)
+        model = OpenAIChatModel("mock", base_url=server.base_url, **kwargs)
+        made.append((server, model))
+        return server, model
+
+    yield start
+    for server, model in made:
+        model.close()
+        server.stop()

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from cancellable import SlowTool
 
-from rxreact import CancellationToken, InMemoryChatMemory, OpenAIChatModel, ReactAgent, tool
+from rxreact import CancellationToken, InMemoryChatMemory, ReactAgent, tool
 from rxreact.messages import ChatRequest
-from rxreact.model.scripted.replies import Hang, Script, text_reply, tool_call_reply
-from rxreact.testing import MockOpenAIServer
+from rxreact.model.scripted.replies import Hang, text_reply, tool_call_reply
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("io_mode")]
 
@@ -22,32 +21,13 @@ def get_weather(city: str) -> str:
     return f"{city}: sunny"
 
 
-@pytest.fixture
-def serve() -> Iterator[Any]:
-    servers: list[MockOpenAIServer] = []
-    models: list[OpenAIChatModel] = []
-
-    def start(script: Script) -> tuple[MockOpenAIServer, OpenAIChatModel]:
-        server = MockOpenAIServer(script).start()
-        servers.append(server)
-        model = OpenAIChatModel("mock", base_url=server.base_url, api_key="sk-test", max_retries=0)
-        models.append(model)
-        return server, model
-
-    yield start
-    for model in models:
-        model.close()
-    for server in servers:
-        server.stop()
-
-
-def test_max_rounds_over_http_never_sends_an_invalid_history(serve: Any) -> None:
+def test_max_rounds_over_http_never_sends_an_invalid_history(serve_model: Any) -> None:
     def script(request: ChatRequest) -> Any:
         if request.tool_choice == "none":
             return text_reply("Best answer from what I have.")
         return tool_call_reply(("get_weather", {"city": "Oslo"}), ("get_weather", {"city": "Rome"}))
 
-    server, model = serve(script)  # validates every history like the real API (400 otherwise)
+    server, model = serve_model(script)  # validates every history like the real API (400 otherwise)
     result = ReactAgent(model, [get_weather], max_rounds=2).run("weather?")
 
     assert (result.answer, result.rounds, result.forced) == (
@@ -62,7 +42,7 @@ def test_max_rounds_over_http_never_sends_an_invalid_history(serve: Any) -> None
     assert roles == ["user", "assistant", "tool", "tool", "assistant", "tool", "tool", "user"]
 
 
-def test_every_bad_call_kind_over_http_is_read_by_the_model(serve: Any) -> None:
+def test_every_bad_call_kind_over_http_is_read_by_the_model(serve_model: Any) -> None:
     @tool(timeout=0.2)
     def stuck(token: CancellationToken) -> str:
         """Never finishes in time."""
@@ -74,7 +54,7 @@ def test_every_bad_call_kind_over_http_is_read_by_the_model(serve: Any) -> None:
         """Raises."""
         raise RuntimeError("exploded")
 
-    server, model = serve(
+    server, model = serve_model(
         [
             tool_call_reply(
                 ("nope", {}),
@@ -104,32 +84,22 @@ def test_every_bad_call_kind_over_http_is_read_by_the_model(serve: Any) -> None:
     assert events[-1].text == "I will explain the failures."
 
 
-def test_dispose_closes_the_http_stream_and_cancels_tools(serve: Any) -> None:
-    running = threading.Event()
-    tokens: list[CancellationToken] = []
-
-    @tool
-    def slow(token: CancellationToken) -> str:
-        """Waits until cancelled."""
-        tokens.append(token)
-        running.set()
-        token.wait(10)
-        return "late"
-
+def test_dispose_closes_the_http_stream_and_cancels_tools(serve_model: Any) -> None:
+    slow = SlowTool()
     memory = InMemoryChatMemory()
-    server, model = serve([tool_call_reply(("slow", {})), text_reply("never")])
-    agent = ReactAgent(model, [slow], memory=memory)
+    server, model = serve_model([tool_call_reply(("slow", {})), text_reply("never")])
+    agent = ReactAgent(model, [slow.tool], memory=memory)
     events: list[Any] = []
     subscription = agent.stream("q", conversation_id="c").subscribe(events.append)
-    assert running.wait(10)
+    assert slow.running.wait(10)
     subscription.dispose()
-    assert tokens[0].cancelled
+    assert slow.tokens[0].cancelled
     assert len(server.requests) == 1  # no further round
     assert memory.load("c") == []
     assert "tool_result" not in [e.type for e in events]
 
     # while the model is silent mid-answer: the server sees the connection close
-    server2, model2 = serve([[*text_reply("partial")[:2], Hang()]])
+    server2, model2 = serve_model([[*text_reply("partial")[:2], Hang()]])
     seen = threading.Event()
     sub = (
         ReactAgent(model2)
@@ -141,8 +111,8 @@ def test_dispose_closes_the_http_stream_and_cancels_tools(serve: Any) -> None:
     assert server2.wait_for_disconnects(1, timeout=2.0)
 
 
-def test_memory_over_http_carries_the_conversation(serve: Any) -> None:
-    server, model = serve(
+def test_memory_over_http_carries_the_conversation(serve_model: Any) -> None:
+    server, model = serve_model(
         [
             tool_call_reply(("get_weather", {"city": "Oslo"})),
             text_reply("Oslo is sunny."),

@@ -280,3 +280,16 @@ def test_response_can_be_taken_midway() -> None:
     assert assembler.response().content == "a"
     assembler.add(ChatChunk(text="b"))
     assert assembler.response().content == "ab"
+
+
+def test_a_repeated_id_on_another_call_is_made_unique_and_recorded() -> None:
+    assembler = ToolCallAssembler()
+    updates = [
+        assembler.add(ToolCallDelta(0, "dup", "f", "{}")),
+        assembler.add(ToolCallDelta(1, "dup", "g", "{}")),
+        assembler.add(ToolCallDelta(2, "dup", "h", "{}")),
+        assembler.add(ToolCallDelta(1, None, None, "")),
+    ]
+    assert [u.id for u in updates] == ["dup", "dup_2", "dup_3", "dup_2"]
+    assert [c.id for c in assembler.calls()] == ["dup", "dup_2", "dup_3"]
+    assert assembler.renamed == {"dup_2": "dup", "dup_3": "dup"}

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
-from benchmarks import conversations, peers, scale, slow_subscriber
+from benchmarks import conversations, peers, queued_run, scale, slow_subscriber
 from benchmarks.__main__ import _selected
 from benchmarks._harness import BenchError, Table, check_answer, mock_server, run_child
 from benchmarks._stacks import STACKS, make_session
@@ -109,3 +110,18 @@ def test_workload_selection() -> None:
     assert _selected("1,scale") == ["per_chunk", "scale"]
     with pytest.raises(SystemExit):
         _selected("nope")
+
+
+@pytest.mark.parametrize("variant", ["cold", "memory_100"])
+def test_runs_workload_checks_every_subscriber(url: str, variant: str) -> None:
+    result = run_child("runs", [variant, url, "10", "1"])
+    assert result["variant"] == variant
+    assert result["cpu_s"] > 0
+
+
+def test_queued_run_measures_each_case(url: str, tmp_path: Any) -> None:
+    from rxreact import SQLiteChatMemory
+
+    result = queued_run.measure(url, lambda: SQLiteChatMemory(tmp_path / "q.db"), 2, shared=True)
+    assert result["cold_wall_s"] > 0 and result["uncontended_wall_s"] > 0
+    assert result["handoff_same_s"] >= 0 and result["handoff_other_s"] >= 0

@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
+from fault_server import read_request
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -151,22 +152,10 @@ class RawHTTPServer:
 
     def _handle(self, conn: socket.socket) -> None:
         with conn:
-            buffer = b""
+            buffer = [b""]
             while True:
-                while b"\r\n\r\n" not in buffer:
-                    data = conn.recv(65536)
-                    if not data:
-                        return
-                    buffer += data
-                head, _, buffer = buffer.partition(b"\r\n\r\n")
-                length = 0
-                for line in head.split(b"\r\n")[1:]:
-                    name, _, value = line.partition(b":")
-                    if name.strip().lower() == b"content-length":
-                        length = int(value)
-                while len(buffer) < length:
-                    buffer += conn.recv(65536)
-                buffer = buffer[length:]
+                if read_request(conn, buffer) is None:
+                    return
                 try:
                     for piece in self.reply:
                         conn.sendall(piece)
@@ -342,3 +331,22 @@ def test_an_agent_run_reads_on_the_fast_path_over_one_connection(
         assert server.connections == 1
     # If httpx or httpcore change shape, the fast path falls back silently: this says so.
     assert fast_path_uses == [True, True, True]
+
+
+def test_httpcore_and_h11_are_declared_with_bounds_the_installed_versions_meet() -> None:
+    # The fast path uses httpcore and h11 internals: both must be declared, bounded above,
+    # and the versions this suite runs on must be inside the bounds (else widen them knowingly).
+    import tomllib
+    from importlib.metadata import version
+    from pathlib import Path
+
+    from packaging.requirements import Requirement
+
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    declared = [
+        Requirement(d) for d in tomllib.loads(pyproject.read_text())["project"]["dependencies"]
+    ]
+    for name in ("httpcore", "h11"):
+        (requirement,) = [r for r in declared if r.name == name]
+        assert any(spec.operator == "<" for spec in requirement.specifier), name
+        assert requirement.specifier.contains(version(name)), (name, version(name))

@@ -32,6 +32,7 @@ def test_demo_runs_both_questions_over_loopback_http() -> None:
 def test_chat_without_a_key_says_so_plainly(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.setenv("RXREACT_MODEL", "gpt-test")
     err = io.StringIO()
     with redirect_stderr(err):
         assert main(["chat", "hello"]) == 2

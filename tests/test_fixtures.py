@@ -1,4 +1,4 @@
-"""Every recorded provider stream in ``shared/fixtures/streams`` assembles to its expectation.
+"""Every recorded provider stream in ``tests/fixtures/streams`` assembles to its expectation.
 
 The pipeline is the production one, with no per-file special cases: ``SSEDecoder`` →
 ``parse_chunk`` (stopping at ``[DONE]``) → ``ResponseAssembler``. Each file is also decoded
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import FIXTURES as STREAMS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -28,16 +29,11 @@ from rxreact.model.chunks import ModelResponse
 from rxreact.model.openai.sse import SSEDecoder, SSEEvent
 from rxreact.model.openai.wire import DONE, parse_chunk
 
-STREAMS = Path(__file__).parents[2] / "shared/fixtures/streams"
-"""The shared fixtures live beside the repository (CI clones it next to ``shared/``)."""
-
 _KEYS = {"content", "reasoning", "tool_calls", "finish_reason", "usage", "error"}
 
 
 def _fixture_params() -> list[Any]:
-    if not STREAMS.is_dir():
-        reason = f"recorded streams not found at {STREAMS} (shared/ must sit beside the repo)"
-        return [pytest.param(None, marks=pytest.mark.skip(reason=reason), id="no-fixtures")]
+    # Never skipped: the recordings are part of the repository, a missing one is a failure.
     files = sorted(STREAMS.glob("*.sse"))
     assert files, f"no *.sse files in {STREAMS}"
     return [pytest.param(path, id=path.stem) for path in files]
@@ -121,3 +117,12 @@ def test_fixture_random_split(path: Path, data: st.DataObject) -> None:
     cuts = data.draw(st.lists(st.integers(0, len(stream)), max_size=40), label="cuts")
     bounds = [0, *sorted(set(cuts)), len(stream)]
     check(path, [stream[a:b] for a, b in pairwise(bounds)])
+
+
+def test_the_recordings_are_part_of_the_repository() -> None:
+    # A plain clone must run every recorded stream: nothing read from outside the repository.
+    tests_dir = Path(__file__).resolve().parent
+    assert STREAMS.is_relative_to(tests_dir)
+    files = sorted(STREAMS.glob("*.sse"))
+    assert len(files) == len(FIXTURES) >= 15
+    assert all(path.with_name(path.stem + ".expected.json").is_file() for path in files)

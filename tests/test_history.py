@@ -42,3 +42,14 @@ def test_trailing_open_calls_are_closed_and_orphans_dropped() -> None:
     closed = ensure_tool_calls_closed(history, response="cancelled")
     assert [m.role for m in closed] == ["user", "assistant", "tool"]
     assert closed[-1] == ToolMessage(tool_call_id="a", content="cancelled", name="f")
+
+
+def test_two_calls_with_one_id_keep_both_responses() -> None:
+    twin = ToolCall(id="a", name="g", arguments="{}")
+    history = [
+        UserMessage(content="q"),
+        AssistantMessage(tool_calls=(A, twin)),
+        ToolMessage(tool_call_id="a", content="1"),
+        ToolMessage(tool_call_id="a", content="2"),
+    ]
+    assert ensure_tool_calls_closed(history) == history

@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 from redis_server import RedisServer, running_redis_server
 
-from rxreact.memory import ChatMemory, InMemoryChatMemory, RedisChatMemory, SQLiteChatMemory
+from rxreact import ConversationBusyError
+from rxreact.errors import ChatMemoryError
+from rxreact.memory import (
+    ChatMemory,
+    InMemoryChatMemory,
+    Lease,
+    RedisChatMemory,
+    SQLiteChatMemory,
+)
 from rxreact.messages import (
     AssistantMessage,
     Message,
@@ -224,3 +233,141 @@ def test_readers_never_see_a_partial_turn_or_an_untrimmed_window(make_memory: Ma
         assert len(turns) <= 3
         for messages in turns:
             assert messages == turn(messages[0].content.split(":")[0], tools=2)
+
+
+def test_a_conversation_id_with_a_lone_surrogate(make_memory: MakeMemory) -> None:
+    # Text a provider or a URL decoder may produce; a backend that cannot store it says so in
+    # the one exception tree, never with a bare UnicodeEncodeError.
+    memory = make_memory()
+    odd = "conv-\ud83d"
+    if isinstance(memory, InMemoryChatMemory):
+        memory.append(odd, turn("a"))
+        assert memory.load(odd) == turn("a")
+        return
+    with pytest.raises(ChatMemoryError):
+        memory.append(odd, turn("a"))
+    with pytest.raises(ChatMemoryError):
+        memory.load(odd)
+    with pytest.raises(ChatMemoryError):
+        memory.clear(odd)
+
+
+# -- leases: one run per conversation --------------------------------------------------------
+
+
+def acquire_eventually(memory: Any, conversation_id: str, owner: str, ttl: float) -> Any:
+    """Ask for the lease until it is granted (a short-lived one expires), for 5 s at most."""
+    deadline = time.monotonic() + 5
+    poll = threading.Event()
+    while time.monotonic() < deadline:
+        lease = memory.try_acquire(conversation_id, owner, ttl)
+        if lease is not None:
+            return lease
+        poll.wait(0.005)  # waiting for the condition, not for a guessed duration
+    raise AssertionError(f"the lease on {conversation_id!r} was never granted")
+
+
+def test_one_lease_per_conversation_and_tokens_grow(make_memory: MakeMemory) -> None:
+    memory = make_memory()
+    first = memory.try_acquire("c", "run-1", 30)
+    assert first == Lease(conversation_id="c", owner="run-1", token=1, ttl=30)
+    assert memory.try_acquire("c", "run-2", 30) is None
+    assert memory.try_acquire("c", "run-1", 30) is None  # not reentrant either
+    other = memory.try_acquire("elsewhere", "run-2", 30)
+    assert other is not None and other.token == 1
+    memory.release(first)
+    second = memory.try_acquire("c", "run-2", 30)
+    assert second is not None and second.token == 2
+
+
+def test_renew_and_release_only_touch_a_live_lease(make_memory: MakeMemory) -> None:
+    memory = make_memory()
+    lease = memory.try_acquire("c", "run-1", 30)
+    assert memory.renew(lease) is True
+    memory.release(lease)
+    assert memory.renew(lease) is False
+    successor = memory.try_acquire("c", "run-2", 30)
+    memory.release(lease)  # the old holder's late release must not free the new lease
+    assert memory.try_acquire("c", "run-3", 30) is None
+    assert memory.renew(successor) is True
+
+
+def test_a_fenced_append_writes_only_under_a_live_lease(make_memory: MakeMemory) -> None:
+    memory = make_memory(max_turns=2)
+    lease = memory.try_acquire("c", "run-1", 30)
+    memory.append("c", turn("t1"), lease=lease)
+    memory.append("c", turn("t2"), lease=lease)
+    memory.append("c", turn("t3"), lease=lease)
+    assert split_turns(memory.load("c")) == [turn("t2"), turn("t3")]  # trimmed as usual
+    memory.release(lease)
+    with pytest.raises(ConversationBusyError, match="'c'") as caught:
+        memory.append("c", turn("late"), lease=lease)
+    assert caught.value.conversation_id == "c"
+    assert split_turns(memory.load("c")) == [turn("t2"), turn("t3")]
+    memory.append("c", turn("plain"))  # callers without leases write as before
+    assert split_turns(memory.load("c"))[-1] == turn("plain")
+
+
+def test_a_plain_append_is_not_blocked_by_a_lease(make_memory: MakeMemory) -> None:
+    memory = make_memory()
+    assert memory.try_acquire("c", "run-1", 30) is not None
+    memory.append("c", turn("plain"))
+    assert memory.load("c") == turn("plain")
+
+
+def test_an_expired_lease_is_fenced_out(make_memory: MakeMemory) -> None:
+    memory = make_memory()
+    stale = memory.try_acquire("c", "paused", 0.05)  # never renewed: expires in 50 ms
+    fresh = acquire_eventually(memory, "c", "next", 30)
+    assert fresh.token == stale.token + 1
+    assert memory.renew(stale) is False
+    with pytest.raises(ConversationBusyError):
+        memory.append("c", turn("stale"), lease=stale)
+    memory.release(stale)
+    assert memory.try_acquire("c", "third", 30) is None  # still held by the fresh lease
+    memory.append("c", turn("fresh"), lease=fresh)
+    assert memory.load("c") == turn("fresh")
+
+
+def test_an_expired_lease_is_refused_even_before_anyone_takes_it(make_memory: MakeMemory) -> None:
+    memory = make_memory()
+    stale = memory.try_acquire("c", "paused", 0.05)
+    # A lease granted after the stale one, with the same ttl, on another conversation: once it
+    # can be taken again, the stale one has expired too (without anyone taking "c").
+    assert memory.try_acquire("clock", "probe", 0.05) is not None
+    acquire_eventually(memory, "clock", "probe 2", 30)
+    with pytest.raises(ConversationBusyError):
+        memory.append("c", turn("stale"), lease=stale)
+    assert memory.load("c") == []
+    assert memory.try_acquire("c", "next", 30).token == stale.token + 1
+
+
+def test_clearing_a_history_keeps_its_lease(make_memory: MakeMemory) -> None:
+    memory = make_memory()
+    lease = memory.try_acquire("c", "run-1", 30)
+    memory.append("c", turn("t"), lease=lease)
+    memory.clear("c")
+    memory.clear()
+    assert memory.try_acquire("c", "run-2", 30) is None
+    memory.release(lease)
+    assert memory.try_acquire("c", "run-2", 30).token == 2
+
+
+def test_concurrent_acquires_grant_one_lease(make_memory: MakeMemory) -> None:
+    memory = make_memory()
+    contenders = 8
+    start = threading.Barrier(contenders)
+    granted: list[Any] = []
+
+    def contend(i: int) -> None:
+        start.wait(timeout=10)
+        granted.append(memory.try_acquire("c", f"run-{i}", 30))
+
+    threads = [threading.Thread(target=contend, args=(i,)) for i in range(contenders)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    winners = [lease for lease in granted if lease is not None]
+    assert len(granted) == contenders and len(winners) == 1
+    assert winners[0].token == 1

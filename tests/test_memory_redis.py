@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
 import pytest
+import reactivex
 from redis_server import RedisServer, free_port, running_redis_server
 
 from rxreact import ChatMemoryError, ConfigurationError
 from rxreact.memory import RedisChatMemory
 from rxreact.messages import AssistantMessage, UserMessage
+from rxreact.model.retry_policy import Backoff
+from rxreact.operators import with_lease
 
 
 @pytest.fixture(scope="session")
@@ -76,6 +80,24 @@ def test_ttl_is_set_and_refreshed_by_each_turn(client: Any, ttl: Any) -> None:
     client.pexpire("rxreact:turns:c", 5_000)
     memory.append("c", qa("two"))
     assert 5_000 < client.pttl("rxreact:turns:c") <= 30_000
+
+
+def test_lease_keys_expire_and_the_fence_key_lives_as_long_as_the_conversation(
+    client: Any,
+) -> None:
+    forever, forgetful = (
+        RedisChatMemory(client, prefix="a:"),
+        RedisChatMemory(client, prefix="b:", ttl=60),
+    )
+    for memory, prefix in ((forever, "a:"), (forgetful, "b:")):
+        lease = memory.try_acquire("c", "run", 2.5)
+        assert 0 < client.pttl(f"{prefix}lease:c") <= 2_500
+        assert client.get(f"{prefix}lease:c") == f"{lease.token}:run".encode()
+        memory.release(lease)
+        assert client.exists(f"{prefix}lease:c") == 0
+    assert client.pttl("a:fence:c") == -1  # no conversation ttl: kept
+    assert 2_500 < client.pttl("b:fence:c") <= 60_000
+    assert client.get("b:fence:c") == b"1"
 
 
 def test_ttl_and_max_turns_must_be_positive() -> None:
@@ -149,3 +171,58 @@ def test_missing_redis_py_raises_configuration_error(monkeypatch: pytest.MonkeyP
     monkeypatch.setitem(sys.modules, "redis", None)
     with pytest.raises(ConfigurationError, match=r"rxreact\[redis\]"):
         RedisChatMemory("redis://127.0.0.1:1/0")
+
+
+def subscribed(client: Any, channel: str) -> bool:
+    """Until the channel has a subscriber on the server (a notice sent before is lost)."""
+    poll = threading.Event()
+    for _ in range(2000):
+        if dict(client.pubsub_numsub(channel)).get(channel.encode(), 0) >= 1:
+            return True
+        poll.wait(0.005)
+    return False
+
+
+def test_a_release_is_announced_to_every_process(client: Any) -> None:
+    here, there = RedisChatMemory(client, prefix="app:"), RedisChatMemory(client, prefix="app:")
+    heard: list[str] = []
+    got = threading.Event()
+
+    def hear(conversation_id: str) -> None:
+        heard.append(conversation_id)
+        got.set()
+
+    subscription = here.releases().subscribe(hear)
+    try:
+        assert subscribed(client, "app:lease-released")
+        lease = there.try_acquire("c", "elsewhere", 30)
+        there.release(lease)
+        there.release(lease)  # a second release of the same lease announces nothing
+        assert got.wait(10)
+        assert heard == ["c"]
+    finally:
+        subscription.dispose()
+
+
+def test_a_waiter_in_another_process_starts_on_the_notice_not_its_poll(client: Any) -> None:
+    here, there = RedisChatMemory(client, prefix="app:"), RedisChatMemory(client, prefix="app:")
+    held = there.try_acquire("c", "another process", 30)
+    started = threading.Event()
+
+    def body(lease: Any) -> reactivex.Observable[Any]:
+        started.set()
+        return reactivex.never()
+
+    # polls only every minute: only the notice can start the body within the test's wait
+    waiting = with_lease(
+        here, "c", body, owner="me", ttl=30, poll=Backoff(base=60.0, cap=60.0)
+    ).subscribe(on_error=lambda e: started.set())
+    try:
+        assert subscribed(client, "app:lease-released")
+        assert not started.is_set()
+        there.release(held)
+        assert started.wait(10)
+        assert here.try_acquire("c", "third", 30) is None  # the waiter holds it now
+    finally:
+        waiting.dispose()
+    assert here.try_acquire("c", "third", 30) is not None  # and let it go when disposed

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rxreact import ChatMemoryError, ReactAgent
+from rxreact import ChatMemoryError, ConversationBusyError, ReactAgent
 from rxreact.memory import SQLiteChatMemory
 from rxreact.memory.sqlite import SCHEMA_VERSION
 from rxreact.messages import AssistantMessage, UserMessage
@@ -145,3 +145,48 @@ def test_an_agent_remembers_across_runs_and_reopened_files(tmp_path: Path) -> No
         ("user", "Who am I?"),
     ]
     assert [m.content for m in stored] == [m.content for m in second] + ["You are Ada."]
+
+
+def test_a_version_1_file_is_migrated_and_keeps_its_turns(tmp_path: Path) -> None:
+    path = tmp_path / "v1.db"
+    db = sqlite3.connect(path)
+    with db:  # the schema rxreact wrote before leases existed
+        db.execute("PRAGMA application_id = 0x7278524D")
+        db.execute("PRAGMA user_version = 1")
+        db.execute(
+            "CREATE TABLE turns (seq INTEGER PRIMARY KEY AUTOINCREMENT, "
+            "conversation_id TEXT NOT NULL, messages TEXT NOT NULL)"
+        )
+        db.execute("CREATE INDEX turns_by_conversation ON turns (conversation_id, seq)")
+        db.execute(
+            "INSERT INTO turns (conversation_id, messages) VALUES ('c', ?)",
+            ('[{"role": "user", "content": "old?"}, {"role": "assistant", "content": "old."}]',),
+        )
+    db.close()
+    with SQLiteChatMemory(path) as memory:
+        assert memory.load("c") == qa("old")
+        lease = memory.try_acquire("c", "run", 30)
+        assert lease is not None and lease.token == 1
+        memory.append("c", qa("new"), lease=lease)
+    db = sqlite3.connect(path)
+    try:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    finally:
+        db.close()
+    with SQLiteChatMemory(path) as memory:  # reopening a migrated file changes nothing
+        assert memory.load("c") == [*qa("old"), *qa("new")]
+        assert memory.try_acquire("c", "other", 30) is None
+
+
+def test_leases_are_shared_by_two_connections_to_one_file(tmp_path: Path) -> None:
+    path = tmp_path / "chat.db"
+    with SQLiteChatMemory(path) as one, SQLiteChatMemory(path) as two:
+        lease = one.try_acquire("c", "run-1", 30)
+        assert lease is not None
+        assert two.try_acquire("c", "run-2", 30) is None
+        one.release(lease)
+        taken = two.try_acquire("c", "run-2", 30)
+        assert taken is not None and taken.token == 2
+        with pytest.raises(ConversationBusyError):
+            one.append("c", qa("late"), lease=lease)
+        assert two.load("c") == []

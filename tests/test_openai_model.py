@@ -17,6 +17,7 @@ from typing import Any, Self
 
 import httpx
 import pytest
+from conftest import FIXTURES
 from reactivex import Observable, abc
 from reactivex.scheduler import CurrentThreadScheduler
 from reactivex.testing import TestScheduler
@@ -59,7 +60,6 @@ from rxreact.testing import MockOpenAIServer
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("io_mode")]
 IO_THREAD = {"thread": "rxreact-http", "loop": "rxreact-io"}
 
-FIXTURES = Path(__file__).parents[2] / "shared/fixtures/streams"
 KEY = "sk-test-0123456789SECRET"
 FAST = Backoff(base=0.01, factor=2.0, cap=0.05)
 REQUEST = ChatRequest(messages=(UserMessage(content="hi"),))
@@ -413,6 +413,31 @@ def test_backoff_waits_on_the_subscribers_scheduler() -> None:
 
     assert recorder.completed
     assert len(server.requests) == 3
+
+
+def test_retry_after_on_a_503_is_waited_for_on_the_subscribers_scheduler() -> None:
+    scheduler = RecordingTestScheduler()
+    script: list[Reply] = [HTTPErrorReply(503, "busy", {"Retry-After": "2"}), text_reply("ok")]
+    no_watchdog = {"first_chunk_timeout": None, "chunk_timeout": None}
+    patient = Backoff(base=0.01, cap=0.05, max_retry_wait=5)
+    with serve(script, backoff=patient, **no_watchdog) as (server, model):
+        recorder = Recorder()
+        recorder.subscribe(model.stream(REQUEST), scheduler=scheduler)
+        assert scheduler.waits.get(timeout=5) == pytest.approx(2.0)  # not the 0.01 backoff
+        scheduler.advance_by(2.0)
+        recorder.wait()
+
+    assert recorder.completed
+    assert len(server.requests) == 2
+
+
+def test_a_503_retry_after_past_max_retry_wait_fails_at_once_carrying_it() -> None:
+    with serve([HTTPErrorReply(503, "later", {"Retry-After": "30"})]) as (server, model):
+        recorder = collect(model.stream(REQUEST))
+
+    assert isinstance(recorder.error, ServerError)
+    assert recorder.error.retry_after == 30
+    assert len(server.requests) == 1
 
 
 def test_dispose_during_backoff_cancels_the_retry(caplog: pytest.LogCaptureFixture) -> None:

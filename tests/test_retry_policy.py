@@ -74,3 +74,22 @@ def test_retry_after_is_honoured_up_to_the_cap() -> None:
     assert retry_delay(RateLimitError(429, "x", retry_after=3), 0, 2, backoff) == 3
     assert retry_delay(RateLimitError(429, "x", retry_after=0.1), 0, 2, backoff) == 0.5
     assert retry_delay(RateLimitError(429, "x", retry_after=9), 0, 2, backoff) is None
+
+
+def test_retry_after_on_a_503_is_honoured_too() -> None:
+    backoff = Backoff(base=0.5, cap=8)
+
+    assert retry_delay(ServerError(503, "busy", retry_after=2), 0, 2, backoff) == 2
+    assert retry_delay(ServerError(503, "busy", retry_after=9), 0, 2, backoff) is None
+
+
+def test_max_retry_wait_chooses_how_long_a_retry_after_is_waited_for() -> None:
+    patient = Backoff(cap=8, max_retry_wait=60)
+    hasty = Backoff(cap=8, max_retry_wait=1)
+
+    assert retry_delay(RateLimitError(429, "x", retry_after=30), 0, 2, patient) == 30
+    assert retry_delay(ServerError(503, "x", retry_after=30), 0, 2, patient) == 30
+    assert retry_delay(RateLimitError(429, "x", retry_after=2), 0, 2, hasty) is None
+    assert retry_delay(ServerError(503, "x", retry_after=0.5), 0, 2, hasty) == 0.5
+    with pytest.raises(ValueError, match="invalid backoff"):
+        Backoff(max_retry_wait=-1)

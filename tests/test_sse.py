@@ -223,3 +223,21 @@ def test_data_round_trips(values: list[str], newline: bytes, data: st.DataObject
     stream = b"".join(b"data: " + v.encode() + newline + newline for v in values)
     cuts = data.draw(st.lists(st.integers(0, len(stream)), max_size=8))
     assert [e.data for e in decode_split(stream, cuts)] == values
+
+
+# --- the line limit (issue 11, item 6) -------------------------------------------------------
+
+
+def test_a_line_past_the_limit_raises_as_soon_as_it_is_read() -> None:
+    from rxreact.errors import ResponseTooLargeError
+
+    decoder = SSEDecoder(max_line=100)
+    assert decoder.feed(b"data: " + b"x" * 90 + b"\n\n")  # within the limit
+    decoder.feed(b"data: " + b"y" * 60)
+    with pytest.raises(ResponseTooLargeError) as caught:
+        decoder.feed(b"y" * 60)  # no line end yet: the partial line alone passes the limit
+    assert (caught.value.what, caught.value.limit) == ("sse_line", 100)
+    with pytest.raises(ResponseTooLargeError):
+        SSEDecoder(max_line=100).feed(b"data: " + b"z" * 200 + b"\n\n")
+    with pytest.raises(ResponseTooLargeError):
+        SSEDecoder(max_line=100).feed(b"data: a\n\ndata: " + b"z" * 200 + b"\ndata: b\n\n")

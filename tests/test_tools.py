@@ -157,3 +157,8 @@ def test_dispose_sets_the_token_and_drops_the_late_result() -> None:
     subscription.dispose()
     assert token.cancelled
     assert seen == []
+
+
+def test_arguments_nested_a_million_deep_are_an_arguments_error() -> None:
+    with pytest.raises(ToolArgumentsError, match="nested too deeply"):
+        forecast.parse_arguments("[" * 10**6 + "]" * 10**6)

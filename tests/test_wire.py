@@ -460,3 +460,25 @@ def test_completion_equals_the_assembled_stream() -> None:
     ]
     whole = parse_completion(completion({"role": "assistant", "content": "It is."}))
     assert assemble(c for c in streamed if c is not None) == whole
+
+
+# --- a choice that ends in an error (issue 11, item 3) --------------------------------------
+
+
+def test_finish_reason_error_is_a_provider_error() -> None:
+    with pytest.raises(ProviderStreamError) as caught:
+        parse_chunk(chunk({"content": "half an ans"}, finish_reason="error"))
+    assert "finish_reason 'error'" in caught.value.provider_message
+
+
+def test_an_error_object_inside_choice_zero_is_a_provider_error() -> None:
+    data = chunk({}, finish_reason="error", error={"message": "upstream died", "code": 502})
+    with pytest.raises(ProviderStreamError) as caught:
+        parse_chunk(data)
+    assert (caught.value.provider_message, caught.value.code) == ("upstream died", 502)
+
+
+def test_a_completion_that_ended_in_error_is_a_provider_error() -> None:
+    body = {"choices": [{"index": 0, "message": {"content": "cut"}, "finish_reason": "error"}]}
+    with pytest.raises(ProviderStreamError):
+        parse_completion(body)

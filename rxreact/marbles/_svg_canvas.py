@@ -20,14 +20,8 @@ COLORS = {
     "error_fill": "#f8c9c9",
 }
 CHUNK_COLORS = {"t": COLORS["answer"], "z": COLORS["reasoning"], "c": COLORS["tool"], "f": "#333"}
+CHECK_COLORS = {"P": COLORS["answer"], "X": COLORS["error"], "E": COLORS["forced"]}
 LANE_COLORS = {"text": COLORS["answer"], "reasoning": COLORS["reasoning"]}
-LEGEND = (
-    ("answer round", COLORS["answer"], "bar"),
-    ("tool round", COLORS["tool"], "bar"),
-    ("forced round", COLORS["forced_band"], "band"),
-    ("tool call", COLORS["tool_fill"], "exec"),
-    ("tool error", COLORS["error_fill"], "error"),
-)
 CHAR_W = 6.2  # approximate width of a 10 px sans-serif character
 
 
@@ -40,6 +34,8 @@ class Scale:
     x0: float
     x1: float
     step: float
+    by_order: bool = False
+    """Times are event numbers (the recording laid out by order), not seconds."""
 
     def x(self, t: float) -> float:
         return self.x0 + (t - self.t0) / (self.t1 - self.t0) * (self.x1 - self.x0)
@@ -48,6 +44,8 @@ class Scale:
         return [self.t0 + i * self.step for i in range(round((self.t1 - self.t0) / self.step) + 1)]
 
     def label(self, t: float) -> str:
+        if self.by_order:
+            return f"#{round(t - self.t0)}"
         seconds = round(t - self.t0, 9)
         if self.step < 0.5 and seconds:
             return f"{round(seconds * 1000, 6):g} ms"
@@ -59,9 +57,15 @@ class Canvas:
     """SVG elements collected in drawing order."""
 
     parts: list[str] = field(default_factory=list)
+    used: set[str] = field(default_factory=set)
+    """Kinds of glyph drawn so far (keys of ``_svg_legend.GLYPHS``), for the legend."""
 
     def add(self, element: str) -> None:
         self.parts.append(element)
+
+    def mark(self, *keys: str) -> None:
+        """Note that glyphs of these kinds were drawn (the legend explains each)."""
+        self.used.update(keys)
 
     def text(
         self,
@@ -94,6 +98,7 @@ def density(
         i = min(bins - 1, max(0, int((t - scale.t0) / width)))
         counts[i] = counts.get(i, 0) + 1
     bars(canvas, scale, counts, width, y, color, what)
+    canvas.mark("density")
 
 
 def bars(
@@ -128,15 +133,6 @@ def diamond(x: float, y: float, color: str, stroke: str, tip: str) -> str:
     return (
         f'<path d="M{x:.1f},{y - 7} L{x + 6:.1f},{y} L{x:.1f},{y + 7} L{x - 6:.1f},{y} Z" '
         f'fill="{color}" stroke="{stroke}" stroke-width="2"><title>{escape(tip)}</title></path>'
-    )
-
-
-def swatch(x: float, y: float, color: str, kind: str) -> str:
-    """A legend swatch: a round bar, the forced band, or a tool bar."""
-    stroke = {"exec": COLORS["tool"], "error": COLORS["error"], "band": "#e6c9a0"}.get(kind, color)
-    return (
-        f'<rect x="{x:.1f}" y="{y + 1}" width="12" height="10" rx="2" fill="{color}" '
-        f'stroke="{stroke}"/>'
     )
 
 

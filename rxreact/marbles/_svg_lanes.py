@@ -11,6 +11,7 @@ from xml.sax.saxutils import escape
 
 from rxreact.marbles._svg_canvas import (
     CHAR_W,
+    CHECK_COLORS,
     CHUNK_COLORS,
     COLORS,
     LANE_COLORS,
@@ -50,6 +51,10 @@ class Execution:
     finished: bool
     is_error: bool
     content: str
+    progress: tuple[float, ...] = ()
+    """Times of the call's ``tool_progress`` events."""
+    asked: float | None = None
+    """When approval was requested (the wait runs from here to ``start``)."""
 
 
 def round_spans(recording: Recording) -> list[RoundSpan]:
@@ -82,23 +87,36 @@ def round_spans(recording: Recording) -> list[RoundSpan]:
 
 
 def executions(recording: Recording) -> list[Execution]:
-    started: dict[tuple[int, str], Marble] = {}
-    results: dict[tuple[int, str], Marble] = {}
+    by_type: dict[str, dict[tuple[int, str], Marble]] = {}
+    progress: dict[tuple[int, str], list[float]] = {}
     for marble in recording.lane("tools"):
         key = (marble.value.round, marble.value.call_id)
-        target = started if marble.value.type == "tool_execution_started" else results
-        target.setdefault(key, marble)
+        if marble.value.type == "tool_progress":
+            progress.setdefault(key, []).append(marble.time)
+        else:
+            by_type.setdefault(marble.value.type, {}).setdefault(key, marble)
+    started = by_type.get("tool_execution_started", {})
+    results = by_type.get("tool_result", {})
+    asked = by_type.get("tool_approval_requested", {})
     found = []
-    for key, begin in started.items():
+    for key in {**asked, **started}:
+        begin = started.get(key)
+        request = asked.get(key)
         result = results.get(key)
+        first = begin or request
+        assert first is not None
+        end = result.time if result else recording.end
         found.append(
             Execution(
-                name=begin.value.name,
-                start=begin.time,
-                end=result.time if result else recording.end,
+                name=first.value.name,
+                # a denied call never started: its bar is the moment of its result
+                start=begin.time if begin else end,
+                end=end,
                 finished=result is not None,
                 is_error=bool(result and result.value.is_error),
                 content=result.value.content if result else "(no result)",
+                progress=tuple(progress.get(key, ())),
+                asked=request.time if request else None,
             )
         )
     return found
@@ -156,6 +174,9 @@ def draw_rounds(
             )
             tip = f"round {span.number}: {mode} {scale.label(a)}–{scale.label(b)}"
             width = max(1.5, scale.x(b) - scale.x(a))
+            canvas.mark(
+                {"final_answer": "answer round", "tool_call": "tool round"}.get(mode, "undecided")
+            )
             canvas.add(
                 f'<rect x="{scale.x(a):.1f}" y="{y - 5}" width="{width:.1f}" height="10" rx="2" '
                 f'fill="{color}"><title>{escape(tip)}</title></rect>'
@@ -165,10 +186,12 @@ def draw_rounds(
             stroke = COLORS["forced"] if i else "#fff"
             tip = ("switched to " if i else "mode decided: ") + mode
             canvas.add(diamond(scale.x(t), y, color, stroke, tip))
+            canvas.mark("mode switched" if i else "mode decided")
     for marble in recording.marbles:
         kind = getattr(marble.value, "type", None) if marble.kind == "next" else None
         x = scale.x(marble.time)
         if kind == "max_rounds_reached":
+            canvas.mark("max rounds")
             canvas.add(
                 f'<path d="M{x - 6:.1f},{y - 15} L{x + 6:.1f},{y - 15} L{x:.1f},{y - 6} Z" '
                 f'fill="{COLORS["forced"]}"><title>max_rounds_reached after round '
@@ -176,6 +199,7 @@ def draw_rounds(
             )
         elif kind == "final_answer":
             tip = f"final_answer ({marble.value.rounds} rounds): {clip(marble.value.text, 300)}"
+            canvas.mark("final answer")
             canvas.add(
                 f'<circle cx="{x:.1f}" cy="{y}" r="6.5" fill="#fff" stroke="{COLORS["answer"]}" '
                 f'stroke-width="2.5"><title>{escape(tip)}</title></circle>'
@@ -205,11 +229,30 @@ def draw_tools(
                 else (COLORS["tool_fill"], COLORS["tool"])
             )
             dash = "" if item.finished else ' stroke-dasharray="3 2"'
+            canvas.mark(
+                "tool error" if item.is_error else "tool run" if item.finished else "tool running"
+            )
             tip = f"{item.name}: {clip(item.content, 300)}"
             canvas.add(
                 f'<rect x="{x0:.1f}" y="{y + 2}" width="{x1 - x0:.1f}" height="{row_h - 5}" rx="3" '
                 f'fill="{fill}" stroke="{stroke}"{dash}><title>{escape(tip)}</title></rect>'
             )
+            if item.asked is not None:  # the wait for approval: a thin line up to the bar
+                canvas.mark("approval wait")
+                xa = scale.x(item.asked)
+                canvas.add(
+                    f'<line x1="{xa:.1f}" x2="{x0:.1f}" y1="{y + row_h / 2}" y2="{y + row_h / 2}" '
+                    f'stroke="{COLORS["tool"]}" stroke-dasharray="2 2"><title>waiting for '
+                    f"approval</title></line>"
+                )
+            if item.progress:
+                canvas.mark("tool progress")
+            for at in item.progress:  # progress: white ticks on the bar
+                xp = scale.x(at)
+                canvas.add(
+                    f'<line x1="{xp:.1f}" x2="{xp:.1f}" y1="{y + 4}" y2="{y + row_h - 5}" '
+                    f'stroke="#fff" stroke-width="2"><title>progress</title></line>'
+                )
             label_x = x0 + 4 if inside else x1 + 4
             canvas.text(
                 label_x,
@@ -223,25 +266,54 @@ def draw_tools(
 def draw_calls(
     canvas: Canvas, scale: Scale, marbles: Sequence[Marble], y: float, max_marks: int
 ) -> None:
-    """Calls the model makes: a dot (named) where a call starts, a tick per argument piece."""
+    """Calls the model makes: a dot (named) where a call starts, a tick per argument piece.
+
+    Every call's name is shown: above the dot, else below it when the one above would overlap
+    a neighbour's, else shortened (the whole name in its tooltip).
+    """
     if len(marbles) > max_marks:
         density(canvas, scale, [m.time for m in marbles], y, COLORS["tool"], "tool-call events")
         return
-    label_end = -math.inf
+    label_rows = [(y - 7, -math.inf), (y + 14, -math.inf)]  # baseline, where the last one ends
     for marble in marbles:
         x = scale.x(marble.time)
         if marble.value.type == "tool_call_started":
-            tip = f"{marble.value.name} ({marble.value.call_id}) @ {scale.label(marble.time)}"
+            name = marble.value.name
+            tip = f"{name} ({marble.value.call_id}) @ {scale.label(marble.time)}"
             canvas.add(dot(x, y, 5, COLORS["tool"], tip))
-            if x + 8 > label_end:
-                canvas.text(x + 8, y - 7, marble.value.name, size=10, fill="#1d3f80")
-                label_end = x + 12 + len(marble.value.name) * CHAR_W
+            canvas.mark("tool call")
+            label_rows = _place_label(canvas, label_rows, x + 8, name)
         else:
             tip = f"arguments {marble.value.delta!r} @ {scale.label(marble.time)}"
+            canvas.mark("argument piece")
             canvas.add(
                 f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y - 4}" y2="{y + 4}" stroke="#7d9be0">'
                 f"<title>{escape(tip)}</title></line>"
             )
+
+
+def _place_label(
+    canvas: Canvas, rows: list[tuple[float, float]], x: float, name: str
+) -> list[tuple[float, float]]:
+    """Draw ``name`` at ``x`` in the first row where it fits whole, else shortened in the row
+    that ends first; returns the rows' new ends."""
+    for text in (name, clip(name, 4)):
+        for i, (_, end) in enumerate(rows):
+            if end + 4 <= x:
+                return _label_at(canvas, rows, i, x, text, name)
+    i = min(range(len(rows)), key=lambda r: rows[r][1])
+    return _label_at(canvas, rows, i, max(x, rows[i][1] + 4), clip(name, 2), name)
+
+
+def _label_at(
+    canvas: Canvas, rows: list[tuple[float, float]], i: int, x: float, text: str, name: str
+) -> list[tuple[float, float]]:
+    baseline, _ = rows[i]
+    canvas.add(
+        f'<text x="{x:.1f}" y="{baseline:.1f}" font-size="10" fill="#1d3f80" '
+        f'class="call-label"><title>{escape(name)}</title>{escape(text)}</text>'
+    )
+    return [(b, x + len(text) * CHAR_W) if r == i else (b, e) for r, (b, e) in enumerate(rows)]
 
 
 def draw_points(
@@ -254,28 +326,32 @@ def draw_points(
         return
     symbols, legend = symbolize(lane, [m.value for m in marbles])
     big = lane not in ("chunks", "text", "reasoning") and len(marbles) <= 40
+    checks = lane == "checks"  # its symbols say more than a clipped event repr
     for marble, symbol in zip(marbles, symbols, strict=True):
         x = scale.x(marble.time)
         tip = f"{clip(repr(legend.get(symbol, marble.value)), 200)} @ {scale.label(marble.time)}"
         tip += f" on {marble.thread}"
         if lane == "chunks":
             tick = CHUNK_COLORS.get(symbol, "#b8bec8")
+            canvas.mark(f"chunk {symbol}" if symbol in CHUNK_COLORS else "chunk other")
             canvas.add(
                 f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y - 7}" y2="{y + 7}" stroke="{tick}" '
                 f'stroke-width="1.5"><title>{escape(tip)}</title></line>'
             )
         elif big:
-            canvas.add(dot(x, y, 8, color, tip))
+            canvas.mark(lane if lane in LANE_COLORS else "value")
+            canvas.add(dot(x, y, 8, CHECK_COLORS.get(symbol, color) if checks else color, tip))
             canvas.text(
                 x,
                 y + 3.5,
-                clip(str(marble.value), 3, "")[:3],
+                symbol if checks else clip(str(marble.value), 3, "")[:3],
                 size=9,
                 fill="#fff",
                 anchor="middle",
                 weight="600",
             )
         else:
+            canvas.mark(lane if lane in LANE_COLORS else "value")
             canvas.add(dot(x, y, 4.5, color, tip))
 
 
@@ -290,3 +366,4 @@ def _running(canvas: Canvas, scale: Scale, items: Sequence[Execution], y: float)
         for i in range(max(0, first), min(bins, last + 1)):
             counts[i] = counts.get(i, 0) + 1
     bars(canvas, scale, counts, width, y, COLORS["tool"], "tools running")
+    canvas.mark("density")

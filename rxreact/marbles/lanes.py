@@ -12,7 +12,11 @@ An agent run splits into lanes by event kind; anything else goes to the ``value`
     reasoning    reasoning_delta                                  a, b, c... one per distinct delta
     text         text_delta                                       a, b, c... one per distinct delta
     tool_calls   tool_call_started, tool_call_args_delta          A started, a arguments (B b...)
-    tools        tool_execution_started, tool_result              A started, a result (B b...)
+    tools        tool_execution_started, tool_progress,           A started, a result (B b...)
+                 tool_result, tool_approval_requested             ~ progress, ? approval asked
+    checks       context_trimmed, validation_started,             C trimmed  V validating
+                 answer_validated                                 P passed  X rejected
+                                                                   E judge failed
     value        anything else                                    a, b, c... one per distinct value
 
 Letters of the two tool lanes follow the run's calls in order, so call ``B`` is the same call in
@@ -23,7 +27,7 @@ parseable by ``reactivex``'s own marble parser with the legend as ``lookup``.
 from __future__ import annotations
 
 import string
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -32,7 +36,7 @@ from rxreact.model.chunks import ChatChunk
 
 __all__ = ["LANE_ORDER", "lane_of", "symbolize"]
 
-LANE_ORDER = ("rounds", "chunks", "reasoning", "text", "tool_calls", "tools", "value")
+LANE_ORDER = ("rounds", "chunks", "reasoning", "text", "tool_calls", "tools", "checks", "value")
 """The order lanes are shown in; other lane names follow, in order of first appearance."""
 
 _EVENT_LANES = {
@@ -46,7 +50,12 @@ _EVENT_LANES = {
     "tool_call_started": "tool_calls",
     "tool_call_args_delta": "tool_calls",
     "tool_execution_started": "tools",
+    "tool_progress": "tools",
+    "tool_approval_requested": "tools",
     "tool_result": "tools",
+    "context_trimmed": "checks",
+    "validation_started": "checks",
+    "answer_validated": "checks",
 }
 
 _LETTERS = string.ascii_lowercase + string.ascii_uppercase
@@ -75,6 +84,8 @@ def symbolize(lane: str, values: Sequence[Any]) -> tuple[list[str], dict[str, An
         return _round_symbols(values)
     if lane in ("tool_calls", "tools"):
         return _call_symbols(values)
+    if lane == "checks":
+        return _check_symbols(values)
     if lane in ("text", "reasoning"):
         return _distinct([getattr(v, "delta", v) for v in values])
     return _distinct(list(values))
@@ -107,25 +118,53 @@ def _chunk_symbol(chunk: Any) -> str:
     return "r" if chunk.role else "."
 
 
-def _round_symbols(values: Sequence[Any]) -> tuple[list[str], dict[str, Any]]:
+def _by_kind(
+    values: Sequence[Any], symbol_of: Callable[[Any], tuple[str, str]]
+) -> tuple[list[str], dict[str, Any]]:
+    """Symbols of a lane whose symbol depends on each event alone; the legend keeps the first
+    label of each symbol."""
     symbols: list[str] = []
     legend: dict[str, Any] = {}
     for value in values:
-        kind = getattr(value, "type", "")
-        if kind == "round_mode_decided":
-            mode = getattr(value, "mode", "")
-            tool = mode == "tool_call"
-            symbol, label = ("T", "mode: tool_call") if tool else ("A", "mode: final_answer")
-        else:
-            symbol, label = {
-                "round_started": ("R", "round_started"),
-                "round_finished": ("f", "round_finished"),
-                "max_rounds_reached": ("M", "max_rounds_reached"),
-                "final_answer": ("F", "final_answer"),
-            }.get(kind, (_OVERFLOW, "other"))
+        symbol, label = symbol_of(value)
         symbols.append(symbol)
         legend.setdefault(symbol, label)
     return symbols, legend
+
+
+def _round_symbols(values: Sequence[Any]) -> tuple[list[str], dict[str, Any]]:
+    return _by_kind(values, _round_symbol)
+
+
+def _round_symbol(value: Any) -> tuple[str, str]:
+    kind = getattr(value, "type", "")
+    if kind == "round_mode_decided":
+        tool = getattr(value, "mode", "") == "tool_call"
+        return ("T", "mode: tool_call") if tool else ("A", "mode: final_answer")
+    return {
+        "round_started": ("R", "round_started"),
+        "round_finished": ("f", "round_finished"),
+        "max_rounds_reached": ("M", "max_rounds_reached"),
+        "final_answer": ("F", "final_answer"),
+    }.get(kind, (_OVERFLOW, "other"))
+
+
+def _check_symbols(values: Sequence[Any]) -> tuple[list[str], dict[str, Any]]:
+    return _by_kind(values, _check_symbol)
+
+
+def _check_symbol(value: Any) -> tuple[str, str]:
+    kind = getattr(value, "type", "")
+    if kind == "answer_validated":
+        passed = getattr(value, "passed", None)
+        symbol = "E" if passed is None else "P" if passed else "X"
+        label = {"P": "passed", "X": "rejected", "E": "judge failed"}[symbol]
+        feedback = getattr(value, "error", None) or getattr(value, "feedback", "")
+        return symbol, label + (f": {feedback}" if feedback else "")
+    return {
+        "validation_started": ("V", "validation_started"),
+        "context_trimmed": ("C", "context_trimmed"),
+    }.get(kind, (_OVERFLOW, "other"))
 
 
 def _call_symbols(values: Sequence[Any]) -> tuple[list[str], dict[str, Any]]:
@@ -156,6 +195,23 @@ def _call_symbols(values: Sequence[Any]) -> tuple[list[str], dict[str, Any]]:
             symbol = letter(key).lower()
             arguments[symbol] = arguments.get(symbol, "") + str(getattr(value, "delta", ""))
             legend[symbol] = arguments[symbol]
+        elif kind == "tool_approval_requested":
+            symbol = "?"
+            key = (number, str(getattr(value, "call_id", "")))
+            legend["?"] = (
+                f"{legend['?']}, {letter(key)}"
+                if "?" in legend
+                else "approval asked: " + letter(key)
+            )
+        elif kind == "tool_progress":
+            symbol = "~"
+            key = (number, str(getattr(value, "call_id", "")))
+            shown = f"{letter(key)}: {getattr(value, 'value', '')!r}"
+            before = legend.get("~")
+            if before is None:
+                legend["~"] = f"progress {shown}"
+            elif len(before) < 120:  # a long-running tool's progress would flood the legend
+                legend["~"] = f"{before}, {shown}"
         elif kind == "tool_result":
             symbol = letter((number, str(getattr(value, "call_id", "")))).lower()
             content = str(getattr(value, "content", ""))

@@ -61,7 +61,7 @@ class Recorder(abc.ObserverBase[Any]):
         self._marbles: list[Marble] = []
         self._done = threading.Event()
         self._t0 = time.monotonic()
-        self.start = self._now() if self._virtual is not None else 0.0
+        self.start: float = self._now() if self._virtual is not None else 0.0
         """The time the recording starts from."""
 
     def _now(self) -> float:

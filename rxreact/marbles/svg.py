@@ -19,11 +19,13 @@ slice, so a run of thousands of chunks stays a small, readable drawing.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape, quoteattr
 
 from rxreact.marbles import _svg_lanes as lanes_
-from rxreact.marbles._svg_canvas import COLORS, LEGEND, Canvas, Scale, clip, swatch
+from rxreact.marbles._svg_canvas import COLORS, Canvas, Scale, clip
+from rxreact.marbles._svg_legend import draw_legend, legend_height
 
 if TYPE_CHECKING:
     from rxreact.marbles.recording import Recording
@@ -47,6 +49,7 @@ def render_svg(
     title: str | None = None,
     max_marks: int = 200,
     max_tool_rows: int = 8,
+    layout: str = "auto",
 ) -> str:
     """Draw ``recording`` as an SVG document.
 
@@ -56,11 +59,21 @@ def render_svg(
         title: the heading (default: a summary of the run).
         max_marks: a lane with more values is drawn as density bins.
         max_tool_rows: more concurrent tool rows than this are drawn as a running count.
+        layout: ``"time"`` places marbles at their times, ``"order"`` one step per event
+            (in arrival order), ``"auto"`` by time unless no time passed at all (a scripted run
+            with ``interval=0``), which would put every marble on one spot.
 
     Returns:
         The SVG text (UTF-8, a standalone document).
     """
-    scale = _scale(recording, width)
+    if layout not in ("auto", "time", "order"):
+        raise ValueError(f"layout must be 'auto', 'time' or 'order', got {layout!r}")
+    by_order = layout == "order" or (
+        layout == "auto" and recording.duration == 0 and len(recording.marbles) > 1
+    )
+    if by_order:
+        recording = _by_order(recording)
+    scale = _scale(recording, width, by_order)
     canvas = Canvas()
     rounds = lanes_.round_spans(recording)
     executions = lanes_.executions(recording)
@@ -84,7 +97,6 @@ def render_svg(
             rows.append((lane, f"{count:,}{summary}", _ROW))
     top = _HEADER + _BAND_HEADER
     bottom = top + sum(h for _, _, h in rows)
-    height = bottom + _AXIS
 
     _bands(canvas, scale, rounds, top, bottom, many=len(rounds) > max_marks)
     _grid(canvas, scale, top, bottom)
@@ -105,7 +117,9 @@ def render_svg(
         y += row_height
     _terminal(canvas, scale, recording, top, bottom)
     _axis(canvas, scale, bottom)
-    _header(canvas, recording, rounds, executions, title, width)
+    _header(canvas, recording, title, width, by_order)
+    height = bottom + _AXIS + legend_height(canvas, width)
+    draw_legend(canvas, bottom + _AXIS, width)  # last: it shows what the lanes drew
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family={quoteattr(_FONT)} font-size="11">'
@@ -114,9 +128,19 @@ def render_svg(
     )
 
 
-def _scale(recording: Recording, width: int) -> Scale:
+def _by_order(recording: Recording) -> Recording:
+    """The same marbles one time step apart, in arrival order."""
+    from rxreact.marbles.recording import Recording
+
+    marbles = [replace(m, time=float(i)) for i, m in enumerate(recording.marbles)]
+    return Recording(marbles, start=0.0, virtual=recording.virtual)
+
+
+def _scale(recording: Recording, width: int, by_order: bool = False) -> Scale:
     span = recording.duration
     step = _nice_step(span / 8 if span > 0 else 1.0)
+    if by_order:
+        step = max(1.0, step)
     # A last marble a hair past a tick (5.001 s) does not earn an empty tick of its own.
     ticks = max(1, math.ceil(span / step - 0.01))
     return Scale(
@@ -125,6 +149,7 @@ def _scale(recording: Recording, width: int) -> Scale:
         x0=_LABEL_W,
         x1=width - _RIGHT,
         step=step,
+        by_order=by_order,
     )
 
 
@@ -152,6 +177,8 @@ def _bands(
     for i, span in enumerate(rounds):
         x0, x1 = scale.x(span.start), scale.x(span.end)
         fill = COLORS["forced_band"] if span.forced else ("#f4f6fa" if i % 2 == 0 else "#ffffff")
+        if span.forced:
+            canvas.mark("forced round")
         canvas.add(
             f'<rect x="{x0:.1f}" y="{top - _BAND_HEADER}" width="{max(1.0, x1 - x0):.1f}" '
             f'height="{bottom - top + _BAND_HEADER}" fill="{fill}"/>'
@@ -191,12 +218,14 @@ def _terminal(
         return
     x = scale.x(terminal.time)
     if terminal.kind == "completed":
+        canvas.mark("completed")
         canvas.add(
             f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{bottom}" stroke="#333" '
             f'stroke-width="2"><title>completed at {scale.label(terminal.time)}</title></line>'
         )
         return
     message = f"{type(terminal.value).__name__}: {terminal.value}"
+    canvas.mark("error")
     canvas.add(
         f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{bottom}" stroke="{COLORS["error"]}" '
         f'stroke-width="2"><title>{escape(message)}</title></line>'
@@ -205,43 +234,30 @@ def _terminal(
 
 
 def _header(
-    canvas: Canvas,
-    recording: Recording,
-    rounds: list[lanes_.RoundSpan],
-    executions: list[lanes_.Execution],
-    title: str | None,
-    width: int,
+    canvas: Canvas, recording: Recording, title: str | None, width: int, by_order: bool
 ) -> None:
-    """The title, the answer (or the error) under it, and a legend of what this drawing uses."""
-    modes = {mode for span in rounds for _, mode in span.decisions}
-    shown = {
-        "answer round": "final_answer" in modes,
-        "tool round": "tool_call" in modes,
-        "forced round": any(span.forced for span in rounds),
-        "tool call": bool(executions),
-        "tool error": any(e.is_error for e in executions),
-    }
-    x = width - _RIGHT
-    for label, color, kind in reversed(LEGEND):
-        if shown[label]:
-            x -= 7 * len(label) + 22
-            canvas.add(swatch(x, 10, color, kind))
-            canvas.text(x + 15, 19, label, size=10, fill="#555")
+    """The title, and the answer (or the error) under it."""
+    rounds = lanes_.round_spans(recording)
+    executions = lanes_.executions(recording)
     if title is None:
         parts = [f"{len(recording.values):,} events"]
         if rounds:
-            forced = " (1 forced)" if shown["forced round"] else ""
+            forced = " (1 forced)" if any(span.forced for span in rounds) else ""
             parts = [_plural(len(rounds), "round") + forced, _plural(len(executions), "tool call")]
-        took = f"{recording.duration:g}" if recording.virtual else f"{recording.duration:.3g}"
-        parts.append(f"{took} s {'virtual' if recording.virtual else 'real time'}")
+        if by_order:
+            parts.append("laid out by event order")
+        else:
+            took = f"{recording.duration:g}" if recording.virtual else f"{recording.duration:.3g}"
+            parts.append(f"{took} s {'virtual' if recording.virtual else 'real time'}")
         title = " · ".join(parts)
-    # Clipped to end before the legend: about 8.3 px per 14 px bold character.
-    canvas.text(10, 19, clip(title, int((x - 24) / 8.3)), size=14, weight="600", fill="#222")
+    # About 8.3 px per 14 px bold character.
+    canvas.text(10, 19, clip(title, int((width - 34) / 8.3)), size=14, weight="600", fill="#222")
     answers = recording.of_type("final_answer")
     error = recording.error
     room = int((width - 30) / 6.3)
     if error is not None:
-        message = f"✕ failed at {recording.duration:g} s: {type(error).__name__}: {error}"
+        at = f"event #{len(recording.marbles) - 1}" if by_order else f"{recording.duration:g} s"
+        message = f"✕ failed at {at}: {type(error).__name__}: {error}"
         canvas.text(10, 36, clip(message, room), size=11, fill=COLORS["error"], weight="600")
     elif answers:
         answer = "answer: " + str(answers[-1].text)

@@ -9,8 +9,12 @@ from datetime import timedelta
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
+from reactivex import Observable
+
 from rxreact.errors import ChatMemoryError, ConfigurationError
+from rxreact.memory._redis_releases import release_notices
 from rxreact.memory._turns import decode_turns, encode_turn
+from rxreact.memory.lease import Lease, lease_lost
 from rxreact.messages import Message
 
 if TYPE_CHECKING:
@@ -19,6 +23,42 @@ if TYPE_CHECKING:
 __all__ = ["RedisChatMemory"]
 
 _GLOB_SPECIAL = re.compile(r"([\\*?\[\]])")
+
+# The lease key holds "<token>:<owner>" with a PX expiry; the fence key counts grants, so
+# tokens only grow. With a conversation ttl (ARGV[3] ms, 0: none) the fence key expires with
+# the conversation: a later restart at 1 cannot confuse anyone, since every lease that could
+# compare against it expired long before and the owner is part of the value compared.
+# Each script is one atomic step on the server.
+_ACQUIRE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return false end
+local token = redis.call('INCR', KEYS[2])
+if tonumber(ARGV[3]) > 0 then
+    redis.call('PEXPIRE', KEYS[2], math.max(tonumber(ARGV[3]), tonumber(ARGV[2])))
+end
+redis.call('SET', KEYS[1], token .. ':' .. ARGV[1], 'PX', ARGV[2])
+return token
+"""
+_RENEW = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+"""
+# ARGV[2], ARGV[3]: the channel and the conversation id to announce the release with.
+_RELEASE = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('PUBLISH', ARGV[2], ARGV[3])
+return 1
+"""
+# KEYS: lease, turns; ARGV: lease value, turn, max_turns (0: keep all), ttl ms (0: no expiry).
+_FENCED_APPEND = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[2] == '' then return 1 end
+redis.call('RPUSH', KEYS[2], ARGV[2])
+if tonumber(ARGV[3]) > 0 then redis.call('LTRIM', KEYS[2], -tonumber(ARGV[3]), -1) end
+if tonumber(ARGV[4]) > 0 then redis.call('PEXPIRE', KEYS[2], ARGV[4]) end
+return 1
+"""
 
 
 def _import_redis() -> Any:
@@ -40,6 +80,13 @@ class RedisChatMemory:
     assistant tool-call message can never be separated from its tool results. ``append`` sends
     RPUSH, LTRIM and EXPIRE in one MULTI/EXEC transaction: another client sees the turn with its
     trimming, or neither, and turns appended at once from anywhere never interleave.
+
+    A conversation's lease is the key ``{prefix}lease:{conversation_id}`` holding the fencing
+    token and the owner, with a ``PX`` expiry (Redis's clock, so hosts need not agree on time);
+    its token counter is ``{prefix}fence:{conversation_id}``. Granting, renewing, releasing
+    (compare-and-delete) and the fenced ``append`` are each one Lua script. A release is also
+    published on the channel ``{prefix}lease-released``, which :meth:`releases` follows, so
+    runs waiting in other processes start at once instead of at their next poll.
 
     Args:
         client_or_url: a ``redis.Redis`` client (left open by :meth:`close`; its owner closes
@@ -78,16 +125,34 @@ class RedisChatMemory:
         self.prefix = prefix
         self._max_turns = max_turns
         self._ttl_ms = None if seconds is None else max(1, round(seconds * 1000))
+        self._releases = release_notices(self._client, f"{prefix}lease-released")
+        self._scripts = {
+            name: self._client.register_script(lua)
+            for name, lua in (
+                ("acquire", _ACQUIRE),
+                ("renew", _RENEW),
+                ("release", _RELEASE),
+                ("append", _FENCED_APPEND),
+            )
+        }
 
     def _key(self, conversation_id: str) -> str:
         return f"{self.prefix}turns:{conversation_id}"
+
+    def _lease_key(self, conversation_id: str) -> str:
+        return f"{self.prefix}lease:{conversation_id}"
+
+    @staticmethod
+    def _lease_value(lease: Lease) -> str:
+        return f"{lease.token}:{lease.owner}"
 
     @contextmanager
     def _guard(self, action: str) -> Iterator[redis.Redis]:
         """The client; every redis-py failure becomes a ChatMemoryError with it as the cause."""
         try:
             yield self._client
-        except self._error as error:
+        # A key redis-py cannot encode (a lone surrogate in a conversation id) is ours too.
+        except (self._error, UnicodeEncodeError) as error:
             raise ChatMemoryError(f"Redis chat memory: could not {action}: {error}") from error
 
     def load(self, conversation_id: str) -> list[Message]:
@@ -96,8 +161,16 @@ class RedisChatMemory:
             turns: list[bytes | str] = client.lrange(self._key(conversation_id), 0, -1)
         return decode_turns(enumerate(turns), "Redis chat memory", conversation_id)
 
-    def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
-        """Add a turn (one list element), trim and refresh the ttl, in one transaction."""
+    def append(
+        self, conversation_id: str, messages: Sequence[Message], *, lease: Lease | None = None
+    ) -> None:
+        """Add a turn (one list element), trim and refresh the ttl, in one transaction.
+
+        With ``lease`` the write is one script that first checks the lease key.
+        """
+        if lease is not None:
+            self._fenced_append(conversation_id, messages, lease)
+            return
         if not messages:
             return
         key = self._key(conversation_id)
@@ -109,6 +182,60 @@ class RedisChatMemory:
             if self._ttl_ms is not None:
                 pipe.pexpire(key, self._ttl_ms)
             pipe.execute()
+
+    def _fenced_append(
+        self, conversation_id: str, messages: Sequence[Message], lease: Lease
+    ) -> None:
+        keys = [self._lease_key(conversation_id), self._key(conversation_id)]
+        data = encode_turn(messages) if messages else b""
+        args: list[bytes | str | int] = [
+            self._lease_value(lease),
+            data,
+            self._max_turns or 0,
+            self._ttl_ms or 0,
+        ]
+        with self._guard("store the turn"):
+            stored = self._scripts["append"](keys=keys, args=args)
+        if not stored:
+            raise lease_lost(lease)
+
+    def try_acquire(self, conversation_id: str, owner: str, ttl: float) -> Lease | None:
+        """The conversation's lease for ``ttl`` seconds, or ``None`` while another is live."""
+        keys = [self._lease_key(conversation_id), f"{self.prefix}fence:{conversation_id}"]
+        with self._guard("take the lease"):
+            token = self._scripts["acquire"](keys=keys, args=[owner, _ms(ttl), self._ttl_ms or 0])
+        if token is None:
+            return None
+        return Lease(conversation_id=conversation_id, owner=owner, token=int(token), ttl=ttl)
+
+    def renew(self, lease: Lease) -> bool:
+        """Extend a live lease by its ttl from now; False if it was lost."""
+        keys = [self._lease_key(lease.conversation_id)]
+        with self._guard("renew the lease"):
+            renewed = self._scripts["renew"](
+                keys=keys, args=[self._lease_value(lease), _ms(lease.ttl)]
+            )
+        return bool(renewed)
+
+    def release(self, lease: Lease) -> None:
+        """End a live lease now (compare-and-delete: a lost lease is left alone)."""
+        with self._guard("release the lease"):
+            self._scripts["release"](
+                keys=[self._lease_key(lease.conversation_id)],
+                args=[
+                    self._lease_value(lease),
+                    f"{self.prefix}lease-released",
+                    lease.conversation_id,
+                ],
+            )
+
+    def releases(self) -> Observable[str]:
+        """Conversation ids whose lease was released, by any client of this prefix (hot).
+
+        A hint, not a guarantee (a notice published while nobody listened is gone): it wakes
+        waiting runs early, and they poll anyway.
+        """
+        return self._releases
 
     def _keys(self, client: redis.Redis) -> Iterator[bytes | str]:
         pattern = _GLOB_SPECIAL.sub(r"\\\1", self._key("")) + "*"
@@ -152,3 +279,8 @@ class RedisChatMemory:
         traceback: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _ms(seconds: float) -> int:
+    """Seconds as the whole milliseconds of a PX expiry (at least 1: PX 0 is an error)."""
+    return max(1, round(seconds * 1000))

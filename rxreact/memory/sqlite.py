@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from types import TracebackType
@@ -12,6 +13,7 @@ from typing import Self
 
 from rxreact.errors import ChatMemoryError
 from rxreact.memory._turns import decode_turns, encode_turn
+from rxreact.memory.lease import Lease, lease_lost
 from rxreact.messages import Message
 
 __all__ = ["SQLiteChatMemory"]
@@ -19,9 +21,21 @@ __all__ = ["SQLiteChatMemory"]
 #: ``PRAGMA application_id`` of our files ("rxRM"): tells our database from someone else's.
 APPLICATION_ID = 0x7278524D
 #: ``PRAGMA user_version`` of the schema below; bump it, with a migration, when the schema changes.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
-_SCHEMA = """
+# A conversation's lease row stays after release (owner NULL) to keep its last fencing token.
+# expires_at is wall-clock time (time.time()): the one clock every process on the host shares.
+_LEASES = """
+CREATE TABLE leases (
+    conversation_id TEXT PRIMARY KEY,
+    owner TEXT,
+    token INTEGER NOT NULL,
+    expires_at REAL NOT NULL
+);
+"""
+
+_SCHEMA = (
+    """
 CREATE TABLE turns (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     conversation_id TEXT NOT NULL,
@@ -29,6 +43,13 @@ CREATE TABLE turns (
 );
 CREATE INDEX turns_by_conversation ON turns (conversation_id, seq);
 """
+    + _LEASES
+)
+
+#: The statements that take a file from ``user_version`` N to N + 1, by N.
+_MIGRATIONS = {1: _LEASES}
+
+_LIVE = "conversation_id = ? AND owner = ? AND token = ? AND expires_at > ?"
 
 
 class SQLiteChatMemory:
@@ -41,12 +62,19 @@ class SQLiteChatMemory:
     WAL mode lets other processes on the same file read while this one writes, and
     ``timeout`` is how long a write waits for another process's write to finish.
 
+    A conversation's lease is a row of the ``leases`` table, granted, renewed, checked and
+    released in write transactions, so processes sharing the file see one lease; a fenced
+    ``append`` checks the row and inserts the turn in the same transaction. Expiry uses the
+    wall clock, shared by the processes of one host (a file on a network share is not a
+    supported way to share a memory between hosts: use Redis).
+
     The file is marked with an application id and a schema version (``PRAGMA user_version``),
     so a file that is not ours, or one written by a newer rxreact, is refused with a
     :class:`~rxreact.ChatMemoryError` instead of being written into.
 
     Args:
-        path: the database file (created with its schema when missing or empty).
+        path: the database file (created with its schema when missing or empty); ``~`` is
+            expanded. Its directory must exist: a missing one is a :class:`ChatMemoryError`.
         max_turns: keep only the last this many turns of each conversation.
         timeout: seconds to wait for another connection's write lock.
     """
@@ -56,7 +84,12 @@ class SQLiteChatMemory:
     ) -> None:
         if max_turns is not None and max_turns < 1:
             raise ValueError("max_turns must be at least 1")
-        self.path = os.fspath(path)
+        self.path: str = os.path.expanduser(os.fspath(path))
+        directory = os.path.dirname(self.path)
+        if self.path != ":memory:" and directory and not os.path.isdir(directory):
+            raise ChatMemoryError(
+                f"cannot open chat memory {self.path!r}: the directory {directory!r} does not exist"
+            )
         self._max_turns = max_turns
         self._lock = threading.Lock()
         try:
@@ -79,9 +112,7 @@ class SQLiteChatMemory:
             if app_id == 0 and version == 0 and not self._has_tables():
                 self._db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
                 self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        self._db.execute(statement)
+                self._script(_SCHEMA)
             elif app_id != APPLICATION_ID:
                 raise ChatMemoryError(f"{self.path!r} is not an rxreact chat memory")
             elif version > SCHEMA_VERSION:
@@ -89,12 +120,23 @@ class SQLiteChatMemory:
                     f"{self.path!r} has schema version {version}, newer than this rxreact's "
                     f"{SCHEMA_VERSION}: upgrade rxreact"
                 )
-            elif version < SCHEMA_VERSION:  # pragma: no cover - no older version exists yet
-                raise ChatMemoryError(f"{self.path!r} has unknown schema version {version}")
+            elif version < SCHEMA_VERSION:
+                if version not in _MIGRATIONS:
+                    raise ChatMemoryError(f"{self.path!r} has unknown schema version {version}")
+                for step in range(version, SCHEMA_VERSION):
+                    self._script(_MIGRATIONS[step])
+                self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         # Outside the transaction: the journal mode cannot change inside one. An in-memory
         # database answers "memory" and stays so, which is fine.
         with self._guard("open"):
             self._db.execute("PRAGMA journal_mode = WAL")
+
+    def _script(self, statements: str) -> None:
+        """Run ``;``-separated statements inside the current transaction (``executescript``
+        would commit it first)."""
+        for statement in statements.split(";"):
+            if statement.strip():
+                self._db.execute(statement)
 
     def _pragma(self, name: str) -> int:
         value: int = self._db.execute(f"PRAGMA {name}").fetchone()[0]
@@ -109,7 +151,8 @@ class SQLiteChatMemory:
         with self._lock:
             try:
                 yield self._db
-            except sqlite3.Error as error:
+            # A str sqlite3 cannot encode (a lone surrogate in a conversation id) is ours too.
+            except (sqlite3.Error, UnicodeEncodeError) as error:
                 raise ChatMemoryError(
                     f"chat memory {self.path!r}: could not {action}: {error}"
                 ) from error
@@ -139,12 +182,21 @@ class SQLiteChatMemory:
             ).fetchall()
         return decode_turns(rows, f"chat memory {self.path!r}", conversation_id)
 
-    def append(self, conversation_id: str, messages: Sequence[Message]) -> None:
-        """Add a turn (one row) and trim, in one transaction; an empty turn adds nothing."""
-        if not messages:
+    def append(
+        self, conversation_id: str, messages: Sequence[Message], *, lease: Lease | None = None
+    ) -> None:
+        """Add a turn (one row) and trim, in one transaction; an empty turn adds nothing.
+
+        With ``lease`` the same transaction first checks that the lease is live.
+        """
+        if not messages and lease is None:
             return
         data = encode_turn(messages).decode()
         with self._transaction("store the turn") as db:
+            if lease is not None and not self._holds(db, lease):
+                raise lease_lost(lease)
+            if not messages:
+                return
             db.execute(
                 "INSERT INTO turns (conversation_id, messages) VALUES (?, ?)",
                 (conversation_id, data),
@@ -157,6 +209,64 @@ class SQLiteChatMemory:
                     (conversation_id, conversation_id, self._max_turns),
                 )
 
+    @staticmethod
+    def _holds(db: sqlite3.Connection, lease: Lease) -> bool:
+        row = db.execute(
+            f"SELECT 1 FROM leases WHERE {_LIVE}",
+            (lease.conversation_id, lease.owner, lease.token, time.time()),
+        ).fetchone()
+        return row is not None
+
+    def _held(self, conversation_id: str) -> bool:
+        """A read without the write lock: pollers of a busy conversation never queue for it."""
+        with self._guard("read the lease") as db:
+            row = db.execute(
+                "SELECT 1 FROM leases WHERE conversation_id = ? AND owner IS NOT NULL "
+                "AND expires_at > ?",
+                (conversation_id, time.time()),
+            ).fetchone()
+        return row is not None
+
+    def try_acquire(self, conversation_id: str, owner: str, ttl: float) -> Lease | None:
+        """The conversation's lease for ``ttl`` seconds, or ``None`` while another is live."""
+        if self._held(conversation_id):
+            return None
+        with self._transaction("take the lease") as db:
+            now = time.time()
+            row = db.execute(
+                "SELECT owner, token, expires_at FROM leases WHERE conversation_id = ?",
+                (conversation_id,),
+            ).fetchone()
+            if row is not None and row[0] is not None and row[2] > now:
+                return None
+            token = 1 if row is None else row[1] + 1
+            db.execute(
+                "INSERT INTO leases (conversation_id, owner, token, expires_at) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT (conversation_id) DO UPDATE SET "
+                "owner = excluded.owner, token = excluded.token, expires_at = excluded.expires_at",
+                (conversation_id, owner, token, now + ttl),
+            )
+        return Lease(conversation_id=conversation_id, owner=owner, token=token, ttl=ttl)
+
+    def renew(self, lease: Lease) -> bool:
+        """Extend a live lease by its ttl from now; False if it was lost."""
+        with self._transaction("renew the lease") as db:
+            now = time.time()
+            cursor = db.execute(
+                f"UPDATE leases SET expires_at = ? WHERE {_LIVE}",
+                (now + lease.ttl, lease.conversation_id, lease.owner, lease.token, now),
+            )
+            return cursor.rowcount == 1
+
+    def release(self, lease: Lease) -> None:
+        """End a live lease now (the row stays, keeping the conversation's last token)."""
+        with self._transaction("release the lease") as db:
+            db.execute(
+                "UPDATE leases SET owner = NULL, expires_at = 0 "
+                "WHERE conversation_id = ? AND owner = ? AND token = ?",
+                (lease.conversation_id, lease.owner, lease.token),
+            )
+
     def conversation_ids(self) -> list[str]:
         """The ids with a stored history, by their oldest kept turn."""
         with self._guard("list conversations") as db:
@@ -168,6 +278,7 @@ class SQLiteChatMemory:
     def clear(self, conversation_id: str | None = None) -> None:
         """Forget one conversation, or all."""
         with self._transaction("clear") as db:
+            # Lease rows stay: clearing a history must not reset tokens or free a held lease.
             if conversation_id is None:
                 db.execute("DELETE FROM turns")
             else:

@@ -13,6 +13,10 @@ Tool-call deltas are matched to calls with rules taken from recorded provider st
    sends whole calls this way).
 3. neither: the call the previous delta went to, or a new call when there was none.
 
+Two calls of one response with the same provider id (a provider bug) keep the first call's
+id; the later ones get ``f"{id}_{n}"`` (``n`` from 2, unique in the response), recorded in
+:attr:`ToolCallAssembler.renamed`, so each result answers its own call.
+
 Within a call: the first non-empty ``id`` and ``name`` win. ``""`` and ``None`` never
 overwrite anything, and a name is never concatenated: OpenAI's contract is that the name
 arrives whole, and servers that repeat it on every delta would otherwise double it; a later,
@@ -72,7 +76,7 @@ class ToolCallAssembler:
             (``"call_r2_"``), since some providers reject a history with repeated ids.
     """
 
-    __slots__ = ("_by_id", "_by_index", "_calls", "_id_prefix", "_last")
+    __slots__ = ("_by_id", "_by_index", "_calls", "_id_prefix", "_last", "renamed")
 
     def __init__(self, id_prefix: str = "call_") -> None:
         self._id_prefix = id_prefix
@@ -80,6 +84,9 @@ class ToolCallAssembler:
         self._by_index: dict[int, int] = {}
         self._by_id: dict[str, int] = {}
         self._last: int | None = None
+        self.renamed: dict[str, str] = {}
+        """Ids given on receipt to calls whose provider id another call of the response
+        already had: ``{unique id: the provider's id}``. The results answer the unique ids."""
 
     def __len__(self) -> int:
         """Number of calls seen so far."""
@@ -91,8 +98,14 @@ class ToolCallAssembler:
         position = self._position(index, call_id or None)
         call = self._calls[position]
         if call_id and call.id is None:
-            call.id = call_id
-            self._by_id.setdefault(call_id, position)
+            if call_id in self._by_id:
+                # Two calls, one id (a provider bug): a strict API rejects the history, and
+                # the second result would be taken for the first. The later call is renamed.
+                call.id = self._unique(call_id)
+                self.renamed[call.id] = call_id
+            else:
+                call.id = call_id
+                self._by_id[call_id] = position
         if name and call.name is None:
             call.name = name
         if arguments:
@@ -131,6 +144,13 @@ class ToolCallAssembler:
             position = self._by_id.get(call_id)
             return self._new() if position is None else position
         return self._new() if self._last is None else self._last
+
+    def _unique(self, call_id: str) -> str:
+        taken = {call.id for call in self._calls}
+        n = 2
+        while f"{call_id}_{n}" in taken or f"{call_id}_{n}" in self._by_id:
+            n += 1
+        return f"{call_id}_{n}"
 
     def _new(self) -> int:
         self._calls.append(_Call())

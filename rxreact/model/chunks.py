@@ -7,7 +7,7 @@ built only by trusted code (the wire parser, scripted models), so there is nothi
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -53,7 +53,7 @@ class ChatChunk(NamedTuple):
 class ModelResponse(BaseModel):
     """A whole model response: what a non-streaming call returns, and what a stream assembles to."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config: ClassVar[ConfigDict] = ConfigDict(frozen=True, extra="forbid")
 
     content: str | None = None
     """The joined answer text; ``None`` when no non-empty text arrived."""

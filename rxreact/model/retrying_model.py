@@ -27,7 +27,7 @@ class RetryingModel:
     def __init__(self, model: ChatModel, *, max_retries: int = 2, backoff: Backoff | None = None):
         self.model = model
         self.max_retries = max_retries
-        self.backoff = backoff or Backoff()
+        self.backoff: Backoff = backoff or Backoff()
 
     def __repr__(self) -> str:
         return f"RetryingModel({self.model!r}, max_retries={self.max_retries})"

@@ -10,31 +10,67 @@ from typing import Any, TypeVar
 
 from reactivex import Observable, abc
 
+from rxreact.approval import Approvals
 from rxreact.events import ToolResult
+from rxreact.memory.base import ChatMemory
+from rxreact.memory.lease import Lease
 from rxreact.messages import ToolCall
 from rxreact.model.chunks import ChatChunk
 from rxreact.model.retry_policy import Backoff
 from rxreact.operators._concat_steps import concat_steps_
 from rxreact.operators._deliver_on import deliver_on_
+from rxreact.operators._events_of import events_of_
 from rxreact.operators._finish_round import finish_round_
 from rxreact.operators._process_chunk import process_chunk_
 from rxreact.operators._retry_unstarted import retry_unstarted_
 from rxreact.operators._run_tools import run_tools_
 from rxreact.operators._timeout_with import timeout_with_
+from rxreact.operators._with_lease import OnBusy, with_lease_
 from rxreact.round import RoundState
 from rxreact.tools import Tool
+from rxreact.tracing import RunTracer
 
 __all__ = [
+    "LEASE_POLL",
     "concat_steps",
     "deliver_on",
+    "events_of",
     "finish_round",
     "process_chunk",
     "retry_unstarted",
     "run_tools",
     "timeout_with",
+    "with_lease",
 ]
 
 _T = TypeVar("_T")
+_E = TypeVar("_E")
+
+
+def events_of(*kinds: type[_E]) -> Callable[[Observable[Any]], Observable[_E]]:
+    """Only the events of the given classes, typed as them: the event union narrowed.
+
+    ::
+
+        source:                  -s-t-t-c-r-s-t-f|    (s round_started, t text_delta,
+        events_of(FinalAnswer):  ---------------f|     c tool_call_started, r tool_result,
+        events_of(TextDelta):    ---t-t-------t--|     f final_answer)
+
+    ``agent.stream(q).pipe(events_of(FinalAnswer))`` is an ``Observable[FinalAnswer]`` to a
+    type checker, so ``.text`` and ``.usage`` need no cast. Errors and completion pass through.
+
+    Args:
+        kinds: event classes (``FinalAnswer``, ``TextDelta``, …); subclasses match too.
+
+    Returns:
+        An operator from any Observable to one of those events.
+    """
+    return events_of_(*kinds)
+
+
+LEASE_POLL = Backoff(base=0.01, factor=2.0, cap=0.2)
+"""How often ``with_lease`` asks again for a lease held elsewhere: 10 ms, doubling, every
+200 ms at most. A release in the same process wakes the waiters at once instead."""
 
 
 def concat_steps(steps: Iterable[Observable[_T]]) -> Observable[_T]:
@@ -171,13 +207,16 @@ def finish_round(state: RoundState) -> Callable[[Observable[Any]], Observable[An
 
 
 def run_tools(
-    tools: Mapping[str, Tool],
+    tools: Mapping[str, Tool[..., Any]],
     *,
     round_number: int,
     results: list[ToolResult | None],
     scheduler: abc.SchedulerBase,
     tools_scheduler: abc.SchedulerBase,
     default_timeout: float | None = None,
+    trace: RunTracer | None = None,
+    approvals: Approvals | None = None,
+    approval_timeout: float | None = None,
 ) -> Callable[[Observable[ToolCall]], Observable[Any]]:
     """Run every tool call of a round concurrently; complete when all have a result.
 
@@ -202,6 +241,10 @@ def run_tools(
         scheduler: the clock for durations and timeouts.
         tools_scheduler: where sync tools run.
         default_timeout: seconds for tools without their own timeout; ``None``: no limit.
+        trace: the run's tracer: each call in an ``execute_tool`` span (``None``: no tracing).
+        approvals: where calls of tools that require approval wait for a decision
+            (``tool_approval_requested`` first; ``None``: such tools run unasked).
+        approval_timeout: seconds a call waits for a decision before it counts as denied.
 
     Returns:
         An operator ``Observable[ToolCall] -> Observable[AgentEvent]``.
@@ -214,6 +257,9 @@ def run_tools(
         scheduler=scheduler,
         tools_scheduler=tools_scheduler,
         default_timeout=default_timeout,
+        trace=trace,
+        approvals=approvals,
+        approval_timeout=approval_timeout,
     )
 
 
@@ -241,3 +287,63 @@ def retry_unstarted(
     """
 
     return retry_unstarted_(max_retries, backoff or Backoff())
+
+
+def with_lease(
+    memory: ChatMemory,
+    conversation_id: str,
+    body: Callable[[Lease], Observable[_T]],
+    *,
+    owner: str,
+    ttl: float,
+    on_busy: OnBusy = "queue",
+    busy_timeout: float | None = 30.0,
+    poll: Backoff = LEASE_POLL,
+) -> Observable[_T]:
+    """Subscribe to ``body(lease)`` once the conversation's lease is granted; hold it until the
+    body ends.
+
+    The lease is taken with ``memory.try_acquire`` on the subscribe-time scheduler (never on
+    the subscribing thread), renewed every ``ttl / 3`` while the body runs, and released the
+    moment the body completes, fails or is disposed, before the observer hears of it. While
+    another run holds the conversation, ``"queue"`` asks again on timers (``poll`` backoff; a
+    release in this process, or one the memory announces, wakes the oldest waiter at once),
+    holding no thread; ``"reject"`` fails at once. The body's events pass straight through
+    (no lock, no extra layer). A renewal that finds the lease lost stops renewing: the body's
+    fenced ``append(..., lease=lease)`` is then refused, and that error ends the run::
+
+        lease held by another run until 3, free after:
+        body(lease):            a-b-|
+        with_lease(queue):      ---a-b-|          (lease taken at 3, released at 6)
+        with_lease(reject):     #                 ConversationBusyError at once
+        busy_timeout=2:         --#               ConversationBusyError after 2
+
+        lease lost at 4 (expired while the process was paused, taken by another run):
+        body(lease):            a-b-------#       its fenced commit raises ConversationBusyError
+        with_lease(...):        a-b-------#
+
+    Args:
+        memory: the backend that grants leases.
+        conversation_id: the conversation to hold.
+        body: the work to do while holding it, given the lease (for a fenced ``append``).
+        owner: who holds the lease (unique per run).
+        ttl: seconds the lease lasts without a renewal.
+        on_busy: ``"queue"`` to wait for the lease, ``"reject"`` to fail while it is held.
+        busy_timeout: the longest wait in ``"queue"`` mode, in seconds; ``None``: no limit.
+        poll: the wait between attempts while the lease is held elsewhere.
+
+    Returns:
+        The body's notifications; :class:`~rxreact.ConversationBusyError` when the lease could
+        not be had, :class:`~rxreact.ChatMemoryError` when the backend failed to grant it.
+    """
+
+    return with_lease_(
+        memory,
+        conversation_id,
+        body,
+        owner=owner,
+        ttl=ttl,
+        on_busy=on_busy,
+        busy_timeout=busy_timeout,
+        poll=poll,
+    )

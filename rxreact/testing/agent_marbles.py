@@ -2,8 +2,14 @@
 
 A whole run takes no real time and gives the same diagram every time::
 
-    from reactivex.testing import TestScheduler
+    from rxreact import ReactAgent, ScriptedModel, tool
+    from rxreact.model.scripted.replies import tool_call_reply
     from rxreact.testing.agent_marbles import assert_marbles, reply_from_marbles, run_marbles
+
+    @tool
+    def get_weather(city: str) -> str:
+        \"\"\"Current weather for a city.\"\"\"
+        return f"{city}: sunny"
 
     def test_weather() -> None:
         recording = run_marbles(

@@ -3,8 +3,11 @@
 - :mod:`~rxreact.model.openai.client`: :class:`OpenAIChatModel`, the public face;
 - the wire codec: :mod:`~rxreact.model.openai.request_codec` (request → JSON body),
   :mod:`~rxreact.model.openai.sse` (bytes → events), :mod:`~rxreact.model.openai.wire`
-  (JSON → chunks), :mod:`~rxreact.model.openai.think` (``<think>`` in answer text);
+  (JSON → chunks), :mod:`~rxreact.model.openai.think` (``<think>`` in answer text),
+  :mod:`~rxreact.model.openai.surrogates` (surrogate pairs split across deltas);
+- :mod:`~rxreact.model.openai.limits`: the size caps and their defaults;
 - the transport (private): ``_call`` (attempts, retries, watchdog, thread mode), ``_aio`` (loop
   mode), ``_http_stream`` (the SSE read loop), ``_chunked`` (the chunked-body fast path),
-  ``_http_errors`` (error responses as :mod:`rxreact.errors`).
+  ``_http_errors`` (error responses as :mod:`rxreact.errors`), ``_pooled`` (the socket of a
+  reused connection before its headers).
 """

@@ -27,11 +27,12 @@ Threads of the thread mode, and why:
   released (:meth:`ThreadCall.release_socket`) and never shut down after completion: the end
   of the body returns the connection to the pool, where the next request may have it.
 
-Known limits: before the response headers arrive on a *reused* keep-alive connection, the
-socket is not reachable (httpcore reports it only when it opens a connection). There httpx's
-own read timeout, set to the first-chunk limit until the headers arrive, ends a silent wait;
-a dispose in that window frees the thread only at the headers or at that limit (the observer
-hears nothing more in any case). With hundreds of threads sharing one pool, httpcore can close
+Before the response headers arrive on a *reused* keep-alive connection, httpcore reports no
+socket (it does only when it opens a connection): :attr:`ThreadCall.locate` asks the pool
+for it (:mod:`rxreact.model.openai._pooled`), so the watchdog and a dispose shut it down there too,
+even while the headers trickle in a byte at a time. Should the pool not say (another
+transport), httpx's own read timeout, the first-chunk limit until the headers arrive, still
+ends a silent wait. Known limits: with hundreds of threads sharing one pool, httpcore can close
 a keep-alive connection it has just handed to a request (encode/httpcore#1110, open): that
 stream then fails with ``StreamInterruptedError`` (seen once in 1,000 runs at 1,000 threads;
 loop mode is the mode for that many streams anyway).
@@ -329,6 +330,9 @@ class ThreadCall(ModelCall[_T]):
         self._attempt = attempt
         self._io = io_scheduler
         self._sock: socket.socket | None = None
+        self.locate: Callable[[], socket.socket | None] | None = None
+        """Set by the attempt until the headers arrive: finds the socket of a reused
+        connection, which no trace event reports (see :mod:`rxreact.model.openai._pooled`)."""
 
     def trace(self, name: str, info: dict[str, Any]) -> None:
         """httpx ``trace`` extension: learn the socket of a new connection before the headers."""
@@ -346,6 +350,7 @@ class ThreadCall(ModelCall[_T]):
         HTTP/2 multiplexes requests on one socket, so it is never shut down for one of them.
         """
         self.headers_in()
+        self.locate = None
         if response.http_version != "HTTP/2":
             stream = response.extensions.get("network_stream")
             if stream is not None:
@@ -372,14 +377,27 @@ class ThreadCall(ModelCall[_T]):
         # reading the end of the body, and may already have handed the connection back to the
         # pool (the end of the body does that, inside ``attached``), where the next request
         # can have it. The subscriber's dispose right after on_completed must not break it.
-        if self._sock is not None and not self._done:
+        if self._done and self._timed_out is None:
+            return  # completed (see above); a timeout delivered early still frees the socket
+        sock = self._sock
+        if sock is None and self.locate is not None:
+            # Before the headers on a reused connection: ask the pool (the headers may be
+            # trickling in, every read within its timeout, for as long as the server likes).
+            sock = self.locate()
+        if sock is not None:
             with contextlib.suppress(OSError):
                 # The base-class method: SSLSocket.shutdown would also drop its SSL object
                 # under the feet of the reading thread.
-                socket.socket.shutdown(self._sock, socket.SHUT_RDWR)
+                socket.socket.shutdown(sock, socket.SHUT_RDWR)
+        elif self._timed_out is not None:
+            # No socket to wake the reader with (yet: a connection still opening registers
+            # its socket later, and is shut down then): the subscriber hears the timeout now,
+            # at the limit, and the thread ends whenever its read does.
+            self._fail(self._timed_out)
 
     def _attempt_ended(self) -> None:
         self._sock = None
+        self.locate = None
 
     def _register(self, sock: socket.socket | None) -> None:
         with self._lock:

@@ -2,8 +2,8 @@
 
 The status picks the class (:func:`~rxreact.errors.http_error_for_status`); the message is the
 provider's own, read from the body whatever its shape; ``Retry-After`` / ``retry-after-ms``
-become ``RateLimitError.retry_after``. Everything quoted from the body goes through ``redact``
-first (a provider may echo the API key in a 401).
+become ``retry_after`` of a ``RateLimitError`` (429) or ``ServerError`` (5xx). Everything
+quoted from the body goes through ``redact`` first (a provider may echo the API key in a 401).
 """
 
 from __future__ import annotations
@@ -28,13 +28,47 @@ _BODY_LIMIT = 2000
 
 
 def status_error(response: httpx.Response, redact: Callable[[str], str]) -> ModelHTTPError:
-    """The error for a response with an HTTP error status (its body is read here)."""
+    """The error for a response with an HTTP error status (its body is read here).
+
+    A provider's JSON error keeps the provider's message. Any other body (an HTML page from the
+    wrong kind of server, a proxy, a captive portal) is not quoted in the message: it says
+    what was asked and what came back, with a hint (``POST http://…/chat/completions → 404
+    text/html: is base_url right? …``); the body stays on ``error.body``.
+    """
     response.read()
     text = redact(response.text)
     status = response.status_code
-    message = provider_message(text) or response.reason_phrase or f"HTTP {status}"
-    wait = retry_after(response.headers) if status == 429 else None
-    return http_error_for_status(status, message, text[:_BODY_LIMIT], wait)
+    kind = response.headers.get("content-type", "").split(";")[0].strip()
+    # Read on every status that is retried: a 503 says when to come back as often as a 429.
+    wait = retry_after(response.headers) if status == 429 or status >= 500 else None
+    if kind.endswith("json") or (not kind and text.lstrip().startswith("{")):
+        message = provider_message(text) or response.reason_phrase or f"HTTP {status}"
+        return http_error_for_status(status, message, text[:_BODY_LIMIT], wait)
+    hint = _hint(status)
+    error = http_error_for_status(status, hint, text[:_BODY_LIMIT], wait)
+    # The whole message, not "HTTP 404: hint": which request got which kind of answer.
+    error.args = (
+        f"{_request_line(response, redact)} → {status} {kind or 'no content type'}: {hint}",
+    )
+    return error
+
+
+def _request_line(response: httpx.Response, redact: Callable[[str], str]) -> str:
+    """``POST http://host/v1/chat/completions``: what was asked."""
+    return f"{response.request.method} {redact(str(response.request.url))}"
+
+
+def _hint(status: int) -> str:
+    """What an error status from a server that is not an OpenAI-compatible API suggests."""
+    if status in (404, 405, 501):
+        return (
+            "is base_url right? It should be an OpenAI-compatible API's root, usually ending in /v1"
+        )
+    if status in (401, 403):
+        return "the server refused the request: check the API key and base_url"
+    if status >= 500:
+        return "the server (or a proxy in front of it) failed; is base_url right?"
+    return "not an OpenAI-compatible error response; is base_url right?"
 
 
 def not_a_stream(response: httpx.Response, redact: Callable[[str], str]) -> ModelError | None:
@@ -54,7 +88,10 @@ def not_a_stream(response: httpx.Response, redact: Callable[[str], str]) -> Mode
             parse_chunk(text)
         except ModelError as exc:
             return exc
-    return StreamProtocolError(f"expected an event stream, got {kind}: {text[:200]!r}")
+    return StreamProtocolError(
+        f"{_request_line(response, redact)} → {response.status_code} {kind.split(';')[0]}: "
+        f"expected an event stream; is base_url right?"
+    )
 
 
 def provider_message(text: str) -> str:

@@ -20,12 +20,14 @@ from collections.abc import AsyncIterator, Iterator
 
 import httpx
 
-from rxreact.errors import StreamInterruptedError
+from rxreact.errors import ResponseTooLargeError, StreamInterruptedError
 from rxreact.model.chunks import ChatChunk
 from rxreact.model.openai._aio import LoopCall
 from rxreact.model.openai._call import ModelCall, ThreadCall
 from rxreact.model.openai._chunked import achunked_body, chunked_body
+from rxreact.model.openai.limits import StreamLimits
 from rxreact.model.openai.sse import SSEDecoder, SSEEvent
+from rxreact.model.openai.surrogates import SurrogateChunk, SurrogatePairing
 from rxreact.model.openai.think import ThinkTagSplitter
 from rxreact.model.openai.wire import DONE, parse_chunk
 
@@ -36,17 +38,25 @@ _DRAIN_LIMIT = 1 << 16
 _DRAIN_SECONDS = 1.0
 """The longest wait for the end of the body after ``[DONE]`` (then the connection is closed)."""
 _EMPTY_CHUNK = ChatChunk()
+_NO_LIMITS = StreamLimits(None, None)
 _BROKEN = (httpx.RemoteProtocolError, httpx.ReadError)
 """A connection broken mid-body is an end of the body: the end rules decide what it means."""
 
 
-def read_sse(response: httpx.Response, call: ThreadCall[ChatChunk], think_tags: bool) -> None:
+def read_sse(
+    response: httpx.Response,
+    call: ThreadCall[ChatChunk],
+    think_tags: bool,
+    limits: StreamLimits = _NO_LIMITS,
+) -> None:
     """Emit the chunks of an SSE response body until ``[DONE]`` or the end of the body.
 
     ``[DONE]`` ends the stream, with or without a finish reason; so does the end of the body
     after a finish reason (a cut after it loses nothing). The end of the body without either
     raises :class:`StreamInterruptedError`. A connection broken mid-body is such an end.
-    Provider errors raised by :func:`~rxreact.model.openai.wire.parse_chunk` propagate as they are.
+    Provider errors raised by :func:`~rxreact.model.openai.wire.parse_chunk` propagate as
+    they are, and so does :class:`~rxreact.errors.ResponseTooLargeError` when ``limits`` are
+    passed.
 
     The end of the body is read too, so that httpx can reuse the connection. On the chunked
     fast path that happens before completing, bounded by :data:`_DRAIN_SECONDS`, as in loop
@@ -54,7 +64,7 @@ def read_sse(response: httpx.Response, call: ThreadCall[ChatChunk], think_tags: 
     next round) asks for one. Through httpx's own ``iter_raw`` the wait could not be bounded,
     so there the stream completes first and the end of the body is read after.
     """
-    events = _Events(call, think_tags)
+    events = _Events(call, think_tags, limits)
     feed, handle, batch_read = events.decoder.feed, events.handle, call.batch_read
     fast = chunked_body(response, call.timeouts.body_read)
     pieces = fast or (
@@ -92,7 +102,12 @@ def _drain(pieces: Iterator[bytes]) -> None:
                 return
 
 
-async def aread_sse(response: httpx.Response, call: LoopCall[ChatChunk], think_tags: bool) -> None:
+async def aread_sse(
+    response: httpx.Response,
+    call: LoopCall[ChatChunk],
+    think_tags: bool,
+    limits: StreamLimits = _NO_LIMITS,
+) -> None:
     """:func:`read_sse` for an async response, on the I/O loop, except that it does not
     complete: the attempt does, once the response is closed (see below).
 
@@ -100,7 +115,7 @@ async def aread_sse(response: httpx.Response, call: LoopCall[ChatChunk], think_t
     next read; meanwhile the call stays busy, so the watchdog does not take the wait for a
     silent server.
     """
-    events = _Events(call, think_tags)
+    events = _Events(call, think_tags, limits)
     feed, handle, batch_read = events.decoder.feed, events.handle, call.batch_read
     valve = call.valve
     # No read timeout on the fast path: the watchdog bounds the silences (it cancels the task).
@@ -147,13 +162,24 @@ async def aread_sse(response: httpx.Response, call: LoopCall[ChatChunk], think_t
 class _Events:
     """Decoded events → emitted chunks, and the end rules; the reading is the caller's."""
 
-    __slots__ = ("_call", "_saw_finish", "_splitter", "decoder")
+    __slots__ = (
+        "_arguments",
+        "_call",
+        "_max_arguments",
+        "_pairing",
+        "_saw_finish",
+        "_splitter",
+        "decoder",
+    )
 
-    def __init__(self, call: ModelCall[ChatChunk], think_tags: bool) -> None:
+    def __init__(self, call: ModelCall[ChatChunk], think_tags: bool, limits: StreamLimits) -> None:
         self._call = call
-        self.decoder = SSEDecoder()
+        self.decoder = SSEDecoder(limits.max_line_bytes)
+        self._max_arguments = limits.max_tool_arguments
+        self._arguments = 0  # characters of tool-call arguments so far
         self._splitter = ThinkTagSplitter() if think_tags else None
         self._saw_finish = False
+        self._pairing: SurrogatePairing | None = None  # from the first lone surrogate on
 
     def handle(self, events: list[SSEEvent]) -> bool:
         """Emit what the events carry (the call is busy meanwhile); True at ``[DONE]``."""
@@ -170,6 +196,12 @@ class _Events:
                 continue
             if chunk.finish_reason is not None:
                 self._saw_finish = True
+            if chunk.tool_calls and self._max_arguments is not None:
+                self._count_arguments(chunk)
+            if self._pairing is not None or type(chunk) is SurrogateChunk:
+                chunk = self._paired(chunk)
+                if chunk == _EMPTY_CHUNK:
+                    continue
             if splitter is not None and chunk.text:
                 chunk = _split_think(splitter, chunk)
                 if splitter.passing_through:
@@ -189,12 +221,28 @@ class _Events:
                 raise StreamInterruptedError(
                     "the stream ended without [DONE] and without a finish_reason"
                 )
+        if self._pairing is not None:
+            held = self._pairing.flush()
+            if held is not None:
+                self._call.emit(held)
         if self._splitter is not None:
             reasoning, answer = self._splitter.flush()
             if reasoning or answer:
                 self._call.emit(ChatChunk(text=answer or None, reasoning=reasoning or None))
         if finish:
             self._call.finish()
+
+    def _count_arguments(self, chunk: ChatChunk) -> None:
+        cap = self._max_arguments
+        assert cap is not None
+        self._arguments += sum(len(d.arguments) for d in chunk.tool_calls if d.arguments)
+        if self._arguments > cap:
+            raise ResponseTooLargeError("tool_arguments", cap)
+
+    def _paired(self, chunk: ChatChunk) -> ChatChunk:
+        if self._pairing is None:
+            self._pairing = SurrogatePairing()
+        return self._pairing.pair(chunk)
 
 
 def _split_think(splitter: ThinkTagSplitter, chunk: ChatChunk) -> ChatChunk | None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import ipaddress
 import json
 import logging
@@ -22,7 +23,7 @@ import os
 import ssl
 import threading
 import weakref
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping
 from types import TracebackType
 from typing import Any, Literal, Self, TypeVar
 
@@ -42,6 +43,13 @@ from rxreact.model.openai._call import IO_SCHEDULER, CallSettings, ModelCall, Th
 from rxreact.model.openai._clients import Shard, Shards, no_tls
 from rxreact.model.openai._http_errors import NOT_A_STREAM_TYPES, not_a_stream, status_error
 from rxreact.model.openai._http_stream import aread_sse, read_sse
+from rxreact.model.openai._pooled import pooled_socket
+from rxreact.model.openai._reclaim import reclaim
+from rxreact.model.openai.limits import (
+    DEFAULT_MAX_LINE_BYTES,
+    DEFAULT_MAX_TOOL_ARGUMENTS,
+    StreamLimits,
+)
 from rxreact.model.openai.request_codec import encode_request
 from rxreact.model.openai.think import split_think
 from rxreact.model.openai.wire import parse_completion
@@ -51,7 +59,7 @@ from rxreact.scheduling import timer_scheduler
 __all__ = ["DEFAULT_IO", "OpenAIChatModel", "run_on_io_loop"]
 
 _T = TypeVar("_T")
-log = logging.getLogger(__name__)
+log: logging.Logger = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
@@ -98,7 +106,9 @@ class OpenAIChatModel:
         max_retries: retries of a failed attempt (429, 5xx, connection errors, a cut stream),
             made only while nothing of the response was emitted.
         backoff: the waits between retries (default ``Backoff()``: 0.5 s doubling, capped at
-            8 s, no jitter). A longer ``Retry-After`` than the cap is not waited for.
+            8 s, no jitter). A ``Retry-After`` (429 or 5xx) is waited for up to
+            ``Backoff.max_retry_wait`` (default: the cap); a longer one fails at once, the
+            error carrying ``retry_after``.
         send_reasoning: echo assistant reasoning as ``reasoning_content`` (DeepSeek thinking
             mode wants it on tool rounds; other providers may reject it).
         think_tags: move a leading ``<think>…</think>`` in the answer text to the reasoning.
@@ -111,6 +121,14 @@ class OpenAIChatModel:
         io: ``"thread"`` or ``"loop"`` (below). Default: what ``http_client`` or
             ``io_scheduler`` implies, else ``$RXREACT_IO``, else :data:`DEFAULT_IO`.
         io_scheduler: thread mode: where attempts run; default one new daemon thread each.
+        options: body parameters sent with every request (``temperature``, ``max_tokens``,
+            ``seed``, ``stop``...; anything passes through as given). A request's own
+            ``options`` (the agent's, the run's) win key by key.
+        max_line_bytes: the longest SSE line accepted (default 8 MiB).
+        max_tool_arguments: the most tool-call argument characters in one response
+            (default 1 Mi). Past either cap the stream ends with
+            :class:`~rxreact.errors.ResponseTooLargeError` (see
+            :mod:`rxreact.model.openai.limits`); ``None`` lifts it.
 
     I/O modes (``on_next`` of :meth:`stream` is called on the I/O thread of the mode):
 
@@ -127,7 +145,8 @@ class OpenAIChatModel:
 
     Both modes read the usual chunked HTTP/1.1 body in whole socket reads
     (:mod:`rxreact.model.openai._chunked`). Without ``http_client``, a model makes its own
-    clients as concurrency needs them, a few connections each (:mod:`rxreact.model.openai._clients`).
+    clients as concurrency needs them, a few connections each
+    (:mod:`rxreact.model.openai._clients`).
 
     The default is loop mode, by measurement (2 cores, BENCHMARKS.md): for one conversation it
     now costs what thread mode costs (0.42x the async httpx floor per chunk in both; fixed
@@ -158,6 +177,9 @@ class OpenAIChatModel:
         http_client: httpx.Client | httpx.AsyncClient | None = None,
         io: IOMode | None = None,
         io_scheduler: abc.SchedulerBase | None = None,
+        options: Mapping[str, Any] | None = None,
+        max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
+        max_tool_arguments: int | None = DEFAULT_MAX_TOOL_ARGUMENTS,
     ) -> None:
         model = model or os.environ.get("RXREACT_MODEL")
         if not model:
@@ -190,6 +212,12 @@ class OpenAIChatModel:
         self._think_tags = think_tags
         self._include_usage = include_usage
         self._headers = dict(headers or {})
+        self.options: dict[str, Any] = dict(options or {})
+        """Body parameters sent with every request, under the request's own ``options``."""
+        for cap in (max_line_bytes, max_tool_arguments):
+            if cap is not None and cap < 1:
+                raise ConfigurationError("size caps must be positive (or None)")
+        self._limits = StreamLimits(max_line_bytes, max_tool_arguments)
         self.io: IOMode = _io_mode(io, http_client, io_scheduler)
         """``"thread"`` or ``"loop"``: how this model reads its streams."""
         self._io = io_scheduler or IO_SCHEDULER
@@ -234,14 +262,14 @@ class OpenAIChatModel:
         def attempt(call: ThreadCall[ChatChunk], content: bytes) -> None:
             with self._exchange(call, content, stream=True) as response:
                 self._check_stream(response)
-                read_sse(response, call, self._think_tags)
+                read_sse(response, call, self._think_tags, self._limits)
 
         async def aattempt(call: LoopCall[ChatChunk], content: bytes) -> None:
             async with self._aexchange(call, content, stream=True) as response:
                 if response.headers.get("content-type", "").startswith(NOT_A_STREAM_TYPES):
                     await response.aread()  # the check quotes the body
                 self._check_stream(response)
-                await aread_sse(response, call, self._think_tags)
+                await aread_sse(response, call, self._think_tags, self._limits)
 
         return self._observable(request, stream=True, attempt=attempt, aattempt=aattempt)
 
@@ -369,6 +397,7 @@ class OpenAIChatModel:
             stream=stream,
             send_reasoning=self._send_reasoning,
             include_usage=self._include_usage,
+            default_options=self.options,
         )
         try:
             return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
@@ -383,6 +412,7 @@ class OpenAIChatModel:
         request = self._request(call, content, stream)
         request["extensions"]["trace"] = call.trace
         client, shards, shard = self._http_client()
+        call.locate = functools.partial(pooled_socket, client, self._url, call.httpx_timeout)
         try:
             with client.stream(**request) as response, call.attached(response):
                 if response.status_code >= 400:
@@ -411,6 +441,8 @@ class OpenAIChatModel:
         except httpx.HTTPError as exc:
             raise _map_transport_error(exc, self, call.phase) from exc
         finally:
+            # Also (above all) after a cancellation: httpcore may have lost a pool slot.
+            reclaim(client, self._url, call.httpx_timeout)
             if shards is not None and shard is not None:
                 shards.release(shard)
 

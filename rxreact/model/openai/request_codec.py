@@ -28,6 +28,7 @@ __all__ = ["decode_request", "encode_request"]
 
 # Body keys that decode_request maps to ChatRequest fields; all others go to ``options``.
 _KNOWN_KEYS = frozenset({"model", "messages", "tools", "tool_choice", "stream", "stream_options"})
+_TOOL_ONLY_KEYS = ("tool_choice", "parallel_tool_calls")
 _TOOL_CHOICES: dict[str, ToolChoice] = {"auto": "auto", "none": "none", "required": "required"}
 
 
@@ -38,6 +39,7 @@ def encode_request(
     stream: bool,
     send_reasoning: bool = False,
     include_usage: bool = True,
+    default_options: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The JSON body of a ``POST /chat/completions`` for ``request``.
 
@@ -49,10 +51,15 @@ def encode_request(
             (DeepSeek-style thinking models ask for it on tool rounds; others reject it).
         include_usage: when streaming, ask for a trailing usage chunk
             (``stream_options.include_usage``).
+        default_options: body keys sent unless ``request.options`` sets them (the model's
+            own ``options=``).
 
     Returns:
-        A dict ready for ``json.dumps``. ``tool_choice`` is sent only together with tools, since
-        the API rejects it alone; ``request.options`` are merged last and win.
+        A dict ready for ``json.dumps``. ``tool_choice`` and ``parallel_tool_calls`` are sent
+        only together with tools, since the API rejects them alone (options included). Options
+        are merged over what the request implies (``default_options``, then
+        ``request.options``), except that a ``tool_choice`` the request itself sets wins: the
+        agent's forced round says ``"none"`` whatever was asked.
     """
     body: dict[str, Any] = {
         "model": model,
@@ -75,7 +82,17 @@ def encode_request(
     body["stream"] = stream
     if stream and include_usage:
         body["stream_options"] = {"include_usage": True}
-    body.update(request.options)
+    if default_options:
+        body.update(default_options)
+    if request.options:
+        body.update(request.options)
+        if request.tool_choice is not None and request.tools:
+            body["tool_choice"] = request.tool_choice
+    if not request.tools and (default_options or request.options):
+        # A model-wide tool_choice must not break the requests that declare no tools (a
+        # judge's, a summary's): the API rejects these keys without tools.
+        for key in _TOOL_ONLY_KEYS:
+            body.pop(key, None)
     return body
 
 

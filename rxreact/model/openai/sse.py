@@ -12,6 +12,8 @@ over raw bytes as they arrive from the socket, in pieces of any size:
   an event without any ``data`` line is not dispatched;
 - the id is the *last event id* of the spec: it stays set for the following events until
   another ``id`` line changes it;
+- a line longer than the decoder's ``max_line`` raises
+  :class:`~rxreact.errors.ResponseTooLargeError` as soon as the bytes read pass it;
 - UTF-8 with a leading BOM ignored and invalid bytes replaced (U+FFFD). Lines are decoded
   only once complete, so a character split across reads is never torn (no UTF-8 byte of a
   multi-byte character can be ``\\n`` or ``\\r``).
@@ -33,6 +35,8 @@ read), never per character.
 from __future__ import annotations
 
 from typing import NamedTuple
+
+from rxreact.errors import ResponseTooLargeError
 
 __all__ = ["SSEDecoder", "SSEEvent"]
 
@@ -70,9 +74,21 @@ class SSEDecoder:
             handle(event)
     """
 
-    __slots__ = ("_bom_checked", "_cr_pending", "_data", "_event", "_last_id", "_partial")
+    __slots__ = (
+        "_bom_checked",
+        "_cr_pending",
+        "_data",
+        "_event",
+        "_last_id",
+        "_max_line",
+        "_partial",
+        "_partial_size",
+    )
 
-    def __init__(self) -> None:
+    def __init__(self, max_line: int | None = None) -> None:
+        """``max_line``: the longest line accepted, in bytes (``None``: no limit); a longer
+        one raises :class:`~rxreact.errors.ResponseTooLargeError` as soon as it is seen."""
+        self._max_line = (1 << 62) if max_line is None else max_line
         self._reset()
 
     def _reset(self) -> None:
@@ -82,6 +98,8 @@ class SSEDecoder:
         A list, not one growing ``bytes``: a long line read in many small pieces is then
         joined once, not copied again on every read.
         """
+        self._partial_size = 0
+        """Bytes in ``_partial``: checked against the line limit on every read that adds."""
         self._bom_checked = False
         self._cr_pending = False
         """The previous read ended with CR: a LF opening the next read belongs to it."""
@@ -108,6 +126,7 @@ class SSEDecoder:
             and self._event is None
             and not self._cr_pending
             and 13 not in data
+            and len(data) <= self._max_line
         ):
             return [_event((data[6:-2].decode("utf-8", "replace"), None, self._last_id))]
         if self._cr_pending:
@@ -122,6 +141,9 @@ class SSEDecoder:
         if 10 not in data:
             if data:
                 partial.append(data)
+                self._partial_size += len(data)
+                if self._partial_size > self._max_line:
+                    self._too_long()
             return []
         if partial:
             partial.append(data)
@@ -129,8 +151,14 @@ class SSEDecoder:
             partial.clear()
         lines = data.split(b"\n")
         tail = lines.pop()
+        self._partial_size = len(tail)
         if tail:
             partial.append(tail)
+        if (
+            len(data) > self._max_line
+            and max(self._partial_size, *map(len, lines)) > self._max_line
+        ):
+            self._too_long()
         events: list[SSEEvent] = []
         pending = self._data
         for line in lines:
@@ -159,6 +187,10 @@ class SSEDecoder:
             events.append(SSEEvent("\n".join(self._data), self._event, self._last_id))
         self._reset()
         return events
+
+    def _too_long(self) -> None:
+        self._reset()  # nothing of the line is kept
+        raise ResponseTooLargeError("sse_line", self._max_line)
 
     def _strip_bom(self, data: bytes) -> bytes:
         """Drop a UTF-8 BOM at the very start of the stream, even when split across reads."""

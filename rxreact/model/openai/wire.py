@@ -21,6 +21,14 @@ Normalization (choice 0 only; choices with another ``index`` are ignored):
   sent as a JSON object rather than a string are serialized;
 - ``finish_reason``, ``delta.role``, and ``usage`` (provider extras kept).
 
+A choice whose ``finish_reason`` is ``"error"``, or that carries an ``error`` object of its
+own, is a provider error too (:class:`~rxreact.errors.ProviderStreamError`): the answer was
+cut, and taking it as a success would store a broken answer.
+
+A chunk with lone surrogate escapes (an emoji cut between two deltas) is read with the
+standard library's parser and returned as a
+:class:`~rxreact.model.openai.surrogates.SurrogateChunk`, for the stream reader to pair.
+
 ``<think>`` tags inside text are left alone here: see :mod:`rxreact.model.openai.think`.
 
 Performance (CPython 3.11, ~270-byte chunks, ``timeit``): 1.7 µs for a text delta, 2.6 µs for a
@@ -41,6 +49,7 @@ from rxreact.errors import ProviderStreamError, StreamProtocolError
 from rxreact.messages import Usage
 from rxreact.model.assembly import ResponseAssembler
 from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
+from rxreact.model.openai.surrogates import SurrogateChunk
 
 __all__ = ["DONE", "parse_chunk", "parse_completion"]
 
@@ -79,10 +88,12 @@ def parse_chunk(data: str | bytes, event: str | None = None) -> ChatChunk | None
         raise _error_event(data)
     # Inlined (the per-token path): _load_object, _choice_zero's common case, and the
     # NamedTuple's Python-level __new__ (tuple.__new__ is 0.2 µs cheaper per chunk).
+    lenient = False
     try:
         obj = from_json(data)
     except ValueError as exc:
-        raise _protocol_error("invalid JSON", data) from exc
+        obj = _lenient_json(data, exc)
+        lenient = True
     if type(obj) is not dict:
         raise _protocol_error("expected a JSON object", data)
     error = obj.get("error")
@@ -105,6 +116,8 @@ def parse_chunk(data: str | bytes, event: str | None = None) -> ChatChunk | None
         delta = choice.get("delta") or _NO_FIELDS
         # ``""`` is not a reason; ``None`` keeps "saw a finish reason" meaningful.
         finish_reason = choice.get("finish_reason") or None
+        if finish_reason == "error" or choice.get("error"):
+            raise _choice_error(choice, usage)
         role = delta.get("role")
         # Checked inline, not with _optional_str: two calls per token cost 10%.
         if (finish_reason is not None and type(finish_reason) is not str) or (
@@ -127,7 +140,9 @@ def parse_chunk(data: str | bytes, event: str | None = None) -> ChatChunk | None
         # A field of the wrong type (``"choices": "x"``, ``"delta": []``...): the shape
         # checks are these exceptions, which cost nothing on the well-formed path.
         raise _protocol_error("unexpected chunk shape", data) from exc
-    return None if chunk == _EMPTY_CHUNK else chunk
+    if chunk == _EMPTY_CHUNK:
+        return None
+    return SurrogateChunk._make(chunk) if lenient else chunk
 
 
 def parse_completion(body: bytes | str | dict[str, Any]) -> ModelResponse:
@@ -154,6 +169,8 @@ def parse_completion(body: bytes | str | dict[str, Any]) -> ModelResponse:
         choice = (_choice_zero(choices) if choices else None) or _NO_FIELDS
         message = choice.get("message") or _NO_FIELDS
         finish_reason = choice.get("finish_reason") or None
+        if finish_reason == "error" or choice.get("error"):
+            raise _choice_error(choice, usage)
         role = message.get("role")
         if not (_optional_str(finish_reason) and _optional_str(role)):
             raise TypeError("finish_reason or role is not a string")
@@ -178,6 +195,15 @@ def parse_completion(body: bytes | str | dict[str, Any]) -> ModelResponse:
     except (AttributeError, TypeError, ValueError) as exc:
         raise _protocol_error("unexpected response shape", body) from exc
     return assembler.response()
+
+
+def _lenient_json(data: str | bytes, error: ValueError) -> Any:
+    """JSON the fast parser refused: lone surrogate escapes (``"\\ud83d"``) are valid for the
+    standard library's parser, which keeps them (see :mod:`rxreact.model.openai.surrogates`)."""
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError):
+        raise _protocol_error("invalid JSON", data) from error
 
 
 def _load_object(data: str | bytes) -> dict[str, Any]:
@@ -312,6 +338,17 @@ def _provider_error(error: Any, usage: Any = None) -> ProviderStreamError:
         error_type=error_type if type(error_type) is str else None,
         payload=error,
         usage=billed,
+    )
+
+
+def _choice_error(choice: dict[str, Any], usage: Any) -> ProviderStreamError:
+    """The error of a choice that ended with ``finish_reason: "error"`` or carries an
+    ``error`` object (vLLM, some gateways): the answer was cut, it is not a success."""
+    error = choice.get("error")
+    if error:
+        return _provider_error(error, usage)
+    return _provider_error(
+        {"message": "the provider ended the answer with finish_reason 'error'"}, usage
     )
 
 

@@ -10,7 +10,7 @@ nothing running on a real clock.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from reactivex import Observable, abc
@@ -57,21 +57,34 @@ class ScriptedModel:
         script: the replies in request order, or a function from each request to its reply.
         scheduler: scheduler for emission and pauses when the subscriber gives none
             (default: rxreact's shared timer pool, i.e. real time on background threads).
+        options: default request options, as ``OpenAIChatModel(options=...)``: each recorded
+            request's ``options`` are these overridden by the request's own, i.e. what
+            ``OpenAIChatModel`` would send in the body.
 
     Attributes:
-        requests: every request received, in order (for assertions).
+        requests: every request received, in order (for assertions), with the merged options.
     """
 
-    def __init__(self, script: Script, *, scheduler: abc.SchedulerBase | None = None) -> None:
+    def __init__(
+        self,
+        script: Script,
+        *,
+        scheduler: abc.SchedulerBase | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
         self._script = script
         self._scheduler = scheduler
         self._lock = threading.Lock()
+        self.options: dict[str, Any] = dict(options or {})
+        """Default request options (see the class)."""
         self.requests: list[ChatRequest] = []
 
     def __repr__(self) -> str:
         return f"ScriptedModel(requests={len(self.requests)})"
 
     def _next_reply(self, request: ChatRequest) -> Reply:
+        if self.options:
+            request = request.model_copy(update={"options": {**self.options, **request.options}})
         with self._lock:
             number = len(self.requests)
             self.requests.append(request)

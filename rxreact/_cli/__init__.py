@@ -1,0 +1,1 @@
+"""The pieces of the ``rxreact`` command (:mod:`rxreact.cli` builds the parser and dispatches)."""

@@ -1,0 +1,184 @@
+"""``rxreact chat``: one question (an argument, or ``-`` for stdin), or an interactive session.
+
+The session keeps its history in SQLite (``--conversation ID``, by default a new one per
+session), so a later ``rxreact chat --conversation ID`` goes on from it. Ctrl-C during an
+answer cancels that run only: nothing of it is stored, so the conversation stays valid, and
+the session asks for the next question.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import select
+import sys
+import threading
+import uuid
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from rxreact._cli.terminal import TerminalRenderer
+from rxreact.agent import ReactAgent
+from rxreact.errors import ChatMemoryError, ConfigurationError
+from rxreact.memory import SQLiteChatMemory
+from rxreact.tools import Tool
+
+__all__ = ["default_memory_path", "load_tools", "render_run", "run_chat"]
+
+
+def render_run(
+    agent: ReactAgent, question: str, conversation_id: str | None, renderer: TerminalRenderer
+) -> None:
+    """Run one question, rendering it live; raises the run's error, or ``KeyboardInterrupt``
+    (the run is cancelled first)."""
+    done = threading.Event()
+    errors: list[BaseException] = []
+
+    def on_error(error: Exception) -> None:
+        errors.append(error)
+        done.set()
+
+    subscription = agent.stream(question, conversation_id).subscribe(renderer, on_error, done.set)
+    try:
+        # Short waits, not one long one: SIGINT may be delivered to any of the process's
+        # threads, and a main thread blocked without a timeout would only see Ctrl-C at the end.
+        while not done.wait(_SIGNAL_CHECK_S):
+            pass
+    finally:
+        subscription.dispose()
+        renderer.spinner.stop()
+    if errors:
+        raise errors[0]
+
+
+_SIGNAL_CHECK_S = 0.1
+"""How often the main thread wakes to notice Ctrl-C while it waits (see :func:`render_run`)."""
+
+
+def read_line(stdin: TextIO) -> str:
+    """The next line of ``stdin`` ("" at its end), waking often enough to notice Ctrl-C.
+
+    Only a terminal is watched with ``select``: it hands over one line per read, so nothing
+    waits in Python's buffer unseen by ``select``, as lines of a pipe could.
+    """
+    if not stdin.isatty():
+        return stdin.readline()
+    while not select.select([stdin.fileno()], [], [], _SIGNAL_CHECK_S)[0]:
+        pass
+    return stdin.readline()
+
+
+def default_memory_path() -> Path:
+    """Where ``chat`` keeps conversations when no ``--memory`` is given.
+
+    ``$XDG_DATA_HOME/rxreact/`` (the XDG base-directory place for user data that must survive
+    restarts), else ``~/.local/share/rxreact/``; a relative ``$XDG_DATA_HOME`` is ignored, as
+    the spec says.
+    """
+    data_home = os.environ.get("XDG_DATA_HOME", "")
+    base = Path(data_home) if os.path.isabs(data_home) else Path.home() / ".local" / "share"
+    return base / "rxreact" / "conversations.sqlite3"
+
+
+def open_memory(path: str | None) -> SQLiteChatMemory:
+    """The conversations file (``--memory``, else :func:`default_memory_path`), created."""
+    file = Path(path).expanduser() if path else default_memory_path()
+    if not path:
+        try:
+            file.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise ChatMemoryError(f"cannot create {file.parent}: {error}") from error
+    return SQLiteChatMemory(file)
+
+
+def load_tools(specs: list[str]) -> list[Any]:
+    """The tools named by ``--tools module:attr`` (a tool, a function, or a list of them).
+
+    The working directory is importable, as with ``python -m``.
+    """
+    if specs and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    tools: list[Any] = []
+    for spec in specs:
+        module_name, _, attr = spec.partition(":")
+        if not module_name or not attr:
+            raise ConfigurationError(
+                f"--tools {spec}: write MODULE:NAME, e.g. my_tools:get_weather"
+            )
+        try:
+            module = importlib.import_module(module_name)
+        except Exception as error:  # the user's module: any failure is reported, in one line
+            raise ConfigurationError(
+                f"--tools {spec}: cannot import {module_name}: {error}"
+            ) from None
+        try:
+            value = getattr(module, attr)
+        except AttributeError:
+            raise ConfigurationError(f"--tools {spec}: {module_name} has no {attr!r}") from None
+        if isinstance(value, Tool) or callable(value):
+            tools.append(value)
+        elif isinstance(value, list | tuple):
+            tools.extend(value)
+        else:
+            raise ConfigurationError(
+                f"--tools {spec}: {attr} is a {type(value).__name__}, not a tool or a list of tools"
+            )
+    return tools
+
+
+def read_question(args: argparse.Namespace, stdin: TextIO) -> str:
+    """The question argument, or all of stdin for ``-``."""
+    question: str = args.question
+    if question == "-":
+        question = stdin.read().strip()
+        if not question:
+            raise ConfigurationError("chat -: stdin held no question")
+    return question
+
+
+def run_chat(args: argparse.Namespace, agent: ReactAgent, memory: SQLiteChatMemory | None) -> int:
+    """Answer the question, or hold a session when none was given; the exit status."""
+    renderer = TerminalRenderer(sys.stdout, sys.stderr)
+    if args.question is not None:
+        try:
+            render_run(agent, read_question(args, sys.stdin), args.conversation, renderer)
+        except KeyboardInterrupt:
+            renderer.interrupted()
+            return 130
+        return 0
+    conversation = args.conversation or datetime.now().strftime(
+        f"session-%Y%m%d-%H%M%S-{uuid.uuid4().hex[:6]}"
+    )
+    tty = sys.stdin.isatty()
+    if tty:
+        renderer.line(
+            renderer.style(
+                f"rxreact chat · conversation {conversation}"
+                f"{f' in {memory.path}' if memory else ''} · Ctrl-C stops an answer, "
+                "Ctrl-D quits",
+                "2",
+            )
+        )
+    while True:
+        try:
+            if tty:
+                renderer.write(renderer.style("you> ", "1"))
+            line = read_line(sys.stdin)
+        except KeyboardInterrupt:
+            renderer.write("\n")
+            return 130
+        if not line:  # end of input (Ctrl-D)
+            if tty:
+                renderer.write("\n")
+            return 0
+        question = line.strip()
+        if not question:
+            continue
+        if question in ("/exit", "/quit"):
+            return 0
+        try:
+            render_run(agent, question, conversation, renderer)
+        except KeyboardInterrupt:
+            renderer.interrupted()

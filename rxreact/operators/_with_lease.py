@@ -1,0 +1,248 @@
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, TypeVar
+
+from reactivex import Observable, abc
+from reactivex.disposable import Disposable, SerialDisposable, SingleAssignmentDisposable
+
+from rxreact.errors import ChatMemoryError, ConversationBusyError, RxReactError
+from rxreact.memory.base import ChatMemory
+from rxreact.memory.lease import Lease
+from rxreact.model.retry_policy import Backoff
+from rxreact.operators._lease_waiters import waiters as _waiters
+from rxreact.scheduling import timer_scheduler
+
+_T = TypeVar("_T")
+log = logging.getLogger(__name__)
+
+OnBusy = Literal["queue", "reject"]
+
+
+@dataclass(frozen=True)
+class _Spec(Generic[_T]):
+    memory: ChatMemory
+    conversation_id: str
+    body: Callable[[Lease], Observable[_T]]
+    owner: str
+    ttl: float
+    on_busy: OnBusy
+    busy_timeout: float | None
+    poll: Backoff
+
+
+def with_lease_(
+    memory: ChatMemory,
+    conversation_id: str,
+    body: Callable[[Lease], Observable[_T]],
+    *,
+    owner: str,
+    ttl: float,
+    on_busy: OnBusy,
+    busy_timeout: float | None,
+    poll: Backoff,
+) -> Observable[_T]:
+    spec = _Spec(memory, conversation_id, body, owner, ttl, on_busy, busy_timeout, poll)
+
+    def subscribe(
+        observer: abc.ObserverBase[_T], scheduler: abc.SchedulerBase | None = None
+    ) -> abc.DisposableBase:
+        return _Holding(spec, observer, scheduler).start()
+
+    return Observable(subscribe)
+
+
+class _Holding(Generic[_T]):
+    """One subscription: waiting for the lease, then holding it while the body runs.
+
+    Attempts and renewals are timers on the scheduler: a waiting subscription holds no thread.
+    The lock guards the state the timers, wake-ups and dispose share; the body's events never
+    take it (a slow subscriber must not hold up a renewal).
+    """
+
+    def __init__(
+        self,
+        spec: _Spec[_T],
+        observer: abc.ObserverBase[_T],
+        scheduler: abc.SchedulerBase | None,
+    ) -> None:
+        self.spec = spec
+        self.observer = observer
+        self.subscribe_scheduler = scheduler
+        self.scheduler = timer_scheduler(scheduler)
+        self.key = (id(spec.memory), spec.conversation_id)
+        self.lock = threading.RLock()
+        self.timer = SerialDisposable()  # the next attempt, or the next renewal
+        self.body = SingleAssignmentDisposable()
+        self.lease: Lease | None = None
+        self.done = False
+        self.attempting = False
+        self.woken = False  # a release was seen while an attempt ran: try again at once
+        self.retries = 0
+        self.started = self.scheduler.now
+
+    def start(self) -> abc.DisposableBase:
+        if self.spec.on_busy == "queue":
+            _waiters.add(self.key, self)
+        with self.lock:
+            self.later(0.0, self.attempt)
+        return Disposable(self.dispose)
+
+    def later(self, seconds: float, action: Callable[..., None]) -> None:
+        """Make ``action`` the one pending timer (call with the lock held).
+
+        Every timed action takes the lock first, so it cannot run (and schedule its own
+        successor) before this assignment is done: the assignment never replaces, and so
+        cancels, a newer timer.
+        """
+        self.timer.disposable = self.scheduler.schedule_relative(seconds, action)
+
+    # -- waiting ------------------------------------------------------------------------------
+
+    def wake(self) -> None:
+        with self.lock:
+            if self.done or self.lease is not None:
+                return
+            self.retries = 0  # a fresh start: poll quickly again if this attempt fails
+            if self.attempting:
+                self.woken = True
+                return
+            self.later(0.0, self.attempt)
+
+    def attempt(self, *_: Any) -> None:
+        spec = self.spec
+        with self.lock:
+            if self.done or self.lease is not None or self.attempting:
+                self.woken = self.woken or self.attempting
+                return
+            self.attempting, self.woken = True, False
+        try:
+            lease = spec.memory.try_acquire(spec.conversation_id, spec.owner, spec.ttl)
+        except Exception as error:
+            self.fail(_memory_error(error, "take the conversation's lease"))
+            return
+        with self.lock:
+            self.attempting = False
+            refused = None if self.done or lease is not None else self.wait_more()
+            if not self.done and lease is not None:
+                self.lease = lease
+                self.later(spec.ttl / 3, self.renew)
+        if refused is not None:
+            self.fail(refused)
+        elif lease is None and spec.on_busy == "queue":
+            _waiters.watch(self.key, spec.memory)
+        elif lease is not None and self.lease is not lease:  # disposed meanwhile
+            self.release(lease)
+        elif lease is not None:
+            _waiters.remove(self.key, self)
+            # The body's events go straight to the observer: no layer, no lock per event.
+            self.body.disposable = spec.body(lease).subscribe(
+                self.observer.on_next,
+                self.fail,
+                self.on_completed,
+                scheduler=self.subscribe_scheduler,
+            )
+
+    def wait_more(self) -> ConversationBusyError | None:
+        """After a refused attempt (lock held): the error to end with, or None when the next
+        attempt is scheduled."""
+        spec = self.spec
+        if spec.on_busy == "reject":
+            return _busy(spec, "another run is in progress (on_busy='reject')")
+        left = None
+        if spec.busy_timeout is not None:
+            left = spec.busy_timeout - (self.scheduler.now - self.started).total_seconds()
+            if left <= 0:
+                return _busy(spec, f"still busy after waiting {spec.busy_timeout:g} s")
+        delay: float | None = None  # not the head: sleep until woken (or the deadline)
+        if self.woken:
+            delay = 0.0
+        elif _waiters.is_head(self.key, self):
+            delay = spec.poll.delay(self.retries)
+            self.retries += 1
+        if left is not None:
+            delay = left if delay is None else min(delay, left)
+        if delay is not None:
+            self.later(delay, self.attempt)
+        return None
+
+    # -- holding ------------------------------------------------------------------------------
+
+    def renew(self, *_: Any) -> None:
+        with self.lock:
+            lease = self.lease
+            if self.done or lease is None:
+                return
+        try:
+            kept = self.spec.memory.renew(lease)
+        except Exception:
+            # A passing failure of the store: the next tick tries again, and if the lease was
+            # lost meanwhile the fenced commit refuses the turn anyway.
+            log.warning("could not renew the lease on %r", lease.conversation_id, exc_info=True)
+            kept = True
+        if not kept:
+            # Lost (expired while this process stalled, then taken over). Ending the run from
+            # this timer would race the body's own events; the body's fenced commit is refused
+            # instead, through its serialized path, and nothing is written.
+            log.info("the lease on %r was lost: its commit will be refused", lease.conversation_id)
+            return
+        with self.lock:
+            if not self.done:
+                self.later(self.spec.ttl / 3, self.renew)
+
+    def on_completed(self) -> None:
+        if self.finish():
+            self.observer.on_completed()
+
+    # -- ending -------------------------------------------------------------------------------
+
+    def fail(self, error: Exception) -> None:
+        if self.finish():
+            self.observer.on_error(error)
+
+    def dispose(self) -> None:
+        self.finish()
+
+    def finish(self) -> bool:
+        """End the subscription once: stop timers and body, release the lease, wake waiters.
+
+        The lease is released before the observer hears the end, so a run started from its
+        ``on_completed`` finds the conversation free. False when it had ended already.
+        """
+        with self.lock:
+            if self.done:
+                return False
+            self.done = True
+            lease = self.lease
+        _waiters.remove(self.key, self)
+        self.timer.dispose()
+        self.body.dispose()
+        if lease is not None:
+            self.release(lease)
+        return True
+
+    def release(self, lease: Lease) -> None:
+        try:
+            self.spec.memory.release(lease)
+        except Exception:
+            # The lease then ends at its expiry: later runs wait one ttl at most.
+            log.warning("could not release the lease on %r", lease.conversation_id, exc_info=True)
+        _waiters.wake(self.key)
+
+
+def _busy(spec: _Spec[Any], why: str) -> ConversationBusyError:
+    return ConversationBusyError(
+        f"conversation {spec.conversation_id!r} is busy: {why}", spec.conversation_id
+    )
+
+
+def _memory_error(error: Exception, action: str) -> RxReactError:
+    if isinstance(error, RxReactError):
+        return error
+    message = f"could not {action}: {error}"
+    mapped = ChatMemoryError(message)
+    mapped.__cause__ = error
+    return mapped

@@ -1,0 +1,105 @@
+"""A follower of a run read through Redis: a cursor, a bounded inbox, delivery on its own
+scheduler. The hub (:mod:`rxreact.runs._hub`) fills inboxes; followers empty them."""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from reactivex import abc
+
+from rxreact.events import AgentEvent
+from rxreact.runs._entries import End
+
+if TYPE_CHECKING:
+    from rxreact.runs._hub import Hub
+
+__all__ = ["INBOX", "Follower", "Item"]
+
+INBOX = 1024
+"""Undelivered events at which a follower is left out of reads until it drains."""
+
+Item = AgentEvent | End | Exception
+"""What a follower delivers: an event, the run's end, or a failure to follow it."""
+
+
+class Follower:
+    """One subscriber of a run read through Redis: cursor, inbox, delivery on its scheduler."""
+
+    def __init__(
+        self,
+        hub: Hub,
+        run_id: str,
+        after: int,
+        observer: abc.ObserverBase[AgentEvent],
+        scheduler: abc.SchedulerBase,
+    ) -> None:
+        self.hub = hub
+        self.run_id = run_id
+        self.cursor = after  # the last seq handed to the inbox (hub thread only)
+        self.checked_at = float("-inf")  # when the hub last checked the run is alive
+        self.inbox: deque[Item] = deque()
+        self.lock = threading.Lock()
+        self.starved = False
+        self.finished = False
+        self._draining = False
+        self._observer = observer
+        self._scheduler = scheduler
+
+    def push(self, items: list[Item]) -> None:
+        """Hand entries (or a failure) over; called by the hub thread."""
+        with self.lock:
+            if self.finished:
+                return
+            self.inbox.extend(items)
+            if self._draining:
+                return
+            self._draining = True
+        # Not kept for disposal: a drain after dispose() finds ``finished`` and returns.
+        self._scheduler.schedule(self._drain)
+
+    def wants_more(self) -> bool:
+        """Room in the inbox (else it is starved until it drains); hub thread."""
+        with self.lock:
+            if self.finished:
+                return False
+            if len(self.inbox) >= INBOX:
+                self.starved = True
+                return False
+            return True
+
+    def dispose(self) -> None:
+        with self.lock:
+            self.finished = True
+            self.inbox.clear()
+        self.hub.remove(self)
+
+    def _drain(self, _: abc.SchedulerBase, __: Any = None) -> None:
+        observer = self._observer
+        while True:
+            with self.lock:
+                if self.finished or not self.inbox:
+                    self._draining = False
+                    return
+                batch = list(self.inbox)
+                self.inbox.clear()
+                wake, self.starved = self.starved, False
+            if wake:
+                self.hub.wake()
+            for item in batch:
+                if isinstance(item, End | Exception):
+                    with self.lock:
+                        if self.finished:
+                            return
+                        self.finished = True
+                    self.hub.remove(self)
+                    error = item.error if isinstance(item, End) else item
+                    if error is None:
+                        observer.on_completed()
+                    else:
+                        observer.on_error(error)
+                    return
+                if self.finished:
+                    return
+                observer.on_next(item)

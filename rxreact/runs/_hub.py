@@ -1,0 +1,229 @@
+"""The reader of a :class:`~rxreact.runs.RedisEventLog`: one thread, one ``XREAD BLOCK``, for
+every follower of the process and every cancel request addressed to it.
+
+A follower holds a cursor (the last ``seq`` handed to it) and a small inbox. Each loop the hub
+sends one ``XREAD BLOCK ... STREAMS`` naming every followed run (at the lowest cursor of its
+followers), the log's cancel stream and the hub's own wake stream, hands the entries to the
+inboxes, and the followers deliver them on their own schedulers. A follower whose inbox is
+full (:data:`INBOX` events undelivered) is left out of the next reads until it drains, so a
+slow follower holds at most about one inbox and one read, and the run never waits for anyone.
+Entries are decoded once, by the hub, and the same immutable events go to every follower.
+
+Something that changes what the hub should read (a new follower, a starved one with room
+again, ``close``) adds an entry to the wake stream: unlike ``CLIENT UNBLOCK``, a wake sent
+just before the hub blocks is not lost, because the hub reads the stream from the last entry
+it saw.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from rxreact.errors import RunError, RunLostError, RunNotFoundError
+from rxreact.runs._entries import decode_entry
+from rxreact.runs._follower import Follower, Item
+from rxreact.runs._keys import Keys
+
+__all__ = ["COUNT", "Hub"]
+
+log = logging.getLogger(__name__)
+
+COUNT = 32
+"""Entries per stream per read (each holds up to :data:`~rxreact.runs._entries.MAX_BATCH`
+events)."""
+
+
+def seq_of(entry_id: bytes | str) -> int:
+    """The ``seq`` of an entry id ``0-seq``."""
+    text = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+    return int(text.partition("-")[2])
+
+
+def _block_limit(client: Any, beat_s: float) -> float:
+    """The longest XREAD BLOCK the client's socket timeout allows (half of it; redis-py 8
+    defaults to 5 s), and no longer than a heartbeat period."""
+    kwargs = getattr(client.connection_pool, "connection_kwargs", {})
+    timeout = kwargs.get("socket_timeout") or kwargs.get("orig_socket_timeout")
+    return min(beat_s, timeout / 2) if isinstance(timeout, int | float) and timeout > 0 else beat_s
+
+
+class Hub:
+    """The reader thread (started on first use) and what it reads for."""
+
+    def __init__(
+        self,
+        client: Any,
+        keys: Keys,
+        on_cancel: Callable[[str], None],
+        heartbeat: Callable[[Any], None],
+        beat_s: float,
+        error_type: type[Exception],
+    ) -> None:
+        self._client = client
+        self._keys = keys
+        self._on_cancel = on_cancel
+        self._heartbeat = heartbeat
+        self._beat_s = beat_s
+        self._block_s = _block_limit(client, beat_s)
+        self._error = error_type
+        self._wake_key = keys.wake(uuid.uuid4().hex)
+        self._lock = threading.Lock()
+        self._followers: set[Follower] = set()
+        self._thread: threading.Thread | None = None
+        self._closed = threading.Event()
+        self._cancel_id = "0-0"
+
+    def ensure_started(self) -> None:
+        """Start the reader (once); the cancel stream is read from its current end on, so a
+        request made after this returns is seen."""
+        with self._lock:
+            if self._thread is not None or self._closed.is_set():
+                return
+            last = self._client.xrevrange(self._keys.cancels, count=1)
+            self._cancel_id = last[0][0].decode() if last else "0-0"
+            self._thread = threading.Thread(
+                target=self._loop, name="rxreact-redis-event-log", daemon=True
+            )
+            self._thread.start()
+
+    def add(self, follower: Follower) -> None:
+        self.ensure_started()
+        with self._lock:
+            self._followers.add(follower)
+        self.wake()
+
+    def remove(self, follower: Follower) -> None:
+        with self._lock:
+            self._followers.discard(follower)
+
+    def wake(self) -> None:
+        """Make the reader re-read what to follow (it may be blocked in XREAD)."""
+        with contextlib.suppress(self._error):
+            pipe = self._client.pipeline(transaction=False)
+            pipe.xadd(self._wake_key, {"w": "1"}, maxlen=8, approximate=False)
+            pipe.pexpire(self._wake_key, 60_000)
+            pipe.execute()
+
+    def close(self) -> None:
+        self._closed.set()
+        thread = self._thread
+        if thread is not None:
+            self.wake()
+            thread.join(10)
+        with contextlib.suppress(self._error):
+            self._client.delete(self._wake_key)
+
+    # -- the reader thread --------------------------------------------------------------------
+
+    def _loop(self) -> None:
+        wake_id = "0-0"
+        next_beat = time.monotonic()
+        while not self._closed.is_set():
+            try:
+                now = time.monotonic()
+                if now >= next_beat:
+                    self._heartbeat(self._client)
+                    self._check_alive(now, everyone=True)
+                    next_beat = now + self._beat_s
+                else:
+                    self._check_alive(now, everyone=False)  # just the new followers
+                groups = self._groups()
+                streams = {self._wake_key: wake_id, self._keys.cancels: self._cancel_id}
+                for run_id, members in groups.items():
+                    streams[self._keys.run(run_id)] = f"0-{min(f.cursor for f in members)}"
+                wait_s = min(next_beat - time.monotonic(), self._block_s)
+                block_ms = max(1, int(wait_s * 1000))
+                reply = self._client.xread(streams, count=COUNT, block=block_ms) or []
+            except self._error as error:
+                log.warning("Redis event log reader: %s; retrying in 1 s", error)
+                self._closed.wait(1.0)  # a back-off, also ended at once by close()
+                continue
+            except Exception:  # a bug must not end the one reader every follower relies on
+                log.exception("Redis event log reader failed; retrying in 1 s")
+                self._closed.wait(1.0)
+                continue
+            for raw_key, entries in reply:
+                key = raw_key.decode() if isinstance(raw_key, bytes) else raw_key
+                if not entries:
+                    continue
+                last = entries[-1][0]
+                if key == self._wake_key:
+                    wake_id = last.decode()
+                elif key == self._keys.cancels:
+                    self._cancel_id = last.decode()
+                    for _, fields in entries:
+                        self._on_cancel(fields.get(b"run", b"").decode())
+                else:
+                    self._dispatch(groups, key, entries)
+
+    def _groups(self) -> dict[str, list[Follower]]:
+        with self._lock:
+            followers = list(self._followers)
+        groups: dict[str, list[Follower]] = {}
+        for follower in followers:
+            if follower.wants_more():
+                groups.setdefault(follower.run_id, []).append(follower)
+        return groups
+
+    def _dispatch(self, groups: dict[str, list[Follower]], key: str, entries: Any) -> None:
+        decoded: list[Item]
+        try:
+            decoded = [
+                item
+                for entry_id, fields in entries
+                for item in decode_entry(seq_of(entry_id), fields)
+            ]
+        except ValueError as error:  # not our entries: say so rather than stop reading
+            decoded = [RunError(f"unreadable entry in {key}: {error}")]
+        last = seq_of(entries[-1][0])
+        for run_id, members in groups.items():
+            if self._keys.run(run_id) != key:
+                continue
+            for follower in members:
+                cursor = follower.cursor
+                mine: list[Item] = [
+                    i for i in decoded if isinstance(i, Exception) or i.seq > cursor
+                ]
+                follower.cursor = last
+                if mine:
+                    follower.push(mine)
+
+    def _check_alive(self, now: float, everyone: bool) -> None:
+        """Fail the followers of runs that are gone (expired) or whose owner stopped beating:
+        every follower at a heartbeat, else only those never checked."""
+        with self._lock:
+            followers = [
+                f
+                for f in self._followers
+                if not f.finished and (everyone or f.checked_at == float("-inf"))
+            ]
+        if not followers:
+            return
+        run_ids = sorted({f.run_id for f in followers})
+        pipe = self._client.pipeline(transaction=False)
+        for run_id in run_ids:
+            pipe.exists(self._keys.meta(run_id))
+            pipe.xrevrange(self._keys.run(run_id), count=1)
+        replies = pipe.execute()
+        verdicts: dict[str, Exception | None] = {}
+        for i, run_id in enumerate(run_ids):
+            alive, last = replies[2 * i], replies[2 * i + 1]
+            if alive or (last and b"end" in last[0][1]):
+                verdicts[run_id] = None  # running, or ended: the end entry is on its way
+            elif not last:
+                verdicts[run_id] = RunNotFoundError(f"no run {run_id!r} in this event log")
+            else:
+                verdicts[run_id] = RunLostError(
+                    f"run {run_id!r} stopped without an end: its process is gone"
+                )
+        for follower in followers:
+            verdict = verdicts.get(follower.run_id)
+            if verdict is not None:
+                follower.push([verdict])
+            follower.checked_at = now

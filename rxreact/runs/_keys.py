@@ -1,0 +1,32 @@
+"""The Redis keys of a :class:`~rxreact.runs.RedisEventLog`, all under its prefix."""
+
+from __future__ import annotations
+
+__all__ = ["Keys"]
+
+
+class Keys:
+    """Key names; see :mod:`rxreact.runs.redis` for what each holds."""
+
+    __slots__ = ("cancels", "prefix")
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.cancels = f"{prefix}cancels"
+        """The one stream of cancel requests every owning process reads."""
+
+    def run(self, run_id: str) -> str:
+        """The run's stream of entries."""
+        return f"{self.prefix}run:{run_id}"
+
+    def meta(self, run_id: str) -> str:
+        """``running`` (kept alive by heartbeats) or ``ended``."""
+        return f"{self.prefix}run:{run_id}:meta"
+
+    def active(self, conversation_id: str) -> str:
+        """The sorted set of the runs started on a conversation."""
+        return f"{self.prefix}active:{conversation_id}"
+
+    def wake(self, hub_id: str) -> str:
+        """A reader's private wake stream."""
+        return f"{self.prefix}wake:{hub_id}"

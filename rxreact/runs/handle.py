@@ -1,0 +1,181 @@
+"""``AgentRun``: the handle of a hot run, started by ``agent.start(question)``."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
+
+from reactivex import Observable, abc
+from reactivex.disposable import SingleAssignmentDisposable
+from reactivex.scheduler import VirtualTimeScheduler
+
+from rxreact.errors import RunCancelledError
+from rxreact.events import AgentEvent, FinalAnswer
+
+if TYPE_CHECKING:
+    from rxreact.agent import AgentResult, ReactAgent
+    from rxreact.run_loop import RunLoop
+
+__all__ = ["AgentRun"]
+
+
+class AgentRun:
+    """A run that started at once and lives until it ends, whatever its subscribers do.
+
+    Its events go to the agent's event log, numbered by ``seq``; every subscriber of
+    :meth:`events` (or of :func:`rxreact.follow`, from any process with a shared log) is a
+    cursor on that log. Made by :meth:`ReactAgent.start <rxreact.ReactAgent.start>`.
+
+    ::
+
+        run = agent.start("Weather in Paris?", conversation_id="c1")
+        run.events().subscribe(print)                  # live, replaying what it missed
+        run.events(after=41).subscribe(resume)          # a reconnecting client
+        answer = run.result(timeout=60).answer
+    """
+
+    def __init__(self, agent: ReactAgent, run: RunLoop) -> None:
+        self.id: str = run.run_id
+        """The run's id: pass it to :func:`rxreact.follow` (from any process, with Redis)."""
+        self.conversation_id: str | None = run.conversation_id
+        """The conversation the run reads and extends, if any."""
+        self._agent = agent
+        self._run = run
+        self._log = agent.event_log
+        self._future: Future[AgentResult] = Future()
+        self._final: FinalAnswer | None = None
+        self._lock = threading.Lock()
+        self._over = False
+        self._subscription = SingleAssignmentDisposable()
+        self._writer = self._log.begin(self.id, self.conversation_id, self.cancel)
+        self._append = self._writer.append
+        # This handle answers approval requests (approve / deny), so nobody denies them for
+        # want of an approver; an agent's approver, if any, may still answer first.
+        run.approvals.external = True
+        self._subscription.disposable = agent._subscribe(
+            run, self._on_next, self._on_error, self._on_completed
+        )
+
+    def __repr__(self) -> str:
+        state = "done" if self.done else "running"
+        return f"AgentRun(id={self.id!r}, conversation_id={self.conversation_id!r}, {state})"
+
+    @property
+    def done(self) -> bool:
+        """True once the run completed, failed or was cancelled."""
+        return self._future.done()
+
+    def events(self, after: int = 0) -> Observable[AgentEvent]:
+        """The run's events with ``seq > after``, then the live ones; any number of subscribers.
+
+        ::
+
+            run:          -1-2-3-4-5-F|
+            events():     (123)-4-5-F|     subscribed after 3: replayed, then live
+            events(4):    -----------5-F|
+
+        Completes after ``final_answer``; errors with the run's error
+        (:class:`~rxreact.RunCancelledError` after :meth:`cancel`). Works after the run ended,
+        within the log's retention. Disposing a subscription detaches that subscriber only.
+        Events arrive on the agent's scheduler unless you subscribe with another.
+        """
+        source = self._log.read(self.id, after)
+        default = self._agent.scheduler
+
+        def subscribe(
+            observer: abc.ObserverBase[AgentEvent], scheduler: abc.SchedulerBase | None = None
+        ) -> abc.DisposableBase:
+            return source.subscribe(observer, scheduler=scheduler or default)
+
+        return Observable(subscribe)
+
+    def cancel(self) -> None:
+        """Stop the run as disposing a cold ``stream()`` does: the HTTP stream is closed, running
+        tools' tokens are set, nothing is written to memory. Subscribers and :meth:`result` get
+        :class:`~rxreact.RunCancelledError`. No-op once the run ended."""
+        if not self._claim():
+            return
+        self._subscription.dispose()
+        error = RunCancelledError(f"run {self.id} was cancelled")
+        self._future.set_exception(error)
+        self._writer.end(error)
+
+    def approve(self, call_id: str) -> bool:
+        """Let a tool call that waits for approval (``tool_approval_requested``) run.
+
+        Callable from any thread, even from a subscriber seeing the request; the call goes on
+        on the run's scheduler. Returns False when no call with that id waits (it was decided,
+        timed out, or the run ended).
+        """
+        return self._run.approvals.approve(call_id)
+
+    def deny(self, call_id: str, reason: str | None = None) -> bool:
+        """Refuse a tool call that waits for approval: it never runs, and the model reads that
+        it was denied (with ``reason``). Returns False when no call with that id waits."""
+        return self._run.approvals.deny(call_id, reason)
+
+    def result(self, timeout: float | None = None) -> AgentResult:
+        """Wait for the run's :class:`~rxreact.AgentResult` (blocking).
+
+        Raises:
+            RxReactError: whatever ended the run (:class:`~rxreact.RunCancelledError` if
+                cancelled).
+            TimeoutError: ``timeout`` seconds passed first (the run goes on).
+        """
+        scheduler = self._agent.scheduler
+        if isinstance(scheduler, VirtualTimeScheduler) and not self.done:
+            # Waiting on virtual time means advancing it (as ReactAgent.run does).
+            VirtualTimeScheduler.start(scheduler)
+        return self._future.result(timeout)
+
+    async def aresult(self) -> AgentResult:
+        """Await the run's :class:`~rxreact.AgentResult`; cancelling the await leaves the run
+        running."""
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[AgentResult] = loop.create_future()
+
+        def settle(done: Future[AgentResult]) -> None:
+            def copy() -> None:
+                if waiter.done():
+                    return
+                error = done.exception()
+                if error is None:
+                    waiter.set_result(done.result())
+                else:
+                    waiter.set_exception(error)
+
+            with contextlib.suppress(RuntimeError):  # the loop closed: no one awaits any more
+                loop.call_soon_threadsafe(copy)
+
+        # Not asyncio.wrap_future: cancelling its future would cancel ours, i.e. the outcome.
+        self._future.add_done_callback(settle)
+        return await waiter
+
+    # -- the run's output (serialized: one call at a time, in seq order) ----------------------
+
+    def _on_next(self, event: Any) -> None:
+        if type(event) is FinalAnswer:
+            self._final = event
+        self._append(event)
+
+    def _on_error(self, error: Exception) -> None:
+        if self._claim():
+            self._future.set_exception(error)
+            self._writer.end(error)
+
+    def _on_completed(self) -> None:
+        if self._claim():
+            assert self._final is not None  # the steps always end with final_answer
+            self._future.set_result(self._run.result(self._final))
+            self._writer.end(None)
+
+    def _claim(self) -> bool:
+        """True for the first of completion, failure and cancel: it alone ends the run."""
+        with self._lock:
+            if self._over:
+                return False
+            self._over = True
+            return True

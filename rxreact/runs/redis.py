@@ -1,0 +1,247 @@
+"""``RedisEventLog``: hot runs shared by many processes and machines, on Redis Streams.
+
+Keys, all under ``prefix``::
+
+    run:{id}            the run's stream: entry 0-seq holds event seq as JSON (field e), the
+                        last entry is the end marker (field end: {"error": null | {...}})
+    run:{id}:meta       "running" (expires lost_after s after the owner's last heartbeat) or
+                        "ended"; both say the run exists
+    active:{conv}       sorted set of the runs started on a conversation, oldest first
+    cancels             one stream of cancel requests, read by every owning process
+
+The owner writes in the background: ``append`` queues the event, and one flush at a time sends
+everything queued so far (every run of the process) as one pipeline of ``XADD``, so a chunk
+costs a share of one round trip and the run never waits for Redis. Readers in this process are
+served from memory; others ``XREAD BLOCK`` through one reader thread per log
+(:mod:`rxreact.runs._hub`). Streams expire ``ttl`` seconds after the run's last write.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, Self, cast
+
+from reactivex import Observable, abc
+from reactivex.disposable import Disposable
+
+from rxreact.errors import ConfigurationError, RunError
+from rxreact.events import AgentEvent
+from rxreact.runs._follower import Follower
+from rxreact.runs._hub import Hub
+from rxreact.runs._keys import Keys
+from rxreact.runs._record import RunRecord
+from rxreact.runs._writes import RunWriterToRedis, WriteQueue
+from rxreact.runs.base import RunWriter
+from rxreact.runs.memory import InMemoryEventLog
+
+if TYPE_CHECKING:
+    import redis
+
+__all__ = ["RedisEventLog"]
+
+log: logging.Logger = logging.getLogger(__name__)
+
+
+def _import_redis() -> Any:
+    """redis-py, imported on first use so that ``rxreact`` works without it."""
+    try:
+        import redis
+    except ImportError as error:
+        raise ConfigurationError(
+            "RedisEventLog needs redis-py: pip install 'rxreact[redis]'"
+        ) from error
+    return redis
+
+
+def _ms(seconds: float | timedelta, name: str) -> int:
+    value = seconds.total_seconds() if isinstance(seconds, timedelta) else seconds
+    if value <= 0:
+        raise ValueError(f"{name} must be positive")
+    return max(1, round(value * 1000))
+
+
+class RedisEventLog:
+    """Runs' events in Redis Streams: follow, replay and cancel a run from any process.
+
+    Args:
+        client_or_url: a ``redis.Redis`` client (left open by :meth:`close`) or a URL such as
+            ``redis://localhost:6379/0``. One more connection of its pool stays blocked in
+            ``XREAD`` while anything is followed, so keep its ``socket_timeout`` unset or long.
+        ttl: how long a run's events stay readable after its last write (seconds).
+        prefix: the start of every key, to share a database with others.
+        lost_after: seconds without a heartbeat from the owning process after which followers
+            get :class:`~rxreact.RunLostError` and :meth:`active_run` forgets the run.
+        max_runs: finished runs of this process kept in its memory for local subscribers.
+        scheduler: where subscribers receive events when they subscribe without a scheduler.
+
+    Raises:
+        ConfigurationError: redis-py is not installed (``pip install 'rxreact[redis]'``).
+    """
+
+    def __init__(
+        self,
+        client_or_url: redis.Redis | str,
+        *,
+        ttl: float | timedelta = 3600.0,
+        prefix: str = "rxreact:",
+        lost_after: float = 30.0,
+        max_runs: int = 1000,
+        scheduler: abc.SchedulerBase | None = None,
+    ) -> None:
+        module = _import_redis()
+        self._ttl_ms = _ms(ttl, "ttl")
+        self._lost_ms = _ms(lost_after, "lost_after")
+        self.prefix = prefix
+        self._error: type[Exception] = module.RedisError
+        self._owns_client = isinstance(client_or_url, str)
+        self._client: redis.Redis = (
+            module.Redis.from_url(client_or_url)
+            if isinstance(client_or_url, str)
+            else client_or_url
+        )
+        self._local = InMemoryEventLog(
+            max_runs=max_runs, ttl=self._ttl_ms / 1000, scheduler=scheduler
+        )
+        self._keys = keys = Keys(prefix)
+        self._hub = Hub(
+            module.Redis(connection_pool=self._client.connection_pool),
+            keys,
+            self._cancel_requested,
+            self._heartbeat,
+            self._lost_ms / 3000,
+            self._error,
+        )
+        self._lock = threading.Lock()
+        self._owned: dict[str, RunRecord] = {}
+        self._writes = WriteQueue(self._client, self._keys, self._ttl_ms, self._error)
+
+    def __repr__(self) -> str:
+        return f"RedisEventLog(prefix={self.prefix!r}, ttl={self._ttl_ms / 1000:g})"
+
+    # -- the owner's side -------------------------------------------------------------------
+
+    def begin(
+        self, run_id: str, conversation_id: str | None, cancel: Callable[[], None]
+    ) -> RunWriter:
+        """Register a run of this process: visible to :meth:`active_run` and followers at once.
+
+        Raises:
+            RunError: Redis could not be reached.
+        """
+        record = self._local._record(run_id, conversation_id, cancel)
+        try:
+            self._hub.ensure_started()  # cancel requests for this run are seen from now on
+            pipe = self._client.pipeline(transaction=False)
+            pipe.set(self._keys.meta(run_id), "running", px=self._lost_ms)
+            if conversation_id is not None:
+                pipe.zadd(self._keys.active(conversation_id), {run_id: time.time()})
+                pipe.pexpire(self._keys.active(conversation_id), self._ttl_ms)
+            pipe.execute()
+        except self._error as error:
+            record.end(RunError(f"Redis event log: could not begin run: {error}"))
+            raise RunError(f"Redis event log: could not begin run: {error}") from error
+        with self._lock:
+            self._owned[run_id] = record
+        return RunWriterToRedis(self._writes, record, self._ended)
+
+    def _ended(self, record: RunRecord) -> None:
+        with self._lock:
+            self._owned.pop(record.run_id, None)
+
+    def _heartbeat(self, client: Any) -> None:
+        """Keep this process's running runs alive (called by the reader thread)."""
+        with self._lock:
+            owned = [(r.run_id, r.conversation_id) for r in self._owned.values()]
+        if not owned:
+            return
+        pipe = client.pipeline(transaction=False)
+        for run_id, conversation_id in owned:
+            pipe.pexpire(self._keys.meta(run_id), self._lost_ms)
+            pipe.pexpire(self._keys.run(run_id), self._ttl_ms)
+            if conversation_id is not None:
+                pipe.pexpire(self._keys.active(conversation_id), self._ttl_ms)
+        pipe.execute()
+
+    def _cancel_requested(self, run_id: str) -> None:
+        with self._lock:
+            record = self._owned.get(run_id)
+        if record is not None and record.cancel is not None:
+            # Not on the reader thread: cancelling closes HTTP streams and tells tools.
+            cancel = record.cancel
+
+            def action(_: abc.SchedulerBase, __: Any = None) -> None:
+                cancel()
+
+            self._writes.scheduler.schedule(action)
+
+    # -- anyone's side ----------------------------------------------------------------------
+
+    def read(self, run_id: str, after: int = 0) -> Observable[AgentEvent]:
+        """Replay ``seq > after``, follow live, end as the run ended (see :class:`EventLog`);
+        from this process's memory for its own runs, else from Redis."""
+        record = self._local._get(run_id)
+        if record is not None:
+            return record.read(after, self._local.scheduler)
+        default = self._local.scheduler
+
+        def subscribe(
+            observer: abc.ObserverBase[AgentEvent], scheduler: abc.SchedulerBase | None = None
+        ) -> abc.DisposableBase:
+            follower = Follower(self._hub, run_id, max(after, 0), observer, scheduler or default)
+            try:
+                self._hub.add(follower)
+            except self._error as error:
+                observer.on_error(RunError(f"Redis event log: could not follow: {error}"))
+            return Disposable(follower.dispose)
+
+        return Observable(subscribe)
+
+    def active_run(self, conversation_id: str) -> str | None:
+        """The oldest running run on ``conversation_id`` in any process, or ``None``."""
+        key = self._keys.active(conversation_id)
+        members: list[bytes] = cast(list[bytes], self._client.zrange(key, 0, -1))
+        run_ids = [r.decode() for r in members]
+        if not run_ids:
+            return None
+        states = self._client.mget([self._keys.meta(r) for r in run_ids])
+        dead: list[str] = []
+        for run_id, state in zip(run_ids, states, strict=True):
+            if state == b"running":
+                break
+            dead.append(run_id)  # ended, or its process stopped beating
+        else:
+            run_id = ""
+        if dead:
+            self._client.zrem(key, *dead)
+        return run_id or None
+
+    def request_cancel(self, run_id: str) -> None:
+        """Cancel the run, here if this process owns it, else through the owner's reader."""
+        with self._lock:
+            record = self._owned.get(run_id)
+        if record is not None and record.cancel is not None:
+            record.cancel()
+            return
+        self._client.xadd(self._keys.cancels, {"run": run_id}, maxlen=1000, approximate=True)
+
+    def flush(self, timeout: float | None = 10.0) -> bool:
+        """Wait until every event appended so far was sent to Redis; False on timeout."""
+        return self._writes.wait_sent(timeout)
+
+    def close(self) -> None:
+        """Send what is queued (:meth:`flush`), stop the reader thread, and close the client
+        if this log made it from a URL."""
+        self.flush()
+        self._hub.close()
+        if self._owns_client:
+            self._client.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

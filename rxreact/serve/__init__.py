@@ -1,0 +1,39 @@
+"""Serve runs to browsers: the Vercel AI SDK UI message stream, resumable, and a chat page.
+
+::
+
+    from rxreact import OpenAIChatModel, ReactAgent
+    from rxreact.serve import create_app
+
+    agent = ReactAgent(OpenAIChatModel())
+    app = create_app(agent)            # an ASGI app: uvicorn module:app, or `rxreact serve`
+
+Needs the ``serve`` extra (``pip install 'rxreact[serve]'``: Starlette and uvicorn);
+:func:`to_ui_message_stream` alone needs neither.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rxreact.serve.ui_stream import DONE, UI_MESSAGE_STREAM_HEADERS, UIChunk, to_ui_message_stream
+
+if TYPE_CHECKING:
+    from rxreact.serve.app import create_app
+
+__all__ = ["DONE", "UI_MESSAGE_STREAM_HEADERS", "UIChunk", "create_app", "to_ui_message_stream"]
+
+
+def __getattr__(name: str) -> Any:
+    # Starlette is imported only when the app is asked for.
+    if name == "create_app":
+        from rxreact.errors import ConfigurationError
+
+        try:
+            from rxreact.serve.app import create_app
+        except ImportError as error:
+            raise ConfigurationError(
+                "rxreact.serve.create_app needs Starlette: pip install 'rxreact[serve]'"
+            ) from error
+        return create_app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

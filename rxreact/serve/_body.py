@@ -1,0 +1,115 @@
+"""The request bodies the chat endpoints accept (what ``useChat`` sends) and their errors."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+__all__ = [
+    "ApprovalBody",
+    "ChatBody",
+    "HTTPProblem",
+    "check_conversation_id",
+    "parse_approval_body",
+    "parse_chat_body",
+]
+
+_CONVERSATION_ID = re.compile(r"[A-Za-z0-9_.:-]{1,200}")
+
+
+class HTTPProblem(Exception):
+    """A request the server refuses: answered as JSON ``{"error": ..., "detail": ...}``."""
+
+    def __init__(self, status: int, error: str, detail: str) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.error = error
+        self.detail = detail
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    type: str
+    text: str | None = None
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    id: str | None = None
+    role: str
+    parts: list[_Part] = Field(default_factory=list)
+
+
+class ChatBody(BaseModel):
+    """``POST /api/chat``: the chat id and its messages with ``parts`` (extra fields ignored)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    id: str
+    """The conversation (``useChat``'s chat id)."""
+    messages: list[_Message] = Field(min_length=1)
+
+    def question(self) -> str:
+        """The text of the last message, which must be the user's."""
+        last = self.messages[-1]
+        text = "".join(p.text or "" for p in last.parts if p.type == "text")
+        if last.role != "user" or not text.strip():
+            raise HTTPProblem(
+                422, "invalid_body", "the last message must be a user message with text"
+            )
+        return text
+
+
+def check_conversation_id(value: str) -> str:
+    """``value`` if it is a usable conversation id, else a 400 problem."""
+    if not _CONVERSATION_ID.fullmatch(value):
+        raise HTTPProblem(
+            400, "invalid_conversation_id", "a conversation id is 1-200 of A-Z a-z 0-9 _ . : -"
+        )
+    return value
+
+
+def parse_chat_body(raw: bytes) -> ChatBody:
+    """Validate a ``POST /api/chat`` body: 400 for bad JSON, 422 for the wrong shape."""
+    body = _validated(ChatBody, raw)
+    check_conversation_id(body.id)
+    return body
+
+
+class ApprovalBody(BaseModel):
+    """``POST /api/chat/{id}/approve``: the AI SDK's tool approval response, as JSON."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    approvalId: str
+    approved: bool
+    reason: str | None = None
+
+
+def parse_approval_body(raw: bytes) -> tuple[str, bool, str | None]:
+    """``(approval id, approved, reason)`` of an approval body: 400 for bad JSON, 422 else."""
+    body = _validated(ApprovalBody, raw)
+    return body.approvalId, body.approved, body.reason
+
+
+_Body = TypeVar("_Body", bound=BaseModel)
+
+
+def _validated(model: type[_Body], raw: bytes) -> _Body:
+    """``raw`` as a ``model``: 400 for bad JSON, 422 for the wrong shape."""
+    try:
+        return model.model_validate_json(raw)
+    except ValidationError as error:
+        if any(e["type"] == "json_invalid" for e in error.errors()):
+            raise HTTPProblem(400, "malformed_json", "the body is not valid JSON") from None
+        raise HTTPProblem(422, "invalid_body", _summary(error.errors())) from None
+
+
+def _summary(errors: list[Any]) -> str:
+    return "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}" for e in errors[:5]
+    )

@@ -1,0 +1,110 @@
+"""What the web server needs from hot runs: start one, follow one from any process, cancel one,
+and draw one.
+
+Runs started by this process are kept (until they end) so a resume or a cancel here uses the
+run object; a run another process owns is followed through the event log and cancelled with
+``event_log.request_cancel``, so any worker can serve any conversation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import OrderedDict
+
+from reactivex import Observable
+from reactivex import operators as ops
+
+from rxreact.agent import ReactAgent
+from rxreact.events import AgentEvent
+from rxreact.marbles import Recorder, Recording
+from rxreact.runs import AgentRun, follow
+
+__all__ = ["RunRegistry"]
+
+
+class RunRegistry:
+    """The hot runs of one server process, over the agent's event log.
+
+    Args:
+        agent: the ``ReactAgent`` whose ``start()`` makes the runs and whose ``event_log``
+            keeps them (shared by every worker with Redis).
+        keep_recordings: how many finished runs' marble recordings this process keeps.
+    """
+
+    def __init__(self, agent: ReactAgent, *, keep_recordings: int = 256) -> None:
+        self.agent = agent
+        self.event_log = agent.event_log
+        self._keep = keep_recordings
+        self._lock = threading.Lock()
+        self._runs: dict[str, AgentRun] = {}
+        self._recordings: OrderedDict[str, Recorder] = OrderedDict()
+
+    def start(self, question: str, conversation_id: str) -> AgentRun:
+        """Start a run (raises ``ConversationBusyError`` when the agent rejects a busy one)."""
+        run = self.agent.start(question, conversation_id=conversation_id)
+        recorder = Recorder()
+        with self._lock:
+            self._runs[run.id] = run
+            self._recordings[run.id] = recorder
+            while len(self._recordings) > self._keep:
+                self._recordings.popitem(last=False)
+
+        def forget() -> None:
+            with self._lock:
+                self._runs.pop(run.id, None)
+
+        # the recorder first: a marble request that sees the run gone finds it recorded
+        run.events().pipe(ops.finally_action(forget)).subscribe(recorder)
+        return run
+
+    def events(self, run_id: str) -> Observable[AgentEvent]:
+        """The run's events from its first: the local run, else followed through the log."""
+        with self._lock:
+            run = self._runs.get(run_id)
+        return run.events() if run is not None else follow(run_id, self.event_log)
+
+    def active_run(self, conversation_id: str) -> str | None:
+        """The run in progress on the conversation, in any process (blocking: may ask Redis)."""
+        return self.event_log.active_run(conversation_id)
+
+    def cancel(self, run_id: str) -> None:
+        """Cancel the run, here or in the process that owns it."""
+        with self._lock:
+            run = self._runs.get(run_id)
+        if run is not None:
+            run.cancel()
+        else:
+            self.event_log.request_cancel(run_id)
+
+    def decide(self, run_id: str, call_id: str, approved: bool, reason: str | None) -> bool:
+        """Answer a tool call of a run started here that waits for approval; False when no
+        such call waits here (decided already, or the run is another process's)."""
+        with self._lock:
+            run = self._runs.get(run_id)
+        if run is None:
+            return False
+        return run.approve(call_id) if approved else run.deny(call_id, reason)
+
+    async def recording(self, run_id: str, timeout: float) -> Recording | None:
+        """The run's marble recording, once it ended (``None`` if it did not within ``timeout``).
+
+        A run this process did not start is recorded by following it through the log: its
+        replayed part has no real timing (it arrives at once), the live rest has.
+        """
+        with self._lock:
+            recorder = self._recordings.get(run_id)
+        if recorder is None:
+            recorder = Recorder()
+            subscription = self.events(run_id).subscribe(recorder)
+        else:
+            subscription = None
+        try:
+            # recorder.wait blocks: a worker thread waits, not the event loop.
+            finished = await asyncio.to_thread(recorder.wait, timeout)
+        finally:
+            if subscription is not None:
+                subscription.dispose()
+        if not finished:
+            return None
+        return recorder.recording

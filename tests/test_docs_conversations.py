@@ -1,0 +1,30 @@
+"""The examples of docs/conversations.md run as written (the Redis one on a real server)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from redis_server import RedisServer, running_redis_server
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "conversations.md"
+
+
+@pytest.fixture(scope="module")
+def redis_server() -> Iterator[RedisServer]:
+    with running_redis_server() as server:
+        yield server
+
+
+def test_the_examples_run_in_order(
+    redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("REDIS_URL", redis_server.url)
+    blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
+    assert len(blocks) == 5
+    namespace: dict[str, object] = {}
+    for block in blocks:  # one namespace, as a reader pastes them one after another
+        exec(compile(block, str(DOC), "exec"), namespace)
+    assert "busy: chat-1" in capsys.readouterr().out

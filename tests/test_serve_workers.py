@@ -1,0 +1,149 @@
+"""Two ``rxreact serve`` processes on one real redis-server: a run started through one is
+resumed (and followed to its end) through the other, the conversation goes on there, and a run
+one owns is cancelled through the other.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+from redis_server import running_redis_server
+from serve_helpers import Gate, SSEEvent, parse_sse, read_until_text, text_of
+
+from rxreact.model.scripted.replies import Hang, text_reply
+from rxreact.testing import MockOpenAIServer
+
+ANSWER = "Started on one worker and finished on the other."
+
+
+@contextmanager
+def rxreact_serve(env: dict[str, str], *options: str) -> Iterator[str]:
+    """An ``rxreact serve`` process on a free port; yields its URL once it listens."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rxreact.cli", "serve", "--port", "0", *options],
+        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    listening = threading.Event()
+    log: list[str] = []
+
+    def read_log() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            log.append(line)
+            if line.startswith("rxreact serve: listening on "):
+                listening.set()
+        listening.set()  # the process ended: stop waiting
+
+    reader = threading.Thread(target=read_log, daemon=True)
+    reader.start()
+    try:
+        assert listening.wait(30) and process.poll() is None, "".join(log)
+        yield next(line for line in log if "listening on" in line).split()[-1]
+    finally:
+        process.terminate()
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        reader.join(5)
+        if process.stderr is not None:
+            process.stderr.close()
+
+
+def body(conversation: str, question: str) -> dict[str, Any]:
+    parts = [{"type": "text", "text": question}]
+    return {"id": conversation, "messages": [{"id": "u", "role": "user", "parts": parts}]}
+
+
+def test_a_run_started_through_one_worker_is_resumed_through_the_other() -> None:
+    gate = Gate()
+    reply = text_reply(ANSWER)
+    with (
+        running_redis_server() as redis,
+        MockOpenAIServer(
+            [
+                gate.reply(reply[:4], reply[4:]),
+                text_reply("Yes, I remember."),
+                [*text_reply("Going on and on")[:2], Hang()],
+            ]
+        ) as mock,
+    ):
+        env = {**os.environ, "OPENAI_BASE_URL": mock.base_url, "OPENAI_API_KEY": "sk-test",
+               "RXREACT_MODEL": "mock"}  # fmt: skip
+        try:
+            with (
+                rxreact_serve(env, "--redis", redis.url, "--workers", "2") as first,
+                rxreact_serve(env, "--redis", redis.url) as second,
+            ):
+                with httpx.stream("POST", f"{first}/api/chat", json=body("shared", "Go")) as r:
+                    assert r.status_code == 200
+                    seen = read_until_text(parse_sse(r.iter_lines()), "Started on one ")
+                last_id = seen[-1].id
+                assert last_id is not None
+                with httpx.stream(
+                    "GET", f"{second}/api/chat/shared/stream", headers={"Last-Event-ID": last_id}
+                ) as r:
+                    assert r.status_code == 200
+                    gate.open()
+                    rest = [e for e in parse_sse(r.iter_lines()) if isinstance(e, SSEEvent)]
+                assert rest[-1].data == "[DONE]"
+                parts = [e.part for e in rest[:-1]]
+                assert text_of([e.part for e in seen]) + text_of(parts) == ANSWER
+                assert parts[-1] == {"type": "finish", "finishReason": "stop"}
+
+                # The turn was committed to the shared memory: the other worker goes on with it.
+                with httpx.stream(
+                    "POST", f"{second}/api/chat", json=body("shared", "Remember?")
+                ) as r:
+                    follow_up = [e for e in parse_sse(r.iter_lines()) if isinstance(e, SSEEvent)]
+                assert text_of([e.part for e in follow_up[:-1]]) == "Yes, I remember."
+                history = mock.requests[1]["messages"]
+                assert {"role": "assistant", "content": ANSWER} in history
+
+                # A run owned by one worker is cancelled through the other.
+                with httpx.stream("POST", f"{first}/api/chat", json=body("other", "Go")) as r:
+                    items = parse_sse(r.iter_lines())
+                    read_until_text(items, "Going ")
+                    cancelled = httpx.post(f"{second}/api/chat/other/cancel")
+                    assert cancelled.status_code == 202
+                    ending = [e for e in items if isinstance(e, SSEEvent)]
+                assert ending[-2].part == {"type": "abort", "reason": "cancelled"}
+                assert mock.wait_for_disconnects(1, timeout=10)  # its model stream was closed
+        finally:
+            Gate.open_all()
+
+
+def test_one_worker_keeps_conversations_in_sqlite(tmp_path: Path) -> None:
+    script = [text_reply("First answer."), text_reply("Second answer.")]
+    with MockOpenAIServer(script) as mock:
+        env = {**os.environ, "OPENAI_BASE_URL": mock.base_url, "OPENAI_API_KEY": "sk-test",
+               "RXREACT_MODEL": "mock"}  # fmt: skip
+        memory = tmp_path / "chats.sqlite3"
+        with rxreact_serve(env, "--memory", str(memory)) as url:
+            for question in ("One", "Two"):
+                with httpx.stream("POST", f"{url}/api/chat", json=body("local", question)) as r:
+                    events = [e for e in parse_sse(r.iter_lines()) if isinstance(e, SSEEvent)]
+                assert events[-1].data == "[DONE]"
+            page = httpx.get(f"{url}/")
+        assert page.status_code == 200 and "rxreact chat" in page.text
+        assert {"role": "assistant", "content": "First answer."} in mock.requests[1]["messages"]
+        assert memory.is_file()
+
+
+def test_several_workers_without_redis_are_refused() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "rxreact.cli", "serve", "--workers", "2"],
+        capture_output=True, text=True, timeout=30, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "--redis" in done.stderr
