@@ -10,6 +10,7 @@ import threading
 from typing import Any
 
 import pytest
+from test_aio import Collect
 
 from rxreact import ReactAgent
 from rxreact.events import FinalAnswer, TextDelta
@@ -23,23 +24,6 @@ from rxreact.scheduling import ElasticScheduler
 from rxreact.testing import MockOpenAIServer
 
 REQUEST = ChatRequest(messages=(UserMessage(content="hi"),))
-
-
-class Collect:
-    def __init__(self) -> None:
-        self.items: list[Any] = []
-        self.error: Exception | None = None
-        self.done = threading.Event()
-
-    def on_next(self, item: Any) -> None:
-        self.items.append(item)
-
-    def on_error(self, error: Exception) -> None:
-        self.error = error
-        self.done.set()
-
-    def on_completed(self) -> None:
-        self.done.set()
 
 
 # -- ElasticScheduler.post ------------------------------------------------------------------
