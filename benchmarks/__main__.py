@@ -11,6 +11,7 @@ Workloads (``--only`` takes their numbers or names):
 7. ``runs``       hot runs: in-memory and Redis event logs, fan-out to 100 subscribers
 8. ``queued``     one run per conversation: lease cost and queued hand-off vs a cold stream
 9. ``conversations`` 10,000 concurrent slow conversations: RSS, threads, latency
+10. ``workers``   1 and 2 worker processes on one Redis: chunks/s, what Redis adds per run
 
 ``--quick`` shrinks every workload (about a minute in all); the default takes about
 five minutes on a 2-core machine. ``--json FILE`` also writes the raw numbers.
@@ -34,6 +35,7 @@ from benchmarks import (
     scale,
     slow_subscriber,
     tool_concurrency,
+    workers,
 )
 from benchmarks._harness import Table, mock_server
 
@@ -47,6 +49,7 @@ WORKLOADS = (
     "runs",
     "queued",
     "conversations",
+    "workers",
 )
 
 
@@ -91,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
             ("runs", runs),
             ("queued", queued_run),
             ("conversations", conversations),
+            ("workers", workers),
         ):
             if name in chosen:
                 tables[name] = workload.run(url, args.quick)

@@ -1,4 +1,4 @@
-"""Workload 7: ten thousand concurrent conversations at a slow pace.
+"""Workload 9: ten thousand concurrent conversations at a slow pace.
 
 Each conversation is workload 4's (two tool calls, then an answer), paced at one event per
 ``delay_ms`` (default one per second, a 30-word answer: about 45 s a conversation, the tool
@@ -30,7 +30,7 @@ def measure(
 ) -> Table:
     """The table for one configuration (each stack in a child process of its own)."""
     table = Table(
-        f"7. Conversations ({runs} concurrent, {chunks} chunks x {delay_ms:.0f} ms, "
+        f"9. Conversations ({runs} concurrent, {chunks} chunks x {delay_ms:.0f} ms, "
         f"started over {ramp_s:.0f} s)",
         [
             "stack",

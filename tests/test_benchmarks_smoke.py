@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks import conversations, peers, queued_run, scale, slow_subscriber
+from benchmarks import conversations, peers, queued_run, scale, slow_subscriber, workers
 from benchmarks.__main__ import _selected
 from benchmarks._harness import BenchError, Table, check_answer, mock_server, run_child
 from benchmarks._stacks import STACKS, make_session
@@ -72,6 +72,19 @@ def test_conversations_table_has_a_row_per_stack(url: str) -> None:
     table = conversations.measure(url, runs=3, chunks=2, delay_ms=1.0, ramp_s=0.01, deadline_s=30.0)
     assert [row[0] for row in table.rows] == list(conversations.STACKS)
     assert all(row[1] == "3/3" for row in table.rows)
+
+
+def test_workers_table_has_every_mode_and_both_worker_counts(url: str) -> None:
+    table = workers.run(url, quick=True, runs=2, chunks=3)
+    if table.rows[0][0].startswith("not run"):
+        pytest.skip("no redis-server")
+    assert [(row[0], row[1]) for row in table.rows] == [
+        ("1", "none"),
+        ("1", "memory"),
+        ("1", "log"),
+        ("2", "memory"),
+    ]
+    assert [row[2] for row in table.rows] == ["2/2", "2/2", "2/2", "4/4"]
 
 
 def test_slow_subscriber_child(url: str, capsys: pytest.CaptureFixture[str]) -> None:
