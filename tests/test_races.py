@@ -9,6 +9,7 @@ thousands of agent runs on a scheduler that preempts its callers at random.
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -18,12 +19,14 @@ import pytest
 import reactivex
 from reactivex import Observable, abc
 from reactivex.disposable import Disposable
+from reactivex.scheduler import ImmediateScheduler
 from reactivex.scheduler.periodicscheduler import PeriodicScheduler
 from reactivex.subject import Subject
 from reactivex.testing import TestScheduler
 
-from rxreact import ModelConnectionError, ReactAgent, RunStalledError, tool
+from rxreact import ModelConnectionError, OpenAIChatModel, ReactAgent, RunStalledError, tool
 from rxreact._immediate import immediately
+from rxreact.messages import ChatRequest, UserMessage
 from rxreact.model.retry_policy import Backoff
 from rxreact.model.scripted.model import ScriptedModel
 from rxreact.model.scripted.replies import Hang, text_reply, tool_call_reply
@@ -251,3 +254,30 @@ def test_a_run_that_keeps_making_progress_is_never_stalled() -> None:
 def test_stall_timeout_must_exceed_tool_timeout(bad: float) -> None:
     with pytest.raises(ValueError, match="stall_timeout"):
         ReactAgent(ScriptedModel([]), tool_timeout=60.0, stall_timeout=bad)
+
+
+def test_thread_mode_retries_an_attempt_that_fails_before_schedule_returns() -> None:
+    # An I/O scheduler that runs the attempt inside ``schedule``: the connection is refused,
+    # the retry timer is set, and only then does ``schedule`` return its handle. Storing that
+    # handle must not cancel the retry (the stream then never ended).
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()  # nothing listens there: every connect is refused at once
+    model = OpenAIChatModel(
+        "m",
+        base_url=f"http://127.0.0.1:{port}/v1",
+        api_key="sk-test",
+        io="thread",
+        io_scheduler=ImmediateScheduler(),
+        max_retries=2,
+        backoff=Backoff(base=0.01),
+    )
+    errors: list[Exception] = []
+    done = threading.Event()
+    request = ChatRequest(messages=(UserMessage(content="q"),))
+    model.stream(request).subscribe(
+        on_error=lambda e: (errors.append(e), done.set()), on_completed=done.set
+    )
+    assert done.wait(20), "the failed attempt's retry was cancelled: the stream never ended"
+    assert isinstance(errors[0], ModelConnectionError)

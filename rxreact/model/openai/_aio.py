@@ -118,8 +118,8 @@ class LoopCall(ModelCall[_T]):
         # Disposing before the start needs nothing more: the task sees the flag in _begin.
         # Set before the attempt is scheduled: an attempt that fails at once schedules its
         # retry into the same slot, on the loop, possibly before this line would have run
-        # (assigning after it cancelled that retry timer: the stream never ended).
-        self._task.disposable = Disposable()
+        # (assigning after it would cancel that retry timer: the stream never ended).
+        self._task.replace_with(Disposable)
         self._loop.call_soon_threadsafe(self._start_task, self._attempts)
 
     def _abort(self) -> None:

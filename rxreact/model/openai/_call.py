@@ -53,6 +53,7 @@ from reactivex import abc
 from reactivex.disposable import Disposable, SerialDisposable
 from reactivex.scheduler import NewThreadScheduler
 
+from rxreact._ordered_serial import OrderedSerialDisposable
 from rxreact.errors import ModelTimeoutError
 from rxreact.model.retry_policy import Backoff, retry_delay
 
@@ -137,7 +138,9 @@ class ModelCall(Generic[_T]):
         self._done = False  # a terminal notification was sent
         self._emitted = False
         self._retries = 0
-        self._task = SerialDisposable()  # the scheduled attempt, or the backoff timer
+        # The scheduled attempt, or the backoff timer. Ordered: an attempt that fails at once
+        # schedules its retry before ``_schedule_attempt`` has stored the attempt's handle.
+        self._task = OrderedSerialDisposable()
         self._watchdog = SerialDisposable()
         # Per attempt:
         self._timed_out: ModelTimeoutError | None = None
@@ -260,7 +263,7 @@ class ModelCall(Generic[_T]):
         log.info("retry %d/%d in %.3g s after: %s", self._retries, self._max_retries, delay, error)
         with self._lock:
             if not self._disposed:
-                self._task.disposable = self._timer.schedule_relative(delay, self._retry)
+                self._task.replace_with(lambda: self._timer.schedule_relative(delay, self._retry))
 
     def _attempt_ended(self) -> None:
         """Forget the attempt's I/O handles (called with the lock held)."""
@@ -369,7 +372,7 @@ class ThreadCall(ModelCall[_T]):
             self._sock = None
 
     def _schedule_attempt(self) -> None:
-        self._task.disposable = self._io.schedule(self._run)
+        self._task.replace_with(lambda: self._io.schedule(self._run))
 
     def _abort(self) -> None:
         # A thread blocked in recv is woken by a shutdown, not by closing the response.
