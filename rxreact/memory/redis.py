@@ -6,11 +6,11 @@ import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any
 
 from reactivex import Observable
 
+from rxreact._closeable import Closeable
 from rxreact.errors import ChatMemoryError, ConfigurationError
 from rxreact.memory._redis_releases import release_notices
 from rxreact.memory._turns import decode_turns, encode_turn
@@ -72,7 +72,7 @@ def _import_redis() -> Any:
     return redis
 
 
-class RedisChatMemory:
+class RedisChatMemory(Closeable):
     """Histories in Redis lists, one element per turn; optionally trimmed to the last ``max_turns``.
 
     A conversation is the list at ``{prefix}turns:{conversation_id}``; each element is one whole
@@ -268,17 +268,6 @@ class RedisChatMemory:
         if self._owns_client:
             with self._guard("close"):
                 self._client.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def _ms(seconds: float) -> int:

@@ -8,9 +8,8 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from types import TracebackType
-from typing import Self
 
+from rxreact._closeable import Closeable
 from rxreact.errors import ChatMemoryError
 from rxreact.memory._turns import decode_turns, encode_turn
 from rxreact.memory.lease import Lease, lease_lost
@@ -52,7 +51,7 @@ _MIGRATIONS = {1: _LEASES}
 _LIVE = "conversation_id = ? AND owner = ? AND token = ? AND expires_at > ?"
 
 
-class SQLiteChatMemory:
+class SQLiteChatMemory(Closeable):
     """Histories in a SQLite file, one row per turn; optionally trimmed to the last ``max_turns``.
 
     A row holds one whole turn (the messages of one :meth:`append`, as JSON), so trimming drops
@@ -288,14 +287,3 @@ class SQLiteChatMemory:
         """Close the connection (idempotent); later calls raise ChatMemoryError."""
         with self._lock:
             self._db.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()

@@ -23,11 +23,12 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Self, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from reactivex import Observable, abc
 from reactivex.disposable import Disposable
 
+from rxreact._closeable import Closeable
 from rxreact.errors import ConfigurationError, RunError
 from rxreact.events import AgentEvent
 from rxreact.runs._follower import Follower
@@ -64,7 +65,7 @@ def _ms(seconds: float | timedelta, name: str) -> int:
     return max(1, round(value * 1000))
 
 
-class RedisEventLog:
+class RedisEventLog(Closeable):
     """Runs' events in Redis Streams: follow, replay and cancel a run from any process.
 
     Args:
@@ -239,9 +240,3 @@ class RedisEventLog:
         self._hub.close()
         if self._owns_client:
             self._client.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

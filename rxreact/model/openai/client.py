@@ -24,12 +24,12 @@ import ssl
 import threading
 import weakref
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping
-from types import TracebackType
-from typing import Any, Literal, Self, TypeVar
+from typing import Any, Literal, TypeVar
 
 import httpx
 from reactivex import Observable, abc
 
+from rxreact._closeable import Closeable
 from rxreact.errors import (
     ConfigurationError,
     ModelConnectionError,
@@ -89,7 +89,7 @@ class _Secret:
         return "_Secret('***')"
 
 
-class OpenAIChatModel:
+class OpenAIChatModel(Closeable):
     """A :class:`~rxreact.model.base.ChatModel` over an OpenAI-compatible chat-completions API.
 
     Args:
@@ -338,17 +338,6 @@ class OpenAIChatModel:
                 _close_all_soon(ashards)
             else:
                 run_on_io_loop(_aclose_all(ashards))
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     # -- internals --------------------------------------------------------------------------
 
