@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from hypothesis import settings
+from redis_server import RedisServer, running_redis_server
 
 from rxreact.model.openai.client import OpenAIChatModel
 from rxreact.model.scripted.replies import Script
@@ -64,3 +65,11 @@ def serve_model() -> Iterator[Callable[..., tuple[MockOpenAIServer, OpenAIChatMo
     for server, model in made:
         model.close()
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def redis_server() -> Iterator[RedisServer]:
+    """A real redis-server on a loopback port, one per test module (skips, or fails with
+    ``RXREACT_REQUIRE_REDIS=1``, where there is none)."""
+    with running_redis_server() as server:
+        yield server

@@ -3,20 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from redis_server import RedisServer, running_redis_server
+from redis_server import RedisServer
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "runs.md"
 EXAMPLES = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
-
-
-@pytest.fixture(scope="module")
-def redis_server() -> Iterator[RedisServer]:
-    with running_redis_server() as server:
-        yield server
 
 
 def test_the_doc_has_examples() -> None:

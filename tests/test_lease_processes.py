@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from redis_server import RedisServer, running_redis_server
+from redis_server import RedisServer
 
 from rxreact import ChatRequest, RedisChatMemory, SQLiteChatMemory, UserMessage
 from rxreact.model.scripted.replies import text_reply
@@ -26,12 +26,6 @@ from rxreact.testing import MockOpenAIServer
 
 WORKER = Path(__file__).with_name("lease_worker.py")
 TTL = 1.5  # short, yet three renewals long: the host is shared and busy
-
-
-@pytest.fixture(scope="module")
-def redis_server() -> Iterator[RedisServer]:
-    with running_redis_server() as server:
-        yield server
 
 
 @pytest.fixture(params=["sqlite", "redis"])

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from redis_server import RedisServer, running_redis_server
+from redis_server import RedisServer
 
 from rxreact import ConversationBusyError
 from rxreact.errors import ChatMemoryError
@@ -29,12 +29,6 @@ from rxreact.messages import (
 )
 
 MakeMemory = Callable[..., Any]
-
-
-@pytest.fixture(scope="session")
-def redis_server() -> Iterator[RedisServer]:
-    with running_redis_server() as server:
-        yield server
 
 
 @pytest.fixture(params=["in_memory", "sqlite", "redis"])

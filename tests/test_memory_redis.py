@@ -11,19 +11,13 @@ from typing import Any
 
 import pytest
 import reactivex
-from redis_server import RedisServer, free_port, running_redis_server
+from redis_server import RedisServer, free_port
 
 from rxreact import ChatMemoryError, ConfigurationError
 from rxreact.memory import RedisChatMemory
 from rxreact.messages import AssistantMessage, UserMessage
 from rxreact.model.retry_policy import Backoff
 from rxreact.operators import with_lease
-
-
-@pytest.fixture(scope="session")
-def redis_server() -> Iterator[RedisServer]:
-    with running_redis_server() as server:
-        yield server
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from redis_server import RedisServer, running_redis_server
+from redis_server import RedisServer
 from test_runs import ANSWER, Collector, Gate, gated_script, serve
 
 from rxreact import (
@@ -31,12 +31,6 @@ from rxreact.testing import ChaosScheduler
 __all__ = ["serve"]  # the fixture, shared with test_runs
 
 CHILD = Path(__file__).with_name("runs_child.py")
-
-
-@pytest.fixture(scope="module")
-def redis_server() -> Iterator[RedisServer]:
-    with running_redis_server() as server:
-        yield server
 
 
 @pytest.fixture
