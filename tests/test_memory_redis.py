@@ -198,6 +198,18 @@ def test_a_release_is_announced_to_every_process(client: Any) -> None:
         subscription.dispose()
 
 
+def test_close_waits_for_a_stopped_listener_to_hand_its_connection_back(client: Any) -> None:
+    # A stopped listener returns its connection to the pool under the pool's lock; a daemon
+    # thread frozen there at interpreter exit deadlocked the client's __del__ (seen in CI).
+    memory = RedisChatMemory(client, prefix="app:")
+    memory.releases().subscribe(lambda _: None).dispose()  # stopped, still finishing
+    listeners = [t for t in threading.enumerate() if type(t).__name__ == "PubSubWorkerThread"]
+    assert listeners
+    memory.close()
+    assert not any(t.is_alive() for t in listeners)
+    assert dict(client.pubsub_numsub("app:lease-released")).get(b"app:lease-released", 0) == 0
+
+
 def test_a_waiter_in_another_process_starts_on_the_notice_not_its_poll(client: Any) -> None:
     here, there = RedisChatMemory(client, prefix="app:"), RedisChatMemory(client, prefix="app:")
     held = there.try_acquire("c", "another process", 30)

@@ -12,7 +12,7 @@ from reactivex import Observable
 
 from rxreact._closeable import Closeable
 from rxreact.errors import ChatMemoryError, ConfigurationError
-from rxreact.memory._redis_releases import release_notices
+from rxreact.memory._redis_releases import ReleaseNotices
 from rxreact.memory._turns import decode_turns, encode_turn
 from rxreact.memory.lease import Lease, lease_lost
 from rxreact.messages import Message
@@ -125,7 +125,7 @@ class RedisChatMemory(Closeable):
         self.prefix = prefix
         self._max_turns = max_turns
         self._ttl_ms = None if seconds is None else max(1, round(seconds * 1000))
-        self._releases = release_notices(self._client, f"{prefix}lease-released")
+        self._releases = ReleaseNotices(self._client, f"{prefix}lease-released")
         self._scripts = {
             name: self._client.register_script(lua)
             for name, lua in (
@@ -235,7 +235,7 @@ class RedisChatMemory(Closeable):
         A hint, not a guarantee (a notice published while nobody listened is gone): it wakes
         waiting runs early, and they poll anyway.
         """
-        return self._releases
+        return self._releases.observable
 
     def _keys(self, client: redis.Redis) -> Iterator[bytes | str]:
         pattern = _GLOB_SPECIAL.sub(r"\\\1", self._key("")) + "*"
@@ -264,7 +264,8 @@ class RedisChatMemory(Closeable):
                 client.delete(*batch)
 
     def close(self) -> None:
-        """Close the client if this memory made it from a URL."""
+        """Stop listening for lease releases; close the client if this memory made it from a URL."""
+        self._releases.close()
         if self._owns_client:
             with self._guard("close"):
                 self._client.close()
