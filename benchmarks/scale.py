@@ -13,8 +13,9 @@ one OS thread per request attempt, or in loop mode, every stream on rxreact's on
 asyncio loop), ``httpx_async`` (the peer harness's hand-written asyncio client, all runs as
 tasks on one event loop: the floor) and, when the peers' venv has it (``PEERS_VENV``),
 ``openai_async`` (the openai SDK's ``AsyncOpenAI`` streaming, the same loop by hand, run with
-that venv's Python). Every stack has an HTTP client with room for every connection (httpx's
-default pool holds 100).
+that venv's Python), and the agent frameworks ``pydantic_ai`` and ``openai_agents`` the same
+way (``benchmarks/scale_peers.py``). Every stack has an HTTP client with room for every
+connection (httpx's default pool holds 100).
 """
 
 from __future__ import annotations
@@ -48,7 +49,21 @@ from benchmarks._harness import (
     run_child,
 )
 
-STACKS = ("rxreact_loop", "rxreact_thread", "httpx_async", "openai_async")
+STACKS = (
+    "rxreact_loop",
+    "rxreact_thread",
+    "httpx_async",
+    "openai_async",
+    "pydantic_ai",
+    "openai_agents",
+)
+PEER_STACKS = {"openai_async": "openai", "pydantic_ai": "pydantic_ai", "openai_agents": "agents"}
+"""The stacks run with the peers' venv Python, and the module each needs there."""
+
+
+async def get_weather(city: str) -> str:
+    """Get the current weather for a city."""
+    return f"The weather in {city} is sunny, 25 C."
 
 
 def _limits(runs: int, keepalive: int | None = None) -> httpx.Limits:
@@ -184,16 +199,11 @@ def _httpx_async(
 def _openai_async(
     url: str, runs: int, chunks: int, delay_ms: float, deadline_s: float, ramp_s: float = 0.0
 ) -> dict[str, Any]:
-    from openai import AsyncOpenAI
-
     from benchmarks._stacks import _assistant
+    from benchmarks.scale_peers import openai_client
 
     def client() -> Any:
-        http = httpx.AsyncClient(limits=_limits(runs), timeout=60)
-        headers = mock_headers(chunks, 2, delay_ms)
-        return AsyncOpenAI(
-            api_key="sk-x", base_url=url, http_client=http, default_headers=headers, max_retries=0
-        )
+        return openai_client(url, runs, chunks, delay_ms)
 
     async def react(
         client: Any, prompt: str, get_weather: Callable[..., Awaitable[str]]
@@ -243,10 +253,6 @@ def _asyncio_runs(
     ramp_s: float = 0.0,
 ) -> dict[str, Any]:
     """Every run as a task on one event loop: ``react(client, prompt, tool)`` yields the text."""
-
-    async def get_weather(city: str) -> str:
-        return f"The weather in {city} is sunny, 25 C."
-
     received: dict[str, list[float]] = {str(i): [] for i in range(runs)}
     texts: dict[str, list[str]] = {str(i): [] for i in range(runs)}
     errors: list[Exception] = []
@@ -376,10 +382,12 @@ def run(url: str, quick: bool) -> Table:
         pace = f"{chunks} x {delay_ms} ms"
         for stack in STACKS:
             python = sys.executable
-            if stack == "openai_async":
-                python = _peers_python()
+            if stack in PEER_STACKS:
+                python = _peers_python(PEER_STACKS[stack])
                 if python is None:
-                    table.notes.append(f"{pace} openai_async: not run (no peers' venv)")
+                    table.notes.append(
+                        f"{pace} {stack}: not run (no peers' venv with {PEER_STACKS[stack]})"
+                    )
                     continue
             args = [stack, url, str(runs), str(chunks), str(delay_ms), str(deadline_s)]
             r = run_child("scale", args, timeout=deadline_s + 120, python=python)
@@ -417,16 +425,21 @@ def measure(stack: str) -> Callable[..., dict[str, Any]]:
     if stack.startswith("rxreact_"):
         io = stack.removeprefix("rxreact_")
         return lambda *args: _rxreact(*args, io=io)
+    if stack in ("pydantic_ai", "openai_agents"):
+        from benchmarks import scale_peers  # imports this module: only when asked for
+
+        measured: Callable[..., dict[str, Any]] = getattr(scale_peers, stack)
+        return measured
     return {"httpx_async": _httpx_async, "openai_async": _openai_async}[stack]
 
 
-def _peers_python() -> str | None:
-    """The peers' venv Python if it can import the openai SDK, else None."""
+def _peers_python(module: str = "openai") -> str | None:
+    """The peers' venv Python if it can import ``module``, else None."""
     venv = os.environ.get("PEERS_VENV", str(Path.home() / ".cache" / "rxreact-peers-venv"))
     python = Path(venv) / "bin" / "python"
     if not python.exists():
         return None
-    probe = subprocess.run([python, "-c", "import openai"], capture_output=True, check=False)
+    probe = subprocess.run([python, "-c", f"import {module}"], capture_output=True, check=False)
     return str(python) if probe.returncode == 0 else None
 
 
