@@ -6,7 +6,9 @@ Correctness only: nothing here asserts a time (the benchmark itself is the check
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -54,13 +56,26 @@ def test_sessions_child_prints_medians(url: str) -> None:
     assert result["deltas"] == 10
 
 
-@pytest.mark.parametrize("stack", [s for s in scale.STACKS if s != "openai_async"])
+@pytest.mark.parametrize("stack", [s for s in scale.STACKS if s not in scale.PEER_STACKS])
 def test_scale_runs_complete_with_the_right_text(url: str, stack: str) -> None:
     result = scale.measure(stack)(url, 5, 5, 1.0, 30.0)
     assert result["finished"]
     assert result["correct"] == 5
     assert result["errors"] == 0
     assert result["peak_threads"] >= 1
+
+
+def test_scale_peer_stacks_run_only_where_their_module_imports(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # This test's Python stands in for the peers' venv: a module it has, and one it lacks.
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "python").symlink_to(sys.executable)
+    monkeypatch.setenv("PEERS_VENV", str(tmp_path))
+    assert scale._peers_python("json") == str(tmp_path / "bin" / "python")
+    assert scale._peers_python("rxreact_no_such_module") is None
+    monkeypatch.setenv("PEERS_VENV", str(tmp_path / "no-such-venv"))
+    assert scale._peers_python("json") is None
 
 
 def test_scale_runs_started_over_a_ramp_complete(url: str) -> None:
