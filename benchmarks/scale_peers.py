@@ -102,7 +102,8 @@ def openai_agents(
                 ):
                     yield event.data.delta
         finally:
-            result.cancel()  # a run cut off by the deadline stops its background task
+            if not result.is_complete:  # cut off by the deadline: stop its background task
+                result.cancel()
 
     opener = _agent_opener(url, runs, chunks, delay_ms, build)
     return _asyncio_runs(url, runs, deadline_s, chunks, opener, react, ramp_s)
