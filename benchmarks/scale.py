@@ -13,9 +13,9 @@ one OS thread per request attempt, or in loop mode, every stream on rxreact's on
 asyncio loop), ``httpx_async`` (the peer harness's hand-written asyncio client, all runs as
 tasks on one event loop: the floor) and, when the peers' venv has it (``PEERS_VENV``),
 ``openai_async`` (the openai SDK's ``AsyncOpenAI`` streaming, the same loop by hand, run with
-that venv's Python), and the agent frameworks ``pydantic_ai`` and ``openai_agents`` the same
-way (``benchmarks/scale_peers.py``). Every stack has an HTTP client with room for every
-connection (httpx's default pool holds 100).
+that venv's Python), and the agent frameworks ``pydantic_ai``, ``openai_agents`` and
+``langgraph`` the same way (``benchmarks/scale_peers.py``). Every stack has an HTTP client
+with room for every connection (httpx's default pool holds 100).
 """
 
 from __future__ import annotations
@@ -56,8 +56,14 @@ STACKS = (
     "openai_async",
     "pydantic_ai",
     "openai_agents",
+    "langgraph",
 )
-PEER_STACKS = {"openai_async": "openai", "pydantic_ai": "pydantic_ai", "openai_agents": "agents"}
+PEER_STACKS = {
+    "openai_async": "openai",
+    "pydantic_ai": "pydantic_ai",
+    "openai_agents": "agents",
+    "langgraph": "langgraph, langchain_openai",
+}
 """The stacks run with the peers' venv Python, and the module each needs there."""
 
 
@@ -425,7 +431,7 @@ def measure(stack: str) -> Callable[..., dict[str, Any]]:
     if stack.startswith("rxreact_"):
         io = stack.removeprefix("rxreact_")
         return lambda *args: _rxreact(*args, io=io)
-    if stack in ("pydantic_ai", "openai_agents"):
+    if stack in ("pydantic_ai", "openai_agents", "langgraph"):
         from benchmarks import scale_peers  # imports this module: only when asked for
 
         measured: Callable[..., dict[str, Any]] = getattr(scale_peers, stack)

@@ -1,4 +1,4 @@
-"""Workload 4's agent frameworks: pydantic-ai and openai-agents on the same paced workload.
+"""Workload 4's agent frameworks: pydantic-ai, openai-agents, LangGraph on the same workload.
 
 Each stack is the framework's own agent loop, streamed the way its documentation shows, on
 the same mock, tool, prompt and measurement as the other stacks (``scale._asyncio_runs``:
@@ -13,10 +13,15 @@ venv Python (``scale.run`` picks it; ``PEERS_VENV``), like ``openai_async``:
   raw ``ResponseTextDeltaEvent`` s, tracing disabled, as ``peers/openai_agents.py`` does, but
   without ``instructions``: the mock finds a run's tag in the first message, and instructions
   would put a system message there.
+- ``langgraph``: ``create_react_agent(ChatOpenAI(streaming=True), [tool(get_weather)])``,
+  ``agent.astream(..., stream_mode="messages")``, text from the ``AIMessageChunk`` s, as
+  ``peers/langgraph.py`` does.
 
-Both get the ``AsyncOpenAI`` client ``openai_async`` uses: an ``httpx.AsyncClient`` with
-room for every connection (``max_connections`` and ``max_keepalive_connections`` = runs + 8),
-a 60 s timeout and ``max_retries=0`` (a failed request is a failed run, as in every stack).
+pydantic-ai and openai-agents get the ``AsyncOpenAI`` client ``openai_async`` uses;
+LangGraph's ``ChatOpenAI`` gets the same settings (``http_async_client``, ``default_headers``,
+``max_retries``, ``timeout``): an ``httpx.AsyncClient`` with room for every connection
+(``max_connections`` and ``max_keepalive_connections`` = runs + 8), a 60 s timeout and
+``max_retries=0`` (a failed request is a failed run, as in every stack).
 """
 
 from __future__ import annotations
@@ -107,3 +112,43 @@ def openai_agents(
 
     opener = _agent_opener(url, runs, chunks, delay_ms, build)
     return _asyncio_runs(url, runs, deadline_s, chunks, opener, react, ramp_s)
+
+
+def langgraph(
+    url: str, runs: int, chunks: int, delay_ms: float, deadline_s: float, ramp_s: float = 0.0
+) -> dict[str, Any]:
+    import warnings
+
+    from langchain_core.messages import AIMessageChunk
+    from langchain_core.tools import tool
+    from langchain_openai import ChatOpenAI
+
+    with warnings.catch_warnings():  # deprecated in favour of langchain.agents.create_agent
+        warnings.simplefilter("ignore")
+        from langgraph.prebuilt import create_react_agent
+
+    @contextlib.asynccontextmanager
+    async def open_agent() -> AsyncIterator[Any]:
+        async with httpx.AsyncClient(limits=_limits(runs), timeout=60) as http:
+            llm = ChatOpenAI(
+                model=MODEL,
+                base_url=url,
+                api_key="sk-x",
+                streaming=True,
+                max_retries=0,
+                timeout=60,
+                default_headers=mock_headers(chunks, 2, delay_ms),
+                http_async_client=http,
+            )
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                agent = create_react_agent(llm, [tool(get_weather)])
+            yield agent
+
+    async def react(agent: Any, prompt: str, _tool: Any) -> AsyncIterator[str]:
+        inputs = {"messages": [("user", prompt)]}
+        async for message, _meta in agent.astream(inputs, stream_mode="messages"):
+            if isinstance(message, AIMessageChunk) and message.content:
+                yield message.content
+
+    return _asyncio_runs(url, runs, deadline_s, chunks, open_agent, react, ramp_s)
