@@ -31,9 +31,10 @@ from reactivex import abc
 from reactivex.disposable import Disposable
 
 from rxreact import _valve
+from rxreact.model.openai._admission import Admission
 from rxreact.model.openai._call import CallSettings, ModelCall, Stopped
 
-__all__ = ["LoopCall", "io_loop", "run_on_io_loop"]
+__all__ = ["LoopCall", "admission", "io_loop", "run_on_io_loop"]
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")
@@ -43,21 +44,31 @@ THREAD_NAME = "rxreact-io"
 _lock = threading.Lock()
 _loop: asyncio.AbstractEventLoop | None = None
 _thread_id: int | None = None
+_admission: Admission | None = None
 _running: set[asyncio.Task[None]] = set()
 """Every attempt task (the loop keeps only weak references to its tasks)."""
 
 
 def io_loop() -> asyncio.AbstractEventLoop:
     """The process-wide I/O loop, running on its daemon thread (started on first call)."""
-    global _loop, _thread_id
+    global _loop, _thread_id, _admission
     with _lock:
         if _loop is None:
             _remember_missing_sniffio()
             loop = asyncio.new_event_loop()
+            _admission = Admission(loop)
             thread = threading.Thread(target=loop.run_forever, name=THREAD_NAME, daemon=True)
             thread.start()
             _loop, _thread_id = loop, thread.ident
         return _loop
+
+
+def admission() -> Admission:
+    """The I/O loop's :class:`~rxreact.model.openai._admission.Admission` (every attempt
+    passes it before it sends anything)."""
+    io_loop()
+    assert _admission is not None
+    return _admission
 
 
 def _remember_missing_sniffio() -> None:
@@ -143,6 +154,19 @@ class LoopCall(ModelCall[_T]):
             task.cancel()
 
     async def _run(self) -> None:
+        gate = admission()
+        try:
+            await gate.enter()  # while the loop runs late, new requests wait their turn here
+        except asyncio.CancelledError:
+            if self._disposed:  # disposed while waiting: nothing was sent
+                return
+            raise
+        try:
+            await self._admitted()
+        finally:
+            gate.leave()
+
+    async def _admitted(self) -> None:
         if not self._begin():
             return
         self.draining = False

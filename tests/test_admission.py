@@ -1,0 +1,210 @@
+"""Admission to the I/O loop: while the loop runs late, new requests wait in order, unsent.
+
+The gate's rule is tested on a loop of the test's own, fed measured lateness directly; its use
+by loop-mode requests against the loopback mock, with the watchdog in virtual time (a request
+waiting for admission has no timer running: it has sent nothing).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from reactivex import operators as ops
+from reactivex.testing import TestScheduler
+
+from rxreact.messages import ChatRequest, UserMessage
+from rxreact.model.chunks import ChatChunk
+from rxreact.model.openai._admission import BATCH, LATE_S, Admission
+from rxreact.model.openai._aio import admission, io_loop, run_on_io_loop
+from rxreact.model.openai.client import OpenAIChatModel
+from rxreact.model.scripted.replies import text_reply
+from rxreact.testing import MockOpenAIServer
+
+REQUEST = ChatRequest(messages=(UserMessage(content="hi"),))
+
+
+def run(coroutine: Any) -> Any:
+    return asyncio.run(coroutine)
+
+
+async def attempt(gate: Admission, order: list[Any], name: Any) -> None:
+    """An attempt that notes when it was let in."""
+    await gate.enter()
+    order.append(name)
+
+
+def test_on_time_and_nobody_waiting_an_attempt_starts_at_once() -> None:
+    async def main() -> tuple[int, int]:
+        gate = Admission(asyncio.get_running_loop())
+        await gate.enter()
+        return gate.active, gate.waiting
+
+    assert run(main()) == (1, 0)
+
+
+def test_while_late_attempts_wait_and_are_let_in_first_come_first_served() -> None:
+    async def main() -> list[int]:
+        gate = Admission(asyncio.get_running_loop())
+        gate.lateness(LATE_S)  # the probe found the loop late
+        order: list[int] = []
+        tasks = [asyncio.create_task(attempt(gate, order, n)) for n in range(3)]
+        await asyncio.sleep(0)  # one pass: every task is in the line
+        assert (gate.waiting, order) == (3, [])
+        gate.lateness(LATE_S / 2)  # still a little late, but under the limit
+        await asyncio.gather(*tasks)
+        assert gate.active == 3
+        return order
+
+    assert run(main()) == [0, 1, 2]
+
+
+def test_a_newcomer_queues_behind_those_waiting_even_when_the_loop_is_on_time() -> None:
+    async def main() -> list[str]:
+        gate = Admission(asyncio.get_running_loop())
+        gate.lateness(1.0)
+        order: list[str] = []
+        first = asyncio.create_task(attempt(gate, order, "first"))
+        await asyncio.sleep(0)
+        gate._late = False  # on time again, but "first" has not been let in yet
+        second = asyncio.create_task(attempt(gate, order, "second"))
+        await asyncio.sleep(0)
+        assert gate.waiting == 2
+        gate.lateness(0.0)
+        await asyncio.gather(first, second)
+        return order
+
+    assert run(main()) == ["first", "second"]
+
+
+def test_a_backlog_is_let_in_a_batch_per_probe() -> None:
+    async def main() -> list[int]:
+        gate = Admission(asyncio.get_running_loop())
+        gate.lateness(1.0)
+        tasks = [asyncio.create_task(gate.enter()) for _ in range(BATCH + 5)]
+        await asyncio.sleep(0)
+        admitted = []
+        for _ in range(2):
+            gate.lateness(0.0)
+            await asyncio.sleep(0)
+            admitted.append(sum(task.done() for task in tasks))
+        return admitted
+
+    assert run(main()) == [BATCH, BATCH + 5]
+
+
+def test_a_cancelled_waiter_leaves_the_line_without_taking_a_place() -> None:
+    async def main() -> tuple[int, list[int]]:
+        gate = Admission(asyncio.get_running_loop())
+        gate.lateness(1.0)
+        order: list[int] = []
+        tasks = [asyncio.create_task(attempt(gate, order, n)) for n in range(3)]
+        await asyncio.sleep(0)
+        tasks[1].cancel()
+        gate.lateness(0.0)
+        await asyncio.gather(*tasks, return_exceptions=True)
+        return gate.active, order
+
+    assert run(main()) == (2, [0, 2])
+
+
+def test_the_probe_measures_lateness_and_stops_when_nothing_is_left_to_measure() -> None:
+    async def main() -> list[bool]:
+        loop = asyncio.get_running_loop()
+        gate = Admission(loop)
+        await gate.enter()  # starts the probe
+        seen = [gate._probing]
+        gate._probe(loop.time() - 1.0)  # ran a second late: late, and an attempt is active
+        seen += [gate._late, gate._probing]
+        gate.leave()
+        gate._probe(loop.time())  # on time, nothing active, nobody waiting: it stops
+        seen += [gate._late, gate._probing]
+        return seen
+
+    assert run(main()) == [True, True, True, False, False]
+
+
+# -- loop-mode requests through the gate ----------------------------------------------------
+
+
+@contextmanager
+def held_gate() -> Iterator[Admission]:
+    """The I/O loop's gate, held shut (every probe finds the loop late) until the block ends."""
+    gate = admission()
+
+    async def shut() -> None:
+        gate.late_s = -1.0
+        gate.lateness(0.0)
+
+    run_on_io_loop(shut())
+    try:
+        yield gate
+    finally:
+        gate.late_s = LATE_S  # the next probe lets the line in
+
+
+def wait_until_waiting(gate: Admission, count: int) -> bool:
+    poll = threading.Event()
+    for _ in range(2000):
+        if gate.waiting >= count:
+            return True
+        poll.wait(0.005)
+    return False
+
+
+@pytest.fixture
+def server() -> Iterator[MockOpenAIServer]:
+    with MockOpenAIServer([text_reply("hello there")]) as server:
+        yield server
+
+
+def test_a_request_waiting_for_admission_sends_nothing_and_runs_no_watchdog(
+    server: MockOpenAIServer,
+) -> None:
+    scheduler = TestScheduler()  # the watchdog's clock: only we move it
+    done = threading.Event()
+    chunks: list[ChatChunk] = []
+    errors: list[Exception] = []
+    with OpenAIChatModel(
+        "m", base_url=server.base_url, api_key="k", io="loop", first_chunk_timeout=1.0
+    ) as model:
+        io_loop()
+        with held_gate() as gate:
+
+            def failed(error: Exception) -> None:
+                errors.append(error)
+                done.set()
+
+            model.stream(REQUEST).subscribe(chunks.append, failed, done.set, scheduler=scheduler)
+            assert wait_until_waiting(gate, 1)
+            scheduler.advance_by(60.0)  # far past the first-chunk limit: no timer was armed
+            assert server.requests == []
+        assert done.wait(10)
+    assert errors == []
+    assert "".join(c.text or "" for c in chunks) == "hello there"
+    assert len(server.requests) == 1
+
+
+def test_disposing_a_request_waiting_for_admission_takes_it_out_unsent(
+    server: MockOpenAIServer,
+) -> None:
+    with OpenAIChatModel("m", base_url=server.base_url, api_key="k", io="loop") as model:
+        io_loop()
+        with held_gate() as gate:
+            subscription = model.stream(REQUEST).subscribe(lambda _: None)
+            assert wait_until_waiting(gate, 1)
+            subscription.dispose()
+
+        async def line() -> tuple[int, int]:
+            gate.lateness(0.0)  # passes the cancelled waiter over
+            return gate.waiting, gate.active
+
+        assert run_on_io_loop(line()) == (0, 0)
+        # a request sent after it shows the server has seen nothing before
+        later = model.stream(REQUEST).pipe(ops.to_list()).run()
+    assert "".join(c.text or "" for c in later) == "hello there"
+    assert len(server.requests) == 1
