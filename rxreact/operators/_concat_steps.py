@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any, TypeVar
+from collections.abc import Iterable, Iterator
+from typing import Any, Generic, TypeVar
 
 from reactivex import Observable, abc
 from reactivex.disposable import CompositeDisposable, SerialDisposable, SingleAssignmentDisposable
@@ -14,39 +14,66 @@ _T = TypeVar("_T")
 
 def concat_steps_(steps: Iterable[Observable[_T]]) -> Observable[_T]:
     def subscribe(
-        observer: abc.ObserverBase[_T], scheduler_: abc.SchedulerBase | None = None
+        observer: abc.ObserverBase[_T], scheduler: abc.SchedulerBase | None = None
     ) -> abc.DisposableBase:
-        scheduler = scheduler_ or CurrentThreadScheduler.singleton()
-        iterator = iter(steps)
+        return _Steps(iter(steps), observer, scheduler).start()
+
+    return Observable(subscribe)
+
+
+class _Steps(Generic[_T]):
+    """One subscription of ``concat_steps``.
+
+    An object, not two closures calling each other: such closures form a reference cycle that
+    outlives the subscription, and with it the steps' generator (a whole agent run's state)
+    waits for the cycle collector. Here every reference back to this object goes through the
+    disposables, which let go when the subscription ends.
+    """
+
+    __slots__ = ("_iterator", "_observer", "_pending", "_running", "_scheduler", "_subscribe_on")
+
+    def __init__(
+        self,
+        iterator: Iterator[Observable[_T]],
+        observer: abc.ObserverBase[_T],
+        scheduler: abc.SchedulerBase | None,
+    ) -> None:
+        self._iterator: Iterator[Observable[_T]] | None = iterator
+        self._observer = observer
+        self._subscribe_on = scheduler  # what each step is subscribed with
+        self._scheduler = scheduler or CurrentThreadScheduler.singleton()
         # The next step's scheduled start. ``reactivex.concat_with_iterable`` keeps it in a
         # SerialDisposable assigned after ``schedule`` returns: a thread preempted there
         # disposed the *following* step, scheduled meanwhile, and the run stopped for good.
-        pending = OrderedSerialDisposable()
-        running = SerialDisposable()  # the current step's subscription
+        self._pending = OrderedSerialDisposable()
+        self._running = SerialDisposable()  # the current step's subscription
 
-        def action(_: abc.SchedulerBase, __: Any = None) -> None:
-            if pending.is_disposed:
-                return
-            try:
-                step = next(iterator)
-            except StopIteration:
-                observer.on_completed()
-                return
-            except Exception as error:
-                observer.on_error(error)
-                return
-            # Set before subscribing: the step's completion schedules the next action, which
-            # replaces ``running`` in turn, so the two assignments never cross.
-            inner = SingleAssignmentDisposable()
-            running.disposable = inner
-            inner.disposable = step.subscribe(
-                observer.on_next, observer.on_error, start_next, scheduler=scheduler_
-            )
+    def start(self) -> abc.DisposableBase:
+        self._start_next()
+        return CompositeDisposable(self._pending, self._running)
 
-        def start_next() -> None:
-            pending.replace_with(lambda: scheduler.schedule(action))
+    def _start_next(self) -> None:
+        self._pending.replace_with(lambda: self._scheduler.schedule(self._action))
 
-        start_next()
-        return CompositeDisposable(pending, running)
-
-    return Observable(subscribe)
+    def _action(self, _: abc.SchedulerBase, __: Any = None) -> None:
+        iterator = self._iterator
+        if self._pending.is_disposed or iterator is None:
+            return
+        try:
+            step = next(iterator)
+        except StopIteration:
+            self._iterator = None
+            self._observer.on_completed()
+            return
+        except Exception as error:
+            self._iterator = None
+            self._observer.on_error(error)
+            return
+        # Set before subscribing: the step's completion schedules the next action, which
+        # replaces ``running`` in turn, so the two assignments never cross.
+        inner = SingleAssignmentDisposable()
+        self._running.disposable = inner
+        observer = self._observer
+        inner.disposable = step.subscribe(
+            observer.on_next, observer.on_error, self._start_next, scheduler=self._subscribe_on
+        )
