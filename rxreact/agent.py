@@ -2,34 +2,30 @@
 
 The agent holds the settings; each run is a :class:`~rxreact.run_loop.RunLoop`, whose steps
 (the loop itself) are drawn in :mod:`rxreact.run_loop`. Here are the ways to run it: cold
-``stream()`` / ``text()``, hot ``start()``, and the blocking and asyncio views built on them.
+``stream()`` / ``text()`` and hot ``start()``; the blocking and asyncio views built on them
+(``run``, ``call``, ``iter``, ``arun``, ``astream``, ...) are in :mod:`rxreact._agent_views`.
 Every view subscribes through ``_subscribe``, which ends in the run's one output observer
 (``RunOutput``: ``seq``, the stall watchdog).
 """
 
 from __future__ import annotations
 
-import asyncio
-import threading
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal, cast
 
 from reactivex import Observable, abc
 from reactivex import operators as ops
-from reactivex.scheduler import VirtualTimeScheduler
 
-from rxreact._blocking import iterate
+from rxreact._agent_views import AgentViews
 from rxreact._run_output import RunOutput
 from rxreact._validate import check_int, check_optional_seconds, check_question, described
 from rxreact.approval import Approver
 from rxreact.context_budget import ContextBudget
 from rxreact.errors import (
-    AgentError,
     InvalidArgumentError,
 )
 from rxreact.events import (
     AgentEvent,
-    FinalAnswer,
     TextDelta,
 )
 from rxreact.judge import Judge
@@ -59,7 +55,7 @@ FORCED_FINAL_INSTRUCTION = (
 """The instruction appended (as a user message) for the forced final round."""
 
 
-class ReactAgent:
+class ReactAgent(AgentViews):
     """A streaming ReAct agent.
 
     Args:
@@ -351,181 +347,6 @@ class ReactAgent:
         )
 
     # -- blocking and asyncio views -----------------------------------------------------------
-
-    def run(
-        self,
-        question: str,
-        conversation_id: str | None = None,
-        *,
-        options: Mapping[str, Any] | None = None,
-        output_type: Any = None,
-    ) -> AgentResult:
-        """Run to the end and return the result (blocking).
-
-        Raises:
-            RxReactError: whatever ended the run.
-        """
-        check_question(question)
-        done = threading.Event()
-        outcome: dict[str, Any] = {}
-
-        def on_next(event: Any) -> None:
-            if isinstance(event, FinalAnswer):
-                outcome["final"] = event
-
-        def on_error(error: Exception) -> None:
-            outcome["error"] = error
-            done.set()
-
-        run = RunLoop(self, question, conversation_id, options, output_type)
-        subscription = self._subscribe(run, on_next, on_error, done.set)
-        try:
-            if isinstance(self.scheduler, VirtualTimeScheduler) and not done.is_set():
-                # Blocking on virtual time means advancing it. The base class's start runs until
-                # nothing is left; TestScheduler.start would also jump the clock to 1000.
-                VirtualTimeScheduler.start(self.scheduler)
-            done.wait()
-        finally:
-            subscription.dispose()
-        if "error" in outcome:
-            raise outcome["error"]
-        return run.result(outcome["final"])
-
-    def call(
-        self,
-        question: str,
-        conversation_id: str | None = None,
-        *,
-        options: Mapping[str, Any] | None = None,
-    ) -> str:
-        """Run to the end and return the answer text (blocking)."""
-        return self.run(question, conversation_id, options=options).answer
-
-    def iter(
-        self,
-        question: str,
-        conversation_id: str | None = None,
-        *,
-        buffer_size: int = 256,
-        options: Mapping[str, Any] | None = None,
-        output_type: Any = None,
-    ) -> Iterator[AgentEvent]:
-        """The run's events as a blocking iterator: ``for event in agent.iter(q): ...``.
-
-        The run starts when the loop asks for the first event. At most ``buffer_size`` events
-        wait for the loop; beyond that the run is held back until the loop catches up.
-        Leaving the loop early (``break``, an exception, ``close()``) cancels the run.
-
-        Raises:
-            RxReactError: whatever ended the run, from the loop's ``next``.
-        """
-        events = self.stream(question, conversation_id, options=options, output_type=output_type)
-        return iterate(events, self.scheduler, buffer_size)
-
-    def iter_text(
-        self,
-        question: str,
-        conversation_id: str | None = None,
-        *,
-        buffer_size: int = 256,
-        options: Mapping[str, Any] | None = None,
-    ) -> Iterator[str]:
-        """The live answer text (what :meth:`text` emits) as a blocking iterator.
-
-        ``for piece in agent.iter_text(q): print(piece, end="", flush=True)``. Buffering and
-        cancellation as in :meth:`iter`.
-        """
-        text = self.text(question, conversation_id, options=options)
-        return iterate(text, self.scheduler, buffer_size)
-
-    async def arun(
-        self,
-        question: str,
-        conversation_id: str | None = None,
-        *,
-        options: Mapping[str, Any] | None = None,
-        output_type: Any = None,
-    ) -> AgentResult:
-        """Run to the end and return the result, awaiting instead of blocking.
-
-        Cancelling the awaiting task cancels the run.
-
-        Raises:
-            RxReactError: whatever ended the run.
-        """
-        check_question(question)
-        loop = asyncio.get_running_loop()
-        finished: asyncio.Future[FinalAnswer] = loop.create_future()
-
-        def settle(final: FinalAnswer | None, error: Exception | None) -> None:
-            if finished.done():
-                return
-            if error is not None:
-                finished.set_exception(error)
-            elif final is not None:
-                finished.set_result(final)
-
-        def on_next(event: Any) -> None:
-            if isinstance(event, FinalAnswer):
-                loop.call_soon_threadsafe(settle, event, None)
-
-        def on_error(error: Exception) -> None:
-            loop.call_soon_threadsafe(settle, None, error)
-
-        def on_completed() -> None:  # after final_answer, which settled first; else a bug
-            missing = AgentError("the run completed without a final_answer event")
-            loop.call_soon_threadsafe(settle, None, missing)
-
-        run = RunLoop(self, question, conversation_id, options, output_type)
-        subscription = self._subscribe(run, on_next, on_error, on_completed)
-        try:
-            if isinstance(self.scheduler, VirtualTimeScheduler):
-                VirtualTimeScheduler.start(self.scheduler)
-            final = await finished
-        finally:
-            subscription.dispose()
-        return run.result(final)
-
-    async def acall(
-        self,
-        question: str,
-        conversation_id: str | None = None,
-        *,
-        options: Mapping[str, Any] | None = None,
-    ) -> str:
-        """Run to the end and return the answer text, awaiting instead of blocking."""
-        return (await self.arun(question, conversation_id, options=options)).answer
-
-    async def astream(
-        self,
-        question: str,
-        conversation_id: str | None = None,
-        *,
-        options: Mapping[str, Any] | None = None,
-        output_type: Any = None,
-    ) -> AsyncIterator[AgentEvent]:
-        """The run's events as an async iterator; leaving the loop early cancels the run."""
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
-
-        def put(kind: str, value: Any = None) -> None:
-            loop.call_soon_threadsafe(queue.put_nowait, (kind, value))
-
-        events = self.stream(question, conversation_id, options=options, output_type=output_type)
-        subscription = events.subscribe(
-            lambda e: put("next", e), lambda e: put("error", e), lambda: put("done")
-        )
-        try:
-            while True:
-                kind, value = await queue.get()
-                if kind == "next":
-                    yield value
-                elif kind == "error":
-                    raise value
-                else:
-                    return
-        finally:
-            subscription.dispose()
 
 
 def _tool_items(tools: Any) -> list[Any]:
