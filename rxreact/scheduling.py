@@ -31,7 +31,6 @@ from functools import partial
 from typing import Any, TypeVar
 
 from reactivex import abc, typing
-from reactivex.disposable import CompositeDisposable, Disposable, SingleAssignmentDisposable
 from reactivex.scheduler import ImmediateScheduler, TrampolineScheduler
 from reactivex.scheduler.periodicscheduler import PeriodicScheduler
 
@@ -63,19 +62,9 @@ class ElasticScheduler(PeriodicScheduler):
         self, action: typing.ScheduledAction[_TState], state: _TState | None = None
     ) -> abc.DisposableBase:
         """Run ``action`` on a pool thread as soon as one is free."""
-        inner = SingleAssignmentDisposable()
-        disposed = False
-
-        def run() -> None:
-            if not disposed:
-                inner.disposable = self.invoke_action(action, state)
-
-        def dispose() -> None:
-            nonlocal disposed
-            disposed = True
-
-        self._pool.submit(run)
-        return CompositeDisposable(inner, Disposable(dispose))
+        task = _Task(self, action, state)
+        self._pool.submit(task.run)
+        return task
 
     def post(
         self, action: Callable[[], Any], loop: asyncio.AbstractEventLoop | None = None
@@ -111,13 +100,9 @@ class ElasticScheduler(PeriodicScheduler):
         seconds = self.to_seconds(duetime)
         if seconds <= 0:
             return self.schedule(action, state)
-        inner = SingleAssignmentDisposable()
-
-        def due() -> None:
-            inner.disposable = self.schedule(action, state)
-
-        cancel = _timer_thread().call_later(seconds, due)
-        return CompositeDisposable(Disposable(cancel), inner)
+        task = _Task(self, action, state)
+        task.timer = _timer_thread().call_later(seconds, task.due)
+        return task
 
     def schedule_absolute(
         self,
@@ -247,6 +232,58 @@ class _DaemonPool:
             self._done += 1  # unlocked: only its change matters to the watch, not its value
 
 
+class _Task(abc.DisposableBase):
+    """One action scheduled on an :class:`ElasticScheduler`: its own disposable.
+
+    One small object instead of the reactivex composition (a single-assignment, a composite
+    and two disposables, each with its ``RLock``, plus closures): schedules are made for every
+    step of every run, and at thousands of runs each of those objects is heap that the
+    garbage collector walks. No lock either: ``dispose`` sets the flag before it reads
+    ``inner``, and ``run`` stores ``inner`` before it reads the flag, so (each step being
+    atomic under the GIL) at least one of them sees the other and the action's own disposable
+    is disposed, at worst twice (disposables are idempotent).
+    """
+
+    __slots__ = ("_action", "_disposed", "_inner", "_scheduler", "_state", "timer")
+
+    def __init__(
+        self, scheduler: ElasticScheduler, action: typing.ScheduledAction[Any], state: Any
+    ) -> None:
+        self._scheduler = scheduler
+        self._action: typing.ScheduledAction[Any] | None = action
+        self._state = state
+        self._inner: abc.DisposableBase | None = None
+        self._disposed = False
+        self.timer: list[Any] | None = None
+        """The timer-thread entry of a relative schedule (cancelled by :meth:`dispose`)."""
+
+    def due(self) -> None:
+        """On the timer thread, when a relative schedule is due: to the pool."""
+        if not self._disposed:
+            self._scheduler._pool.submit(self.run)
+
+    def run(self) -> None:
+        """On a pool thread: run the action unless disposed (then forget it)."""
+        action, self._action = self._action, None
+        if self._disposed or action is None:
+            return
+        result = action(self._scheduler, self._state)
+        if isinstance(result, abc.DisposableBase):
+            self._inner = result
+            if self._disposed:
+                result.dispose()
+
+    def dispose(self) -> None:
+        self._disposed = True
+        self._action = None  # a held handle keeps nothing of the action (nor what it holds)
+        timer = self.timer
+        if timer is not None:
+            timer[2] = None  # the timer thread skips a cancelled entry
+        inner = self._inner
+        if inner is not None:
+            inner.dispose()
+
+
 class _LoopBatch:
     """The posts made on one event loop's thread, handed to a pool together (no lock: only
     that thread touches it)."""
@@ -302,17 +339,15 @@ class _TimerThread:
         thread = threading.Thread(target=self._loop, name="rxreact-timers", daemon=True)
         thread.start()
 
-    def call_later(self, seconds: float, callback: Callable[[], Any]) -> Callable[[], None]:
+    def call_later(self, seconds: float, callback: Callable[[], Any]) -> list[Any]:
+        """Call ``callback`` on the timer thread after ``seconds``; returns the entry, which
+        :func:`cancel_timer` cancels."""
         entry = [time.monotonic() + seconds, next(self._ids), callback]
         with self._condition:
             heapq.heappush(self._heap, entry)
             if self._heap[0] is entry:
                 self._condition.notify()
-
-        def cancel() -> None:
-            entry[2] = None
-
-        return cancel
+        return entry
 
     def _loop(self) -> None:
         while True:

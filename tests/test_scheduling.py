@@ -162,3 +162,74 @@ def test_a_tool_that_never_returns_does_not_keep_the_process_alive() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "gave up"
+
+
+def test_disposing_a_scheduled_action_disposes_what_it_returned_however_they_interleave() -> None:
+    # Before it ran: it never runs. After: what it returned is disposed. While it runs (the
+    # dispose lands between the action's start and its return): disposed all the same.
+    from reactivex.disposable import BooleanDisposable
+
+    scheduler = ElasticScheduler(2, name="d")
+    gate, ran = threading.Event(), threading.Event()
+    blocker = scheduler.schedule(lambda s, st: gate.wait(5))  # holds one worker...
+    scheduler.schedule(lambda s, st: gate.wait(5))  # ...and the other
+    never: list[int] = []
+    before = scheduler.schedule(lambda s, st: never.append(1))
+    before.dispose()
+    gate.set()
+
+    returned = BooleanDisposable()
+    after = scheduler.schedule(lambda s, st: (ran.set(), returned)[1])
+    assert ran.wait(5)
+    ended = threading.Event()
+    scheduler.schedule(lambda s, st: ended.set())  # FIFO on a free pool: after the first
+    assert ended.wait(5)
+    after.dispose()
+    assert returned.is_disposed
+
+    started, release = threading.Event(), threading.Event()
+    during_returned = BooleanDisposable()
+
+    def slow(_: object, __: object) -> BooleanDisposable:
+        started.set()
+        release.wait(5)
+        return during_returned
+
+    during = scheduler.schedule(slow)
+    assert started.wait(5)
+    during.dispose()  # while the action runs, before it returned its disposable
+    release.set()
+    done = threading.Event()
+    scheduler.schedule(lambda s, st: done.set())
+    assert done.wait(5)
+    for _ in range(200):  # the worker stores and then disposes; wait for it, bounded
+        if during_returned.is_disposed:
+            break
+        release.wait(0.005)
+    assert during_returned.is_disposed
+    assert never == []
+    blocker.dispose()
+
+
+def test_a_disposed_timer_never_runs_and_lets_go_of_its_action() -> None:
+    import gc
+    import weakref
+
+    class Action:
+        def __call__(self, _: object, __: object) -> None:
+            fired.append(1)
+
+    fired: list[int] = []
+    scheduler = ElasticScheduler(1, name="t")
+    action = Action()
+    alive = weakref.ref(action)
+    timer = scheduler.schedule_relative(3600, action)
+    del action
+    timer.dispose()
+    ran = threading.Event()
+    scheduler.schedule(lambda s, st: ran.set())
+    assert ran.wait(5)
+    gc.collect()
+    assert fired == []
+    assert alive() is None  # not kept by the heap entry (due in an hour) nor by the handle
+    assert timer is not None
