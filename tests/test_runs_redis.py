@@ -163,7 +163,10 @@ def test_a_killed_owner_is_reported_lost(serve: Any, logs: Any, redis_server: Re
     owner = child("own", redis_server.url, server.base_url, "1")
     assert owner.stdout is not None
     run_id = owner.stdout.readline().strip()
+    streaming = threading.Event()
     watcher = Collector(follow(run_id, reader))
+    follow(run_id, reader).subscribe(lambda e: e.type == "text_delta" and streaming.set())
+    assert streaming.wait(10)  # the run has written events: killed mid-run, not before it
     owner.kill()  # SIGKILL: no end marker, no more heartbeats
     owner.communicate(timeout=10)
 
@@ -202,3 +205,26 @@ def test_many_followers_of_many_runs_through_one_reader(logs: Any) -> None:
         assert collector.wait().error is None
         assert collector.text == answer == run.result(timeout=10).answer
         assert collector.seqs == list(range(1, len(collector.seqs) + 1))
+
+
+def test_a_run_seen_running_that_vanishes_before_its_first_event_is_lost_not_unknown(
+    logs: Any, redis_server: RedisServer
+) -> None:
+    # An owner that died after announcing its run but before writing any event: what a
+    # follower has seen running is lost (RunLostError), not a run never heard of.
+    import redis
+
+    reader = logs(lost_after=1.5)  # the hub looks at its runs every 0.5 s
+    meta = "rxreact:run:early:meta"  # the owner's announcement (RedisEventLog's key layout)
+    with redis.Redis.from_url(redis_server.url) as client:
+        client.set(meta, "running", px=30_000)
+        watcher = Collector(follow("early", reader))
+        checked = threading.Event()
+        for _ in range(2000):  # until the hub's first look at the run (it is running then)
+            if any(f.seen_running for f in list(reader._hub._followers)):
+                checked.set()
+                break
+            checked.wait(0.005)
+        assert checked.is_set()
+        client.delete(meta)  # the owner is gone: no heartbeat, no event, no end
+    assert isinstance(watcher.wait().error, RunLostError)

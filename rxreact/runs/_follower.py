@@ -39,6 +39,7 @@ class Follower:
         self.run_id = run_id
         self.cursor = after  # the last seq handed to the inbox (hub thread only)
         self.checked_at = float("-inf")  # when the hub last checked the run is alive
+        self.seen_running = False  # a check found the run running (hub thread only)
         self.inbox: deque[Item] = deque()
         self.lock = threading.Lock()
         self.starved = False

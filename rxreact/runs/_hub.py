@@ -212,18 +212,28 @@ class Hub:
             pipe.xrevrange(self._keys.run(run_id), count=1)
         replies = pipe.execute()
         verdicts: dict[str, Exception | None] = {}
+        running: set[str] = set()
         for i, run_id in enumerate(run_ids):
             alive, last = replies[2 * i], replies[2 * i + 1]
+            if alive:
+                running.add(run_id)
             if alive or (last and b"end" in last[0][1]):
                 verdicts[run_id] = None  # running, or ended: the end entry is on its way
             elif not last:
                 verdicts[run_id] = RunNotFoundError(f"no run {run_id!r} in this event log")
             else:
-                verdicts[run_id] = RunLostError(
-                    f"run {run_id!r} stopped without an end: its process is gone"
-                )
+                verdicts[run_id] = _lost(run_id)
         for follower in followers:
             verdict = verdicts.get(follower.run_id)
+            if isinstance(verdict, RunNotFoundError) and follower.seen_running:
+                # It was running when looked at before, and is gone without writing an event
+                # (its process died before its first one): lost, not unknown.
+                verdict = _lost(follower.run_id)
             if verdict is not None:
                 follower.push([verdict])
+            follower.seen_running = follower.seen_running or follower.run_id in running
             follower.checked_at = now
+
+
+def _lost(run_id: str) -> RunLostError:
+    return RunLostError(f"run {run_id!r} stopped without an end: its process is gone")
