@@ -6,12 +6,13 @@ import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from reactivex import Observable
 
 from rxreact._closeable import Closeable
-from rxreact.errors import ChatMemoryError, ConfigurationError
+from rxreact._redis import connect_redis
+from rxreact.errors import ChatMemoryError
 from rxreact.memory._redis_releases import ReleaseNotices
 from rxreact.memory._turns import decode_turns, encode_turn
 from rxreact.memory.lease import Lease, lease_lost
@@ -61,17 +62,6 @@ return 1
 """
 
 
-def _import_redis() -> Any:
-    """redis-py, imported on first use so that ``rxreact.memory`` works without it."""
-    try:
-        import redis
-    except ImportError as error:
-        raise ConfigurationError(
-            "RedisChatMemory needs redis-py: pip install 'rxreact[redis]'"
-        ) from error
-    return redis
-
-
 class RedisChatMemory(Closeable):
     """Histories in Redis lists, one element per turn; optionally trimmed to the last ``max_turns``.
 
@@ -114,14 +104,8 @@ class RedisChatMemory(Closeable):
         seconds = ttl.total_seconds() if isinstance(ttl, timedelta) else ttl
         if seconds is not None and seconds <= 0:
             raise ValueError("ttl must be positive")
-        module = _import_redis()
+        module, self._client, self._owns_client = connect_redis(client_or_url, "RedisChatMemory")
         self._error: type[Exception] = module.RedisError
-        self._owns_client = isinstance(client_or_url, str)
-        self._client: redis.Redis = (
-            module.Redis.from_url(client_or_url)
-            if isinstance(client_or_url, str)
-            else client_or_url
-        )
         self.prefix = prefix
         self._max_turns = max_turns
         self._ttl_ms = None if seconds is None else max(1, round(seconds * 1000))

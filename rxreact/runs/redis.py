@@ -29,7 +29,8 @@ from reactivex import Observable, abc
 from reactivex.disposable import Disposable
 
 from rxreact._closeable import Closeable
-from rxreact.errors import ConfigurationError, RunError
+from rxreact._redis import connect_redis
+from rxreact.errors import RunError
 from rxreact.events import AgentEvent
 from rxreact.runs._follower import Follower
 from rxreact.runs._hub import Hub
@@ -45,17 +46,6 @@ if TYPE_CHECKING:
 __all__ = ["RedisEventLog"]
 
 log: logging.Logger = logging.getLogger(__name__)
-
-
-def _import_redis() -> Any:
-    """redis-py, imported on first use so that ``rxreact`` works without it."""
-    try:
-        import redis
-    except ImportError as error:
-        raise ConfigurationError(
-            "RedisEventLog needs redis-py: pip install 'rxreact[redis]'"
-        ) from error
-    return redis
 
 
 def _ms(seconds: float | timedelta, name: str) -> int:
@@ -93,17 +83,11 @@ class RedisEventLog(Closeable):
         max_runs: int = 1000,
         scheduler: abc.SchedulerBase | None = None,
     ) -> None:
-        module = _import_redis()
         self._ttl_ms = _ms(ttl, "ttl")
         self._lost_ms = _ms(lost_after, "lost_after")
+        module, self._client, self._owns_client = connect_redis(client_or_url, "RedisEventLog")
         self.prefix = prefix
         self._error: type[Exception] = module.RedisError
-        self._owns_client = isinstance(client_or_url, str)
-        self._client: redis.Redis = (
-            module.Redis.from_url(client_or_url)
-            if isinstance(client_or_url, str)
-            else client_or_url
-        )
         self._local = InMemoryEventLog(
             max_runs=max_runs, ttl=self._ttl_ms / 1000, scheduler=scheduler
         )
