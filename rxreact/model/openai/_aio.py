@@ -66,7 +66,8 @@ def io_loop() -> asyncio.AbstractEventLoop:
 def admission() -> Admission:
     """The I/O loop's :class:`~rxreact.model.openai._admission.Admission` (every attempt
     passes it before it sends anything)."""
-    io_loop()
+    if _admission is None:  # set once, with the loop: no lock on every attempt's start
+        io_loop()
     assert _admission is not None
     return _admission
 
