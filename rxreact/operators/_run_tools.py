@@ -1,6 +1,13 @@
+"""``run_tools``: one round's tool calls, run at once, merged with a completion counter.
+
+Plain calls need no Observable of their own (``_tool_call``); calls that wait for approval
+or run inside a tracer's span keep an Observable per call, since a person or a span wraps them.
+"""
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import reactivex
@@ -10,26 +17,156 @@ from reactivex import operators as ops
 from rxreact._immediate import immediately, starting_with
 from rxreact.approval import ApprovalDecision, Approvals
 from rxreact.cancellation import CancellationToken
-from rxreact.events import (
-    ToolApprovalRequested,
-    ToolExecutionStarted,
-    ToolProgress,
-    ToolResult,
-)
+from rxreact.events import ToolApprovalRequested, ToolExecutionStarted, ToolResult
 from rxreact.messages import ToolCall
 from rxreact.operators._timeout_with import timeout_with_
-from rxreact.tool_results import (
-    DEFAULT_MAX_RESULT_CHARS,
-    ToolResultError,
-    result_text,
-    truncate_result,
-)
-from rxreact.tools import Tool, ToolArgumentsError, ToolInterruptedError
+from rxreact.operators._tool_call import Call, Disposing, Inner, Round
+from rxreact.tools import Tool, ToolArgumentsError
 from rxreact.tracing import RunTracer
 
 
-class _ToolTimeoutError(Exception):
-    pass
+@dataclass(frozen=True, slots=True)
+class _Tools:
+    """What a round's calls need: the tools, where they run, the round's clock and slots."""
+
+    tools: Mapping[str, Tool[..., Any]]
+    round_number: int
+    results: list[ToolResult | None]
+    scheduler: abc.SchedulerBase
+    tools_scheduler: abc.SchedulerBase
+    default_timeout: float | None
+    trace: RunTracer | None
+    approvals: Approvals | None
+    approval_timeout: float | None
+
+    def start(self, round_: Round, call: ToolCall, position: int) -> None:
+        """Start one call: its events go into ``round_``, its result into ``results``."""
+        round_.begin()
+        scheduler, results, number = self.scheduler, self.results, self.round_number
+        started_at = scheduler.now
+
+        def make(content: str, is_error: bool) -> ToolResult:
+            event = ToolResult(
+                round=number,
+                call_id=call.id,
+                name=call.name,
+                content=content,
+                is_error=is_error,
+                duration_s=(scheduler.now - started_at).total_seconds(),
+            )
+            results[position] = event
+            return event
+
+        inner = Inner(round_)
+        tool = self.tools.get(call.name)
+        arguments: dict[str, Any] = {}
+        failure: str | None = None
+        if tool is None:
+            known = ", ".join(sorted(self.tools)) or "(none)"
+            failure = f"Error: there is no tool named {call.name!r}. Valid tools: {known}."
+        else:
+            try:
+                arguments = tool.parse_arguments(call.arguments)
+            except ToolArgumentsError as error:
+                failure = f"Error calling tool {call.name!r}: {error}"
+        if tool is None or failure is not None:
+            text = failure or ""
+            round_.emit(ToolExecutionStarted(round=number, call_id=call.id, name=call.name))
+            if self.trace is None:
+                inner.on_next(make(text, True))
+                inner.on_completed()
+            else:
+                failed = reactivex.defer(lambda _: immediately(make(text, True)))
+                round_.disposables.add(self.trace.tool(call, failed).subscribe(inner))
+            return
+        timeout = tool.timeout if tool.timeout is not None else self.default_timeout
+        lock, tools_scheduler = round_.lock, self.tools_scheduler
+
+        def launch(sink: abc.ObserverBase[Any]) -> Call:
+            """Run the tool now, its events into ``sink`` (cancelled with the round)."""
+            running = Call(call, number, sink, lock, make, tool.max_result_chars)
+            round_.disposables.add(running)
+
+            def body() -> Observable[Any]:
+                token = CancellationToken()
+                return tool.invoke(arguments, token, tools_scheduler, running.progress)
+
+            running.start(body, timeout, scheduler)
+            return running
+
+        gate = self.approvals
+        if gate is not None and _needs_approval(tool, arguments):
+            events = self._gated(call, arguments, make, gate, launch)
+        else:
+            round_.emit(ToolExecutionStarted(round=number, call_id=call.id, name=call.name))
+            if self.trace is None:  # the common case: no Observable per call at all
+                launch(inner)
+                return
+            events = _events(launch)
+        if self.trace is not None:
+            events = self.trace.tool(call, events)
+        round_.disposables.add(events.subscribe(inner))
+
+    def _gated(
+        self,
+        call: ToolCall,
+        arguments: dict[str, Any],
+        make: Callable[[str, bool], ToolResult],
+        gate: Approvals,
+        launch: Callable[[abc.ObserverBase[Any]], Call],
+    ) -> Observable[Any]:
+        """Ask first; on approval start and run the tool, on denial answer for it."""
+        number = self.round_number
+        request = ToolApprovalRequested(
+            round=number, call_id=call.id, name=call.name, arguments=arguments
+        )
+        decision = gate.decision(request)  # waiting from now: an early approve counts
+        if self.approval_timeout is not None:
+            reason = f"no decision within {self.approval_timeout:g} s"
+            late = immediately(ApprovalDecision(approved=False, reason=reason))
+            decision = decision.pipe(timeout_with_(self.approval_timeout, late, self.scheduler))
+        started = ToolExecutionStarted(round=number, call_id=call.id, name=call.name)
+
+        def decided(answer: ApprovalDecision) -> Observable[Any]:
+            if answer.approved:
+                return starting_with(_events(launch), started)
+            because = f" Reason: {answer.reason}" if answer.reason else ""
+            text = f"The call of tool {call.name!r} was denied; it did not run.{because}"
+            return reactivex.defer(lambda _: immediately(make(text, False)))
+
+        return starting_with(decision.pipe(ops.take(1), ops.flat_map(decided)), request)
+
+
+def _events(launch: Callable[[abc.ObserverBase[Any]], Call]) -> Observable[Any]:
+    """A call as an Observable of its events (for a tracer's span, or after approval)."""
+
+    def subscribe(
+        observer: abc.ObserverBase[Any], _: abc.SchedulerBase | None = None
+    ) -> abc.DisposableBase:
+        return launch(observer)
+
+    return Observable(subscribe)
+
+
+class _Calls(abc.ObserverBase[ToolCall]):
+    """The round's source of calls: each one started as it comes, numbered by position."""
+
+    __slots__ = ("_position", "_round", "_tools")
+
+    def __init__(self, round_: Round, tools: _Tools) -> None:
+        self._round = round_
+        self._tools = tools
+        self._position = 0
+
+    def on_next(self, value: ToolCall) -> None:
+        position, self._position = self._position, self._position + 1
+        self._tools.start(self._round, value, position)
+
+    def on_error(self, error: Exception) -> None:
+        self._round.fail(error)
+
+    def on_completed(self) -> None:
+        self._round.end()
 
 
 def run_tools_(
@@ -44,107 +181,27 @@ def run_tools_(
     approvals: Approvals | None = None,
     approval_timeout: float | None = None,
 ) -> Callable[[Observable[ToolCall]], Observable[Any]]:
-    def execute(call: ToolCall, position: int) -> Observable[Any]:
-        def factory(_: abc.SchedulerBase) -> Observable[Any]:
-            started_at = scheduler.now
-
-            def result(content: str, is_error: bool) -> ToolResult:
-                event = ToolResult(
-                    round=round_number,
-                    call_id=call.id,
-                    name=call.name,
-                    content=content,
-                    is_error=is_error,
-                    duration_s=(scheduler.now - started_at).total_seconds(),
-                )
-                results[position] = event
-                return event
-
-            def failed(message: str) -> Observable[Any]:
-                return reactivex.defer(lambda _: immediately(result(message, True)))
-
-            def run(tool: Tool[..., Any], arguments: dict[str, Any]) -> Observable[Any]:
-                timeout = tool.timeout if tool.timeout is not None else default_timeout
-
-                def invoke(
-                    observer: abc.ObserverBase[Any], _: abc.SchedulerBase | None = None
-                ) -> abc.DisposableBase:
-                    def progress(value: Any) -> None:
-                        observer.on_next(
-                            ToolProgress(
-                                round=round_number, call_id=call.id, name=call.name, value=value
-                            )
-                        )
-
-                    body = tool.invoke(arguments, CancellationToken(), tools_scheduler, progress)
-                    if timeout is not None:
-                        # On the result alone (progress goes around it): a deadline for the
-                        # whole call, which progress does not extend.
-                        expired = reactivex.throw(_ToolTimeoutError(timeout))
-                        body = body.pipe(timeout_with_(timeout, expired, scheduler))
-                    return body.pipe(
-                        ops.map(
-                            lambda value: result(result_text(value, tool.max_result_chars), False)
-                        )
-                    ).subscribe(observer)
-
-                return Observable(invoke).pipe(
-                    ops.catch(lambda error, _: immediately(result(_describe(call, error), True))),
-                )
-
-            started = ToolExecutionStarted(round=round_number, call_id=call.id, name=call.name)
-
-            def gated(
-                tool: Tool[..., Any], arguments: dict[str, Any], gate: Approvals
-            ) -> Observable[Any]:
-                """Ask first; on approval start and run the tool, on denial answer for it."""
-                request = ToolApprovalRequested(
-                    round=round_number, call_id=call.id, name=call.name, arguments=arguments
-                )
-                decision = gate.decision(request)  # waiting from now: an early approve counts
-                if approval_timeout is not None:
-                    reason = f"no decision within {approval_timeout:g} s"
-                    late = immediately(ApprovalDecision(approved=False, reason=reason))
-                    decision = decision.pipe(timeout_with_(approval_timeout, late, scheduler))
-
-                def decided(answer: ApprovalDecision) -> Observable[Any]:
-                    if answer.approved:
-                        return starting_with(run(tool, arguments), started)
-                    because = f" Reason: {answer.reason}" if answer.reason else ""
-                    text = f"The call of tool {call.name!r} was denied; it did not run.{because}"
-                    return immediately(result(text, False))
-
-                return starting_with(decision.pipe(ops.take(1), ops.flat_map(decided)), request)
-
-            tool = tools.get(call.name)
-            if tool is None:
-                known = ", ".join(sorted(tools)) or "(none)"
-                outcome = failed(
-                    f"Error: there is no tool named {call.name!r}. Valid tools: {known}."
-                )
-            else:
-                try:
-                    arguments = tool.parse_arguments(call.arguments)
-                except ToolArgumentsError as error:
-                    outcome = failed(f"Error calling tool {call.name!r}: {error}")
-                else:
-                    if approvals is not None and _needs_approval(tool, arguments):
-                        whole = gated(tool, arguments, approvals)
-                        return whole if trace is None else trace.tool(call, whole)
-                    outcome = run(tool, arguments)
-            if trace is not None:
-                outcome = trace.tool(call, outcome)
-            # Not ``reactivex.concat``: it schedules its second source and could lose it to the
-            # preemption race of ``concat_with_iterable`` (see ``concat_steps``).
-            return starting_with(outcome, started)
-
-        return reactivex.defer(factory)
+    setup = _Tools(
+        tools,
+        round_number,
+        results,
+        scheduler,
+        tools_scheduler,
+        default_timeout,
+        trace,
+        approvals,
+        approval_timeout,
+    )
 
     def run_tools(source: Observable[ToolCall]) -> Observable[Any]:
-        # flat_map merges the calls' observables: all run at once, events arrive in completion
-        # order, and the merged stream completes only when every call has completed. That
-        # completion is the round's completion counter.
-        return source.pipe(ops.flat_map_indexed(execute))
+        def subscribe(
+            observer: abc.ObserverBase[Any], _: abc.SchedulerBase | None = None
+        ) -> abc.DisposableBase:
+            round_ = Round(observer)
+            round_.disposables.add(source.subscribe(_Calls(round_, setup)))
+            return Disposing(round_)
+
+        return Observable(subscribe)
 
     return run_tools
 
@@ -154,15 +211,3 @@ def _needs_approval(tool: Tool[..., Any], arguments: dict[str, Any]) -> bool:
         return tool.needs_approval(arguments)
     except Exception:
         return True  # a predicate that fails cannot vouch for the call: ask
-
-
-def _describe(call: ToolCall, error: Exception) -> str:
-    if isinstance(error, _ToolTimeoutError):
-        return f"Error: tool {call.name!r} timed out after {error.args[0]:g} s."
-    if isinstance(error, ToolResultError):
-        return f"Error: tool {call.name!r} {error}."
-    if isinstance(error, ToolInterruptedError):
-        return f"Error: tool {call.name!r} raised {error}."
-    # An exception's text can be as long as a result: bounded the same way.
-    text = f"Error: tool {call.name!r} raised {type(error).__name__}: {error}"
-    return truncate_result(text, DEFAULT_MAX_RESULT_CHARS)
