@@ -14,6 +14,8 @@ import reactivex
 from reactivex import Observable, abc
 from reactivex.scheduler import ImmediateScheduler
 
+from rxreact._fused import Fused, subscribe_fused
+
 __all__ = ["immediately", "starting_with"]
 
 _T = TypeVar("_T")
@@ -46,6 +48,8 @@ def starting_with(source: Observable[_T], *values: _T) -> Observable[_T]:
     ) -> abc.DisposableBase:
         for value in values:
             observer.on_next(value)
-        return source.subscribe(observer, scheduler=scheduler)
+        return subscribe_fused(
+            source, observer.on_next, observer.on_error, observer.on_completed, scheduler
+        )
 
-    return Observable(subscribe)
+    return Fused(subscribe)

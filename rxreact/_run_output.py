@@ -78,24 +78,38 @@ class RunOutput(abc.ObserverBase[Any], abc.DisposableBase):
     def on_error(self, error: Exception) -> None:
         """Forward the run's error (once)."""
         if self._end():
-            self._subscription = None  # see on_completed
+            self._detach()
             self._on_error(error)
 
     def on_completed(self) -> None:
         """Forward the run's completion (once)."""
         if self._end():
-            # The run's subscription ends itself now. Holding it would keep a reference cycle
-            # (this -> subscription -> its observer -> this) that only the garbage collector
-            # frees, and with it the whole run's state: at thousands of runs, heap the GC walks.
-            self._subscription = None
+            self._detach()
             self._on_completed()
 
     def watch(self, subscription: abc.DisposableBase) -> abc.DisposableBase:
         """Start watching the run subscribed as ``subscription``; returns this, to dispose both."""
-        self._subscription = subscription
+        with self._lock:
+            over = self._over
+            if not over:
+                self._subscription = subscription
+        if over:  # it ended during subscribe: nothing to watch, and nothing to keep
+            subscription.dispose()
+            return self
         if self._stall_timeout is not None:
             self._arm()
         return self
+
+    def _detach(self) -> None:
+        """The run ended: dispose of its subscription now and let go of it. The run's own
+        operators are fused (``rxreact._fused``): no ``AutoDetachObserver`` does this for
+        them, and holding the subscription would keep reference cycles (this -> subscription
+        -> its observers -> this) that only the garbage collector frees, and with them the
+        whole run's state: at thousands of runs, heap that every collection walks."""
+        with self._lock:
+            subscription, self._subscription = self._subscription, None
+        if subscription is not None:
+            subscription.dispose()
 
     def dispose(self) -> None:
         """Cancel the run and stop watching it."""
@@ -122,8 +136,7 @@ class RunOutput(abc.ObserverBase[Any], abc.DisposableBase):
                 return
             if not self._end():
                 return
-            if self._subscription is not None:
-                self._subscription.dispose()
+            self._detach()
             self._on_error(
                 RunStalledError(f"the run delivered no event for {seconds:g} s (stall_timeout)")
             )

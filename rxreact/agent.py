@@ -17,6 +17,7 @@ from reactivex import Observable, abc
 from reactivex import operators as ops
 
 from rxreact._agent_views import AgentViews
+from rxreact._fused import subscribe_fused
 from rxreact._run_output import RunOutput
 from rxreact._validate import check_int, check_optional_seconds, check_question, described
 from rxreact.approval import Approver
@@ -318,7 +319,12 @@ class ReactAgent(AgentViews):
             self.stall_timeout,
             lambda: run.waiting_for_approval,
         )
-        return output.watch(run.events().subscribe(output, scheduler=self.scheduler))
+        events = run.events()
+        return output.watch(
+            subscribe_fused(
+                events, output.on_next, output.on_error, output.on_completed, self.scheduler
+            )
+        )
 
     def text(
         self,

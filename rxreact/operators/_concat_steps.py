@@ -7,6 +7,7 @@ from reactivex import Observable, abc
 from reactivex.disposable import CompositeDisposable, SerialDisposable, SingleAssignmentDisposable
 from reactivex.scheduler import CurrentThreadScheduler
 
+from rxreact._fused import Fused, subscribe_fused
 from rxreact._ordered_serial import OrderedSerialDisposable
 
 _T = TypeVar("_T")
@@ -18,7 +19,7 @@ def concat_steps_(steps: Iterable[Observable[_T]]) -> Observable[_T]:
     ) -> abc.DisposableBase:
         return _Steps(iter(steps), observer, scheduler).start()
 
-    return Observable(subscribe)
+    return Fused(subscribe)
 
 
 class _Steps(Generic[_T]):
@@ -74,6 +75,6 @@ class _Steps(Generic[_T]):
         inner = SingleAssignmentDisposable()
         self._running.disposable = inner
         observer = self._observer
-        inner.disposable = step.subscribe(
-            observer.on_next, observer.on_error, self._start_next, scheduler=self._subscribe_on
+        inner.disposable = subscribe_fused(
+            step, observer.on_next, observer.on_error, self._start_next, self._subscribe_on
         )

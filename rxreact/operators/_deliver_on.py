@@ -9,6 +9,7 @@ from reactivex import Observable, abc
 from reactivex.disposable import CompositeDisposable, Disposable, SerialDisposable
 
 from rxreact import _valve
+from rxreact._fused import Fused, subscribe_fused
 from rxreact.scheduling import ElasticScheduler
 
 _T = TypeVar("_T")
@@ -135,16 +136,13 @@ def deliver_on_(
                         state.valve.open()
                         state.valve = None
 
-            subscription = source.subscribe(
-                on_next,
-                end,
-                lambda: end(None),
-                scheduler=subscribe_scheduler,
+            subscription = subscribe_fused(
+                source, on_next, end, lambda: end(None), subscribe_scheduler
             )
             # Mark disposed first: it releases a held-back producer before the source is torn down.
             return CompositeDisposable(Disposable(dispose), subscription, drain_disposable)
 
-        return Observable(subscribe)
+        return Fused(subscribe)
 
     return deliver_on
 

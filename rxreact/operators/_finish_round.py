@@ -5,6 +5,7 @@ from typing import Any
 
 from reactivex import Observable, abc
 
+from rxreact._fused import Fused, subscribe_fused
 from rxreact.round import RoundState
 
 
@@ -22,10 +23,10 @@ def finish_round_(state: RoundState) -> Callable[[Observable[Any]], Observable[A
                 observer.on_next(event)
                 observer.on_completed()
 
-            return source.subscribe(
-                observer.on_next, observer.on_error, on_completed, scheduler=scheduler
+            return subscribe_fused(
+                source, observer.on_next, observer.on_error, on_completed, scheduler
             )
 
-        return Observable(subscribe)
+        return Fused(subscribe)
 
     return finish_round

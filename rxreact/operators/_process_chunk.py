@@ -5,6 +5,7 @@ from typing import Any
 
 from reactivex import Observable, abc
 
+from rxreact._fused import Fused, subscribe_fused
 from rxreact.model.chunks import ChatChunk
 from rxreact.round import RoundState
 
@@ -14,18 +15,43 @@ def process_chunk_(state: RoundState) -> Callable[[Observable[ChatChunk]], Obser
         def subscribe(
             observer: abc.ObserverBase[Any], scheduler: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
-            emit = observer.on_next
-
-            def on_next(chunk: ChatChunk) -> None:
-                try:
-                    state.process(chunk, emit)
-                except Exception as error:  # a bug in state handling must not kill the thread
-                    observer.on_error(error)
-
-            return source.subscribe(
-                on_next, observer.on_error, observer.on_completed, scheduler=scheduler
+            chunks = _Chunks(state, observer)
+            return subscribe_fused(
+                source, chunks.on_next, chunks.on_error, chunks.on_completed, scheduler
             )
 
-        return Observable(subscribe)
+        return Fused(subscribe)
 
     return process_chunk
+
+
+class _Chunks:
+    """The round's chunks into its state; a failure in the state handling ends the stream
+    (and nothing passes after it)."""
+
+    __slots__ = ("_emit", "_observer", "_state", "_stopped")
+
+    def __init__(self, state: RoundState, observer: abc.ObserverBase[Any]) -> None:
+        self._state = state
+        self._observer = observer
+        self._emit = observer.on_next
+        self._stopped = False
+
+    def on_next(self, chunk: ChatChunk) -> None:
+        if self._stopped:
+            return
+        try:
+            self._state.process(chunk, self._emit)
+        except Exception as error:  # a bug in state handling must not kill the thread
+            self._stopped = True
+            self._observer.on_error(error)
+
+    def on_error(self, error: Exception) -> None:
+        if not self._stopped:
+            self._stopped = True
+            self._observer.on_error(error)
+
+    def on_completed(self) -> None:
+        if not self._stopped:
+            self._stopped = True
+            self._observer.on_completed()

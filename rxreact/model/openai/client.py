@@ -30,6 +30,7 @@ import httpx
 from reactivex import Observable, abc
 
 from rxreact._closeable import Closeable
+from rxreact._fused import Fused
 from rxreact.errors import (
     ConfigurationError,
     ModelConnectionError,
@@ -377,7 +378,7 @@ class OpenAIChatModel(Closeable):
                 call = ThreadCall(run, observer, settings, self._io)
             return call.start()
 
-        return Observable(subscribe)
+        return Fused(subscribe)
 
     def _encode(self, request: ChatRequest, stream: bool) -> bytes:
         body = encode_request(

@@ -1,0 +1,127 @@
+"""Operator fusion (``rxreact._fused``): rxreact's operators subscribe to one another without
+RxPY's per-subscription wrapper, and keep what that wrapper guaranteed themselves: an error
+raised in subscribe reaches ``on_error``, nothing passes after a terminal notification, and
+a run's subscription is disposed when the run ends."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import reactivex
+from reactivex import abc
+from reactivex.disposable import Disposable
+from reactivex.observer.autodetachobserver import AutoDetachObserver
+from reactivex.scheduler import ImmediateScheduler
+from reactivex.subject import Subject
+
+from rxreact._fused import Fused, subscribe_fused
+from rxreact._run_output import RunOutput
+from rxreact.model.chunks import ChatChunk
+from rxreact.operators import process_chunk
+from rxreact.round import RoundState
+
+
+class Log(abc.ObserverBase[Any]):
+    def __init__(self) -> None:
+        self.seen: list[Any] = []
+
+    def on_next(self, value: Any) -> None:
+        self.seen.append(value)
+
+    def on_error(self, error: Exception) -> None:
+        self.seen.append(f"error {error}")
+
+    def on_completed(self) -> None:
+        self.seen.append("completed")
+
+
+def test_a_fused_source_gets_the_callbacks_directly() -> None:
+    observers: list[Any] = []
+
+    def subscribe(observer: abc.ObserverBase[int], _: Any = None) -> abc.DisposableBase:
+        observers.append(observer)
+        observer.on_next(1)
+        observer.on_completed()
+        return Disposable()
+
+    log = Log()
+    subscribe_fused(Fused(subscribe), log.on_next, log.on_error, log.on_completed)
+    assert log.seen == [1, "completed"]
+    assert not isinstance(observers[0], AutoDetachObserver)
+
+
+def test_anyone_else_subscribes_to_a_fused_source_as_usual() -> None:
+    def subscribe(observer: abc.ObserverBase[int], _: Any = None) -> abc.DisposableBase:
+        observer.on_next(1)
+        observer.on_completed()
+        observer.on_next(2)  # a contract breach: RxPY's wrapper drops it for a user
+        return Disposable()
+
+    log = Log()
+    Fused(subscribe).subscribe(log)
+    assert log.seen == [1, "completed"]
+
+
+def test_an_error_raised_in_a_fused_subscribe_goes_to_on_error() -> None:
+    def subscribe(observer: abc.ObserverBase[int], _: Any = None) -> abc.DisposableBase:
+        raise ValueError("broken")
+
+    log = Log()
+    disposable = subscribe_fused(Fused(subscribe), log.on_next, log.on_error, log.on_completed)
+    disposable.dispose()
+    assert log.seen == ["error broken"]
+
+
+def test_a_plain_source_keeps_rxpys_guards() -> None:
+    def subscribe(observer: abc.ObserverBase[int], _: Any = None) -> abc.DisposableBase:
+        observer.on_completed()
+        observer.on_next(2)
+        return Disposable()
+
+    log = Log()
+    subscribe_fused(reactivex.create(subscribe), log.on_next, log.on_error, log.on_completed)
+    assert log.seen == ["completed"]
+
+
+def test_process_chunk_passes_nothing_after_a_failure_of_its_own() -> None:
+    class Breaking(RoundState):
+        def process(self, chunk: ChatChunk, emit: Any) -> None:
+            raise RuntimeError("state bug")
+
+    chunks: Subject[ChatChunk] = Subject()
+    log = Log()
+    source = chunks.pipe(process_chunk(Breaking(1)))
+    subscribe_fused(source, log.on_next, log.on_error, log.on_completed)  # no wrapper after it
+    chunks.on_next(ChatChunk(text="a"))
+    chunks.on_next(ChatChunk(text="b"))
+    chunks.on_completed()
+    assert log.seen == ["error state bug"]
+
+
+def run_output(log: Log) -> RunOutput:
+    return RunOutput(
+        log.on_next, log.on_error, log.on_completed, ImmediateScheduler.singleton(), None
+    )
+
+
+@pytest.mark.parametrize("end", ["completed", "error"])
+def test_the_run_output_disposes_the_runs_subscription_when_the_run_ends(end: str) -> None:
+    log = Log()
+    output = run_output(log)
+    disposed: list[bool] = []
+    output.watch(Disposable(lambda: disposed.append(True)))
+    if end == "completed":
+        output.on_completed()
+    else:
+        output.on_error(ValueError("x"))
+    assert disposed == [True]
+
+
+def test_a_run_that_ended_during_subscribe_is_disposed_when_watched() -> None:
+    log = Log()
+    output = run_output(log)
+    output.on_completed()
+    disposed: list[bool] = []
+    output.watch(Disposable(lambda: disposed.append(True)))
+    assert disposed == [True] and log.seen == ["completed"]
