@@ -20,7 +20,7 @@ from rxreact.cancellation import CancellationToken
 from rxreact.events import ToolApprovalRequested, ToolExecutionStarted, ToolResult
 from rxreact.messages import ToolCall
 from rxreact.operators._timeout_with import timeout_with_
-from rxreact.operators._tool_call import Call, Disposing, Inner, Round
+from rxreact.operators._tool_call import Call, Inner, Round
 from rxreact.tools import Tool, ToolArgumentsError
 from rxreact.tracing import RunTracer
 
@@ -58,6 +58,7 @@ class _Tools:
             return event
 
         inner = Inner(round_)
+        started = ToolExecutionStarted(round=number, call_id=call.id, name=call.name)
         tool = self.tools.get(call.name)
         arguments: dict[str, Any] = {}
         failure: str | None = None
@@ -71,7 +72,7 @@ class _Tools:
                 failure = f"Error calling tool {call.name!r}: {error}"
         if tool is None or failure is not None:
             text = failure or ""
-            round_.emit(ToolExecutionStarted(round=number, call_id=call.id, name=call.name))
+            round_.emit(started)
             if self.trace is None:
                 inner.on_next(make(text, True))
                 inner.on_completed()
@@ -96,9 +97,9 @@ class _Tools:
 
         gate = self.approvals
         if gate is not None and _needs_approval(tool, arguments):
-            events = self._gated(call, arguments, make, gate, launch)
+            events = self._gated(call, arguments, started, make, gate, launch)
         else:
-            round_.emit(ToolExecutionStarted(round=number, call_id=call.id, name=call.name))
+            round_.emit(started)
             if self.trace is None:  # the common case: no Observable per call at all
                 launch(inner)
                 return
@@ -111,6 +112,7 @@ class _Tools:
         self,
         call: ToolCall,
         arguments: dict[str, Any],
+        started: ToolExecutionStarted,
         make: Callable[[str, bool], ToolResult],
         gate: Approvals,
         launch: Callable[[abc.ObserverBase[Any]], Call],
@@ -125,7 +127,6 @@ class _Tools:
             reason = f"no decision within {self.approval_timeout:g} s"
             late = immediately(ApprovalDecision(approved=False, reason=reason))
             decision = decision.pipe(timeout_with_(self.approval_timeout, late, self.scheduler))
-        started = ToolExecutionStarted(round=number, call_id=call.id, name=call.name)
 
         def decided(answer: ApprovalDecision) -> Observable[Any]:
             if answer.approved:
@@ -199,7 +200,7 @@ def run_tools_(
         ) -> abc.DisposableBase:
             round_ = Round(observer)
             round_.disposables.add(source.subscribe(_Calls(round_, setup)))
-            return Disposing(round_)
+            return round_
 
         return Observable(subscribe)
 

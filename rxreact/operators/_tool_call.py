@@ -1,5 +1,5 @@
-"""The observers of one tool round: ``_Round`` merges the calls' events with a completion
-counter, ``_Call`` turns one call's value, error or timeout into its ``tool_result``.
+"""The observers of one tool round: ``Round`` merges the calls' events with a completion
+counter, ``Call`` turns one call's value, error or timeout into its ``tool_result``.
 
 They replace the generic composition (``flat_map`` of ``defer`` / ``catch`` / ``map`` /
 ``timeout_with`` per call): about ten observer layers per call, each with its own locks and
@@ -31,9 +31,10 @@ class ToolTimeoutError(Exception):
     pass
 
 
-class Round:
+class Round(abc.DisposableBase):
     """The merged events of one round: passed on one at a time (under ``lock``); complete once
-    the calls' source and every call have completed: the completion counter."""
+    the calls' source and every call have completed: the completion counter. Disposing it
+    cancels every call."""
 
     __slots__ = ("_observer", "_pending", "_stopped", "disposables", "lock")
 
@@ -166,12 +167,13 @@ class Call(abc.ObserverBase[Any], abc.DisposableBase):
         self._settle(describe(self.call, error), True)
 
     def on_completed(self) -> None:
-        # Completed without a value (an empty observable tool): no result; the run says so.
+        # A body that completes without a value (``Tool.invoke`` always gives one): no result;
+        # the run reports the call's missing result.
         with self._lock:
             if self._settled:
                 return
             self._settled = True
-        self._end()
+        self._sink.on_completed()
 
     def _expire(self, _: abc.SchedulerBase, timeout: Any) -> None:
         with self._lock:
@@ -192,9 +194,6 @@ class Call(abc.ObserverBase[Any], abc.DisposableBase):
 
     def _pass(self, content: str, is_error: bool) -> None:
         self._sink.on_next(self._make(content, is_error))
-        self._end()
-
-    def _end(self) -> None:
         self._sink.on_completed()
 
     def dispose(self) -> None:
@@ -203,18 +202,6 @@ class Call(abc.ObserverBase[Any], abc.DisposableBase):
         self._body.dispose()
         if self._timer is not None:
             self._timer.dispose()
-
-
-class Disposing(abc.DisposableBase):
-    """The round's subscription, as the subscriber sees it."""
-
-    __slots__ = ("_round",)
-
-    def __init__(self, round_: Round) -> None:
-        self._round = round_
-
-    def dispose(self) -> None:
-        self._round.dispose()
 
 
 def describe(call: ToolCall, error: Exception) -> str:
