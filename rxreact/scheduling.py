@@ -153,11 +153,7 @@ class _DaemonPool:
     def post(self, fn: Callable[[], Any]) -> None:
         with self._lock:
             self._put(fn)
-            if self._running == 0:
-                self._wake()
-            elif not self._watching:
-                self._watching = True
-                _timer_thread().call_later(STALL_CHECK, partial(self._watch, self._done))
+            self._posted()
 
     def post_all(self, fns: list[Callable[[], Any]]) -> None:
         """:meth:`post` each, under one lock and with at most one wake-up."""
@@ -165,11 +161,7 @@ class _DaemonPool:
             if self._shutdown:
                 return  # a batch gathered before shutdown: dropped, as queued work is
             self._queue.extend(fns)
-            if self._running == 0:
-                self._wake()
-            elif not self._watching:
-                self._watching = True
-                _timer_thread().call_later(STALL_CHECK, partial(self._watch, self._done))
+            self._posted()
 
     def shutdown(self) -> None:
         with self._lock:
@@ -184,6 +176,15 @@ class _DaemonPool:
         if self._shutdown:
             raise RuntimeError(f"{self._name}: cannot schedule new work after shutdown")
         self._queue.append(fn)
+
+    def _posted(self) -> None:
+        """Posted work is queued (lock held): wake a worker only if none runs, else make sure
+        the stall watch is armed."""
+        if self._running == 0:
+            self._wake()
+        elif not self._watching:
+            self._watching = True
+            _timer_thread().call_later(STALL_CHECK, partial(self._watch, self._done))
 
     def _wake(self) -> None:
         """One more worker on the queue: a parked one, else a new one (lock held)."""
