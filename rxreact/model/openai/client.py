@@ -40,6 +40,7 @@ from rxreact.errors import (
 from rxreact.messages import ChatRequest
 from rxreact.model.chunks import ChatChunk, ModelResponse
 from rxreact.model.openai._aio import LoopCall, io_loop, on_io_loop, run_on_io_loop
+from rxreact.model.openai._asyncio_network import AsyncioTransport
 from rxreact.model.openai._call import IO_SCHEDULER, CallSettings, ModelCall, ThreadCall, Timeouts
 from rxreact.model.openai._clients import Shard, Shards, no_tls
 from rxreact.model.openai._http_errors import NOT_A_STREAM_TYPES, not_a_stream, status_error
@@ -527,7 +528,9 @@ def _sync_client(limits: httpx.Limits, ssl_context: ssl.SSLContext) -> httpx.Cli
 
 
 def _async_client(limits: httpx.Limits, ssl_context: ssl.SSLContext) -> httpx.AsyncClient:
-    return httpx.AsyncClient(limits=limits, verify=ssl_context)
+    # Proxies from the environment still get httpx's own transports (its mounts).
+    transport = AsyncioTransport(limits=limits, ssl_context=ssl_context)
+    return httpx.AsyncClient(transport=transport, verify=ssl_context)
 
 
 def _close_all(shards: Shards[httpx.Client]) -> None:
