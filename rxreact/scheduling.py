@@ -323,10 +323,10 @@ HANDOFF_TICK = 0.01
 """Seconds between two hand-offs of one event loop's posts to a pool (see
 :meth:`ElasticScheduler.post`): at most this much added latency, and under load one wake-up
 for every chunk that arrives meanwhile, instead of one for each. 10 ms rather than 1: at
-1,000 runs it took 8 % of the CPU off in every measured pair, and made the latency lower,
-not higher (fewer wake-ups contend with the I/O loop for the GIL; BENCHMARKS.md, "Scale,
-fourth pass"). A post after a quiet tick still goes at once, so a lone stream waits for
-nothing, and 10 ms is below a 60 Hz frame.
+1,000 runs it took about 8 % of the CPU off in eight of nine measured pairs (even in the
+ninth), and made the p99 latency lower, not higher (fewer wake-ups contend with the I/O
+loop for the GIL; BENCHMARKS.md, "Scale, fourth pass"). A post after a quiet tick still
+goes at once, so a lone stream waits for nothing, and 10 ms is below a 60 Hz frame.
 """
 
 STALL_CHECK = 0.005
@@ -346,8 +346,8 @@ class _TimerThread:
         thread.start()
 
     def call_later(self, seconds: float, callback: Callable[[], Any]) -> list[Any]:
-        """Call ``callback`` on the timer thread after ``seconds``; returns the entry, which
-        :func:`cancel_timer` cancels."""
+        """Call ``callback`` on the timer thread after ``seconds``; returns the entry
+        (``[due, id, callback]``): setting its callback to ``None`` cancels it."""
         entry = [time.monotonic() + seconds, next(self._ids), callback]
         with self._condition:
             heapq.heappush(self._heap, entry)

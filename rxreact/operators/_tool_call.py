@@ -169,28 +169,29 @@ class Call(abc.ObserverBase[Any], abc.DisposableBase):
     def on_completed(self) -> None:
         # A body that completes without a value (``Tool.invoke`` always gives one): no result;
         # the run reports the call's missing result.
-        with self._lock:
-            if self._settled:
-                return
-            self._settled = True
-        self._sink.on_completed()
+        if self._claim():
+            self._sink.on_completed()
 
     def _expire(self, _: abc.SchedulerBase, timeout: Any) -> None:
-        with self._lock:
-            if self._settled:
-                return
-            self._settled = True
+        if not self._claim():
+            return
         self._body.dispose()  # the tool's token is set before its result is seen
         self._pass(describe(self.call, ToolTimeoutError(timeout)), True)
 
     def _settle(self, content: str, is_error: bool) -> None:
-        with self._lock:
-            if self._settled:
-                return
-            self._settled = True
+        if not self._claim():
+            return
         if self._timer is not None:
             self._timer.dispose()
         self._pass(content, is_error)
+
+    def _claim(self) -> bool:
+        """Settle the call, if nothing has yet: the first of value, error, timeout wins."""
+        with self._lock:
+            if self._settled:
+                return False
+            self._settled = True
+            return True
 
     def _pass(self, content: str, is_error: bool) -> None:
         self._sink.on_next(self._make(content, is_error))
