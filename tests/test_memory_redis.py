@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -167,14 +167,23 @@ def test_missing_redis_py_raises_configuration_error(monkeypatch: pytest.MonkeyP
         RedisChatMemory("redis://127.0.0.1:1/0")
 
 
-def subscribed(client: Any, channel: str) -> bool:
-    """Until the channel has a subscriber on the server (a notice sent before is lost)."""
+def _subscribers_until(client: Any, channel: str, ok: Callable[[int], bool]) -> bool:
     poll = threading.Event()
     for _ in range(2000):
-        if dict(client.pubsub_numsub(channel)).get(channel.encode(), 0) >= 1:
+        if ok(dict(client.pubsub_numsub(channel)).get(channel.encode(), 0)):
             return True
         poll.wait(0.005)
     return False
+
+
+def subscribed(client: Any, channel: str) -> bool:
+    """Until the channel has a subscriber on the server (a notice sent before is lost)."""
+    return _subscribers_until(client, channel, lambda n: n >= 1)
+
+
+def unsubscribed(client: Any, channel: str) -> bool:
+    """Until the channel has no subscriber (the server sees a closed connection a moment late)."""
+    return _subscribers_until(client, channel, lambda n: n == 0)
 
 
 def test_a_release_is_announced_to_every_process(client: Any) -> None:
@@ -201,13 +210,19 @@ def test_a_release_is_announced_to_every_process(client: Any) -> None:
 def test_close_waits_for_a_stopped_listener_to_hand_its_connection_back(client: Any) -> None:
     # A stopped listener returns its connection to the pool under the pool's lock; a daemon
     # thread frozen there at interpreter exit deadlocked the client's __del__ (seen in CI).
-    memory = RedisChatMemory(client, prefix="app:")
+    # Only this memory's listener counts: a listener an earlier test stopped may still be
+    # finishing its last one-second wait (CI once failed on exactly that).
+    def pubsub_threads() -> set[threading.Thread]:
+        return {t for t in threading.enumerate() if type(t).__name__ == "PubSubWorkerThread"}
+
+    before = pubsub_threads()
+    memory = RedisChatMemory(client, prefix="closing:")
     memory.releases().subscribe(lambda _: None).dispose()  # stopped, still finishing
-    listeners = [t for t in threading.enumerate() if type(t).__name__ == "PubSubWorkerThread"]
+    listeners = pubsub_threads() - before
     assert listeners
     memory.close()
     assert not any(t.is_alive() for t in listeners)
-    assert dict(client.pubsub_numsub("app:lease-released")).get(b"app:lease-released", 0) == 0
+    assert unsubscribed(client, "closing:lease-released")
 
 
 def test_a_waiter_in_another_process_starts_on_the_notice_not_its_poll(client: Any) -> None:
