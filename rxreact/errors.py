@@ -35,7 +35,7 @@ call such as ``agent.call``) is an instance of :class:`RxReactError`::
                                       long, or this run's lease was lost before its commit)
 
 Foreign exceptions (httpx, json, pydantic) are mapped to this tree in exactly one place
-per layer (``rxreact.model.openai.client._map_transport_error`` for HTTP), and never carry the
+per layer (``rxreact.model.openai._http_errors.transport_error`` for HTTP), and never carry the
 API key: messages are built from our own fields, not from request reprs.
 """
 

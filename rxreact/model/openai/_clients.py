@@ -17,19 +17,28 @@ walk then costs ``size`` connections, whatever the concurrency. The clients shar
 context (building one reads the CA bundle: milliseconds). Connections in all are bounded by
 the process's open-file limit (:func:`connection_cap`); past it, requests queue in httpcore's
 pools rather than failing to open a socket.
+
+:class:`ModelClients` is what a model holds: the client a user passed (used, never closed), or
+its own shards, made on first use and closed by :meth:`ModelClients.close` or when the model
+is collected.
 """
 
 from __future__ import annotations
 
+import asyncio
 import resource
 import ssl
 import threading
+import weakref
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import httpx
 
-__all__ = ["SHARD_SIZE", "Shard", "Shards", "connection_cap", "no_tls"]
+from rxreact.model.openai._aio import io_loop, on_io_loop, run_on_io_loop
+from rxreact.model.openai._asyncio_network import AsyncioTransport
+
+__all__ = ["SHARD_SIZE", "ModelClients", "Shard", "Shards", "connection_cap", "no_tls"]
 
 _C = TypeVar("_C", httpx.Client, httpx.AsyncClient)
 
@@ -143,3 +152,116 @@ class Shards(Generic[_C]):
 
 def _load(shard: Shard[_C]) -> int:
     return shard.load
+
+
+class ModelClients:
+    """The HTTP clients of one model: the one the user passed, else shards of our own.
+
+    :meth:`sync` (thread mode) and :meth:`asynchronous` (loop mode) give the client for one
+    request, with the shard to release after its response is closed (``None`` for a user's
+    client). Our shards are made on first use; the user's client is never closed here.
+    """
+
+    def __init__(
+        self,
+        http_client: httpx.Client | httpx.AsyncClient | None,
+        verify: Callable[[], ssl.SSLContext],
+    ) -> None:
+        self.user_client = http_client
+        """The client the user passed (used and not closed), or ``None``."""
+        self._verify = verify
+        self._lock = threading.Lock()
+        self._shards: Shards[httpx.Client] | None = None
+        self._ashards: Shards[httpx.AsyncClient] | None = None
+        self._finalizer: weakref.finalize[Any, Any] | None = None
+        self._sync_finalizer: weakref.finalize[Any, Any] | None = None
+
+    def sync(self) -> tuple[httpx.Client, Shards[httpx.Client] | None, Shard[httpx.Client] | None]:
+        """The blocking client for one request: the user's, else one of our shards."""
+        if isinstance(self.user_client, httpx.Client):
+            return self.user_client, None, None
+        with self._lock:
+            shards = self._shards
+            if shards is None:
+                self._shards = shards = Shards(_sync_client, verify=self._verify)
+                # Connections stay open in the pools between requests: a model dropped without
+                # close() closes them when collected, not with a ResourceWarning per socket.
+                self._sync_finalizer = weakref.finalize(self, _close_all, shards)
+                self._sync_finalizer.atexit = False  # the process's end closes them anyway
+        # Made lazily, on the I/O thread: the first client's SSL context reads the CA bundle.
+        shard = shards.acquire()
+        return shard.client, shards, shard
+
+    def asynchronous(
+        self,
+    ) -> tuple[
+        httpx.AsyncClient, Shards[httpx.AsyncClient] | None, Shard[httpx.AsyncClient] | None
+    ]:
+        """The I/O loop's client for one request: the user's, else one of our shards."""
+        if isinstance(self.user_client, httpx.AsyncClient):
+            return self.user_client, None, None
+        with self._lock:
+            shards = self._ashards
+            if shards is None:
+                self._ashards = shards = Shards(_async_client, verify=self._verify)
+                # Bound to the I/O loop, where a caller cannot easily close them: a model that
+                # is dropped without close() has its clients closed there, not left to the GC.
+                self._finalizer = weakref.finalize(self, _close_all_soon, shards)
+        shard = shards.acquire()
+        return shard.client, shards, shard
+
+    def close(self) -> None:
+        """Close our shards (a later request makes new ones); the user's client is left alone.
+
+        Loop mode's clients are closed on the I/O loop, waited for unless called from it.
+        """
+        with self._lock:
+            shards, self._shards = self._shards, None
+            ashards, self._ashards = self._ashards, None
+        if shards is not None:
+            if self._sync_finalizer is not None:
+                self._sync_finalizer.detach()
+            _close_all(shards)
+        if ashards is not None:
+            if self._finalizer is not None:
+                self._finalizer.detach()
+            if on_io_loop():
+                _close_all_soon(ashards)
+            else:
+                run_on_io_loop(_aclose_all(ashards))
+
+
+_closing: set[asyncio.Task[None]] = set()
+"""Closes in flight (the loop keeps only weak references to its tasks)."""
+
+
+def _sync_client(limits: httpx.Limits, ssl_context: ssl.SSLContext) -> httpx.Client:
+    return httpx.Client(limits=limits, verify=ssl_context)  # timeouts are set per request
+
+
+def _async_client(limits: httpx.Limits, ssl_context: ssl.SSLContext) -> httpx.AsyncClient:
+    # Proxies from the environment still get httpx's own transports (its mounts).
+    transport = AsyncioTransport(limits=limits, ssl_context=ssl_context)
+    return httpx.AsyncClient(transport=transport, verify=ssl_context)
+
+
+def _close_all(shards: Shards[httpx.Client]) -> None:
+    for client in shards.take_all():
+        client.close()
+
+
+async def _aclose_all(shards: Shards[httpx.AsyncClient]) -> None:
+    for client in shards.take_all():
+        await client.aclose()
+
+
+def _close_all_soon(shards: Shards[httpx.AsyncClient]) -> None:
+    """Close the clients on the I/O loop, without waiting (callable from any thread)."""
+    loop = io_loop()
+
+    def start() -> None:
+        task = loop.create_task(_aclose_all(shards))
+        _closing.add(task)
+        task.add_done_callback(_closing.discard)
+
+    loop.call_soon_threadsafe(start)

@@ -1,4 +1,5 @@
-"""HTTP error responses, and JSON where a stream was asked for, as :mod:`rxreact.errors`.
+"""HTTP error responses, JSON where a stream was asked for, and httpx's transport errors, as
+:mod:`rxreact.errors`.
 
 The status picks the class (:func:`~rxreact.errors.http_error_for_status`); the message is the
 provider's own, read from the body whatever its shape; ``Retry-After`` / ``retry-after-ms``
@@ -15,10 +16,25 @@ from collections.abc import Callable
 
 import httpx
 
-from rxreact.errors import ModelError, ModelHTTPError, StreamProtocolError, http_error_for_status
+from rxreact.errors import (
+    ModelConnectionError,
+    ModelError,
+    ModelHTTPError,
+    ModelTimeoutError,
+    StreamProtocolError,
+    http_error_for_status,
+)
+from rxreact.model.openai._call import Timeouts
 from rxreact.model.openai.wire import parse_chunk
 
-__all__ = ["NOT_A_STREAM_TYPES", "not_a_stream", "provider_message", "retry_after", "status_error"]
+__all__ = [
+    "NOT_A_STREAM_TYPES",
+    "not_a_stream",
+    "provider_message",
+    "retry_after",
+    "status_error",
+    "transport_error",
+]
 
 NOT_A_STREAM_TYPES = ("application/json", "text/html")
 """Content types that a stream request's answer is plainly not a stream in (the body is read)."""
@@ -132,3 +148,28 @@ def retry_after(headers: httpx.Headers) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - time.time())
+
+
+def transport_error(
+    exc: httpx.HTTPError,
+    origin: str,
+    timeouts: Timeouts,
+    phase: str,
+    redact: Callable[[str], str],
+) -> ModelError:
+    """The one place where httpx's exceptions become ours.
+
+    The message names the endpoint from our own fields and quotes httpx's reason with the key
+    masked; httpx's exception stays attached as ``__cause__`` (its text carries no headers).
+    """
+    reason = redact(str(exc)) or type(exc).__name__
+    if isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout):
+        return ModelTimeoutError("connect", timeouts.connect or 0.0)
+    if isinstance(exc, httpx.TimeoutException):
+        limit = timeouts.first_chunk if phase == "first_chunk" else timeouts.between_chunks
+        return ModelTimeoutError(phase, limit or 0.0)
+    if isinstance(exc, httpx.ConnectError):
+        return ModelConnectionError(f"cannot connect to {origin}: {reason}")
+    if isinstance(exc, httpx.TransportError):
+        return ModelConnectionError(f"connection to {origin} failed: {reason}")
+    return ModelError(f"request to {origin} failed: {reason}")

@@ -2,10 +2,10 @@
 
 Errors reach the subscriber as :mod:`rxreact.errors` (see that tree): HTTP statuses through
 :func:`~rxreact.errors.http_error_for_status` with the provider's own message, in-stream
-errors as :func:`~rxreact.model.openai.wire.parse_chunk` raises them, and httpx's transport errors
-through :func:`_map_transport_error`, the one place that maps them. The API key never appears
-in a repr, a log line or an exception message: messages are built from our own fields, and
-anything quoted from a provider has the key masked.
+errors as :func:`~rxreact.model.openai.wire.parse_chunk` raises them, and httpx's transport
+errors through :func:`~rxreact.model.openai._http_errors.transport_error`, the one place that
+maps them. The API key never appears in a repr, a log line or an exception message: messages
+are built from our own fields, and anything quoted from a provider has the key masked.
 
 Threads, timers and cancellation: see :class:`OpenAIChatModel`, :mod:`rxreact.model.openai._call`
 (what the I/O modes share, and thread mode) and :mod:`rxreact.model.openai._aio` (loop mode).
@@ -13,38 +13,35 @@ Threads, timers and cancellation: see :class:`OpenAIChatModel`, :mod:`rxreact.mo
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 import ipaddress
 import json
 import logging
 import os
-import ssl
 import threading
-import weakref
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import httpx
 from reactivex import Observable, abc
 
 from rxreact._closeable import Closeable
 from rxreact._fused import Fused
-from rxreact.errors import (
-    ConfigurationError,
-    ModelConnectionError,
-    ModelError,
-    ModelTimeoutError,
-)
+from rxreact.errors import ConfigurationError
 from rxreact.messages import ChatRequest
 from rxreact.model.chunks import ChatChunk, ModelResponse
-from rxreact.model.openai._aio import LoopCall, io_loop, on_io_loop, run_on_io_loop
-from rxreact.model.openai._asyncio_network import AsyncioTransport
+from rxreact.model.openai._aio import LoopCall, on_io_loop, run_on_io_loop
 from rxreact.model.openai._call import IO_SCHEDULER, CallSettings, ModelCall, ThreadCall, Timeouts
-from rxreact.model.openai._clients import Shard, Shards, no_tls
-from rxreact.model.openai._http_errors import NOT_A_STREAM_TYPES, not_a_stream, status_error
+from rxreact.model.openai._clients import ModelClients, no_tls
+from rxreact.model.openai._http_errors import (
+    NOT_A_STREAM_TYPES,
+    not_a_stream,
+    status_error,
+    transport_error,
+)
 from rxreact.model.openai._http_stream import aread_sse, read_sse
+from rxreact.model.openai._io_mode import DEFAULT_IO, IOMode, io_mode
 from rxreact.model.openai._pooled import pooled_socket
 from rxreact.model.openai._reclaim import reclaim
 from rxreact.model.openai.limits import (
@@ -64,16 +61,6 @@ _T = TypeVar("_T")
 log: logging.Logger = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-
-IOMode = Literal["thread", "loop"]
-DEFAULT_IO: IOMode = "loop"
-"""The I/O mode when nothing chooses one (see :class:`OpenAIChatModel` for the measurements)."""
-
-
-_SShards = Shards[httpx.Client]
-_SShard = Shard[httpx.Client]
-_AShards = Shards[httpx.AsyncClient]
-_AShard = Shard[httpx.AsyncClient]
 
 
 class _Secret:
@@ -206,7 +193,7 @@ class OpenAIChatModel(Closeable):
         self._keyless_ok = _is_loopback(url.host)
         # A local server over plain HTTP: no CA bundle to read for our clients.
         plain_local = self._keyless_ok and url.scheme == "http"
-        self._verify = no_tls if plain_local else httpx.create_ssl_context
+        verify = no_tls if plain_local else httpx.create_ssl_context
         self._timeouts = Timeouts(connect_timeout, first_chunk_timeout, chunk_timeout)
         self._max_retries = max_retries
         self._backoff = backoff or Backoff()
@@ -220,18 +207,11 @@ class OpenAIChatModel(Closeable):
             if cap is not None and cap < 1:
                 raise ConfigurationError("size caps must be positive (or None)")
         self._limits = StreamLimits(max_line_bytes, max_tool_arguments)
-        self.io: IOMode = _io_mode(io, http_client, io_scheduler)
+        self.io: IOMode = io_mode(io, http_client, io_scheduler)
         """``"thread"`` or ``"loop"``: how this model reads its streams."""
         self._io = io_scheduler or IO_SCHEDULER
-        self._client = http_client if isinstance(http_client, httpx.Client) else None
-        self._aclient = http_client if isinstance(http_client, httpx.AsyncClient) else None
-        self._owns_client = http_client is None
-        # Our own clients: many small pools (see rxreact.model._clients), made on first use.
-        self._shards: Shards[httpx.Client] | None = None
-        self._ashards: Shards[httpx.AsyncClient] | None = None
-        self._client_lock = threading.Lock()
-        self._finalizer: weakref.finalize[Any, Any] | None = None
-        self._sync_finalizer: weakref.finalize[Any, Any] | None = None
+        # The user's client, else many small pools of our own, made on first use.
+        self._clients = ModelClients(http_client, verify)
 
     def __repr__(self) -> str:
         return f"OpenAIChatModel(model={self.model!r}, base_url={self.base_url!r})"
@@ -320,26 +300,12 @@ class OpenAIChatModel(Closeable):
         return result
 
     def close(self) -> None:
-        """Close the httpx client if this model created it (a later request opens a new one).
+        """Close the httpx clients this model created (a later request opens new ones); a
+        client passed as ``http_client`` is left open.
 
-        Loop mode: the client is closed on the I/O loop, waited for unless called from it.
+        Loop mode: the clients are closed on the I/O loop, waited for unless called from it.
         """
-        if not self._owns_client:
-            return
-        with self._client_lock:
-            shards, self._shards = self._shards, None
-            ashards, self._ashards = self._ashards, None
-        if shards is not None:
-            if self._sync_finalizer is not None:
-                self._sync_finalizer.detach()
-            _close_all(shards)
-        if ashards is not None:
-            if self._finalizer is not None:
-                self._finalizer.detach()
-            if on_io_loop():
-                _close_all_soon(ashards)
-            else:
-                run_on_io_loop(_aclose_all(ashards))
+        self._clients.close()
 
     # -- internals --------------------------------------------------------------------------
 
@@ -402,7 +368,7 @@ class OpenAIChatModel(Closeable):
         """POST the body; yield the 2xx response, abortable by the call; map every failure."""
         request = self._request(call, content, stream)
         request["extensions"]["trace"] = call.trace
-        client, shards, shard = self._http_client()
+        client, shards, shard = self._clients.sync()
         call.locate = functools.partial(pooled_socket, client, self._url, call.httpx_timeout)
         response: httpx.Response | None = None
         try:
@@ -411,7 +377,9 @@ class OpenAIChatModel(Closeable):
                     raise status_error(response, self._redact)
                 yield response
         except httpx.HTTPError as exc:
-            raise _map_transport_error(exc, self, call.phase) from exc
+            raise transport_error(
+                exc, self._origin, self._timeouts, call.phase, self._redact
+            ) from exc
         finally:
             if response is not None:
                 _forget_stream(response)
@@ -424,7 +392,7 @@ class OpenAIChatModel(Closeable):
     ) -> AsyncIterator[httpx.Response]:
         """:meth:`_exchange` on the I/O loop (a cancelled task is what aborts it)."""
         request = self._request(call, content, stream)
-        client, shards, shard = self._async_client()
+        client, shards, shard = self._clients.asynchronous()
         response: httpx.Response | None = None
         try:
             async with client.stream(**request) as response:
@@ -434,7 +402,9 @@ class OpenAIChatModel(Closeable):
                     raise status_error(response, self._redact)
                 yield response
         except httpx.HTTPError as exc:
-            raise _map_transport_error(exc, self, call.phase) from exc
+            raise transport_error(
+                exc, self._origin, self._timeouts, call.phase, self._redact
+            ) from exc
         finally:
             if response is not None:
                 _forget_stream(response)
@@ -474,35 +444,6 @@ class OpenAIChatModel(Closeable):
         headers.update(self._headers)
         return headers
 
-    def _http_client(self) -> tuple[httpx.Client, _SShards | None, _SShard | None]:
-        """The client for one request: the user's, else one of our shards (to release)."""
-        if self._client is not None:
-            return self._client, None, None
-        with self._client_lock:
-            shards = self._shards
-            if shards is None:
-                self._shards = shards = Shards(_sync_client, verify=self._verify)
-                # Connections stay open in the pools between requests: a model dropped without
-                # close() closes them when collected, not with a ResourceWarning per socket.
-                self._sync_finalizer = weakref.finalize(self, _close_all, shards)
-                self._sync_finalizer.atexit = False  # the process's end closes them anyway
-        # Made lazily, on the I/O thread: the first client's SSL context reads the CA bundle.
-        shard = shards.acquire()
-        return shard.client, shards, shard
-
-    def _async_client(self) -> tuple[httpx.AsyncClient, _AShards | None, _AShard | None]:
-        if self._aclient is not None:
-            return self._aclient, None, None
-        with self._client_lock:
-            shards = self._ashards
-            if shards is None:
-                self._ashards = shards = Shards(_async_client, verify=self._verify)
-                # Bound to the I/O loop, where a caller cannot easily close them: a model that
-                # is dropped without close() has its clients closed there, not left to the GC.
-                self._finalizer = weakref.finalize(self, _close_all_soon, shards)
-        shard = shards.acquire()
-        return shard.client, shards, shard
-
     def _redact(self, text: str) -> str:
         if self._api_key is not None:
             text = text.replace(self._api_key.reveal(), "***")
@@ -517,92 +458,6 @@ class OpenAIChatModel(Closeable):
         if response.reasoning:
             reasoning = response.reasoning + reasoning
         return response.model_copy(update={"content": content, "reasoning": reasoning})
-
-
-_closing: set[asyncio.Task[None]] = set()
-"""Closes in flight (the loop keeps only weak references to its tasks)."""
-
-
-def _sync_client(limits: httpx.Limits, ssl_context: ssl.SSLContext) -> httpx.Client:
-    return httpx.Client(limits=limits, verify=ssl_context)  # timeouts are set per request
-
-
-def _async_client(limits: httpx.Limits, ssl_context: ssl.SSLContext) -> httpx.AsyncClient:
-    # Proxies from the environment still get httpx's own transports (its mounts).
-    transport = AsyncioTransport(limits=limits, ssl_context=ssl_context)
-    return httpx.AsyncClient(transport=transport, verify=ssl_context)
-
-
-def _close_all(shards: Shards[httpx.Client]) -> None:
-    for client in shards.take_all():
-        client.close()
-
-
-async def _aclose_all(shards: Shards[httpx.AsyncClient]) -> None:
-    for client in shards.take_all():
-        await client.aclose()
-
-
-def _close_all_soon(shards: Shards[httpx.AsyncClient]) -> None:
-    """Close the clients on the I/O loop, without waiting (callable from any thread)."""
-    loop = io_loop()
-
-    def start() -> None:
-        task = loop.create_task(_aclose_all(shards))
-        _closing.add(task)
-        task.add_done_callback(_closing.discard)
-
-    loop.call_soon_threadsafe(start)
-
-
-def _io_mode(
-    io: IOMode | None,
-    client: httpx.Client | httpx.AsyncClient | None,
-    io_scheduler: abc.SchedulerBase | None,
-) -> IOMode:
-    """The I/O mode: what the arguments say or imply, else ``$RXREACT_IO``, else the default."""
-    implied: IOMode | None = None
-    if isinstance(client, httpx.AsyncClient):
-        implied = "loop"
-    elif client is not None or io_scheduler is not None:
-        implied = "thread"
-    if io is not None and io != "thread" and io != "loop":
-        raise ConfigurationError(f"io must be 'thread' or 'loop', got {io!r}")
-    if io is not None and implied is not None and io != implied:
-        raise ConfigurationError(
-            f"io={io!r} does not fit the arguments: an httpx.AsyncClient reads in loop mode, "
-            "an httpx.Client or an io_scheduler in thread mode"
-        )
-    if io is not None:
-        return io
-    if implied is not None:
-        return implied
-    env = os.environ.get("RXREACT_IO") or DEFAULT_IO
-    if env == "thread":
-        return "thread"
-    if env == "loop":
-        return "loop"
-    raise ConfigurationError(f"RXREACT_IO must be 'thread' or 'loop', got {env!r}")
-
-
-def _map_transport_error(exc: httpx.HTTPError, model: OpenAIChatModel, phase: str) -> ModelError:
-    """The one place where httpx's exceptions become ours.
-
-    The message names the endpoint from our own fields and quotes httpx's reason with the key
-    masked; httpx's exception stays attached as ``__cause__`` (its text carries no headers).
-    """
-    reason = model._redact(str(exc)) or type(exc).__name__
-    timeouts = model._timeouts
-    if isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout):
-        return ModelTimeoutError("connect", timeouts.connect or 0.0)
-    if isinstance(exc, httpx.TimeoutException):
-        limit = timeouts.first_chunk if phase == "first_chunk" else timeouts.between_chunks
-        return ModelTimeoutError(phase, limit or 0.0)
-    if isinstance(exc, httpx.ConnectError):
-        return ModelConnectionError(f"cannot connect to {model._origin}: {reason}")
-    if isinstance(exc, httpx.TransportError):
-        return ModelConnectionError(f"connection to {model._origin} failed: {reason}")
-    return ModelError(f"request to {model._origin} failed: {reason}")
 
 
 def _is_loopback(host: str) -> bool:
