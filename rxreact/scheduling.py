@@ -25,6 +25,7 @@ import itertools
 import logging
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable
 from functools import partial
@@ -34,7 +35,7 @@ from reactivex import abc, typing
 from reactivex.scheduler import ImmediateScheduler, TrampolineScheduler
 from reactivex.scheduler.periodicscheduler import PeriodicScheduler
 
-__all__ = ["ElasticScheduler", "shared_scheduler", "timer_scheduler"]
+__all__ = ["ElasticScheduler", "handoff_lateness", "shared_scheduler", "timer_scheduler"]
 
 _TState = TypeVar("_TState")
 log: logging.Logger = logging.getLogger(__name__)
@@ -88,6 +89,7 @@ class ElasticScheduler(PeriodicScheduler):
         batch = self._batches.get(loop)
         if batch is None:
             batch = self._batches.setdefault(loop, _LoopBatch(self._pool, loop))
+            _handoffs.setdefault(loop, weakref.WeakSet()).add(batch)
         batch.add(action)
 
     def schedule_relative(
@@ -144,6 +146,11 @@ class _DaemonPool:
         self._done = 0  # callables finished: the stall watch's sign of progress
         self._watching = False
         self._shutdown = False
+
+    @property
+    def queued(self) -> int:
+        """Callables waiting for a worker (read without the lock: a deque's length is atomic)."""
+        return len(self._queue)
 
     def submit(self, fn: Callable[[], Any]) -> None:
         with self._lock:
@@ -287,9 +294,22 @@ class _Task(abc.DisposableBase):
 
 class _LoopBatch:
     """The posts made on one event loop's thread, handed to a pool together (no lock: only
-    that thread touches it)."""
+    that thread touches the batch; the pool's worker writes only the marker's two fields).
 
-    __slots__ = ("_armed", "_last", "_loop", "_pending", "_pool")
+    Each hand-off starts with a marker while none is outstanding: its wait in the pool's queue
+    is how far the pool is behind the loop's streams (:meth:`lateness`).
+    """
+
+    __slots__ = (
+        "__weakref__",
+        "_armed",
+        "_delay",
+        "_last",
+        "_loop",
+        "_marked_at",
+        "_pending",
+        "_pool",
+    )
 
     def __init__(self, pool: _DaemonPool, loop: asyncio.AbstractEventLoop) -> None:
         self._pool = pool
@@ -297,6 +317,8 @@ class _LoopBatch:
         self._pending: list[Callable[[], Any]] = []
         self._armed = False
         self._last = -HANDOFF_TICK
+        self._marked_at: float | None = None  # loop time of the marker in the queue, if any
+        self._delay = 0.0  # how long the last marker waited in the queue
 
     def add(self, fn: Callable[[], Any]) -> None:
         self._pending.append(fn)
@@ -309,6 +331,14 @@ class _LoopBatch:
             self._armed = True
             self._loop.call_at(self._last + HANDOFF_TICK, self._due)
 
+    def lateness(self, now: float) -> float:
+        """Seconds the pool is behind this loop's hand-offs: the longer of the outstanding
+        marker's wait so far and the last marker's whole wait; 0 once its queue is empty."""
+        if not self._pool.queued:
+            return 0.0
+        marked_at = self._marked_at
+        return max(self._delay, 0.0 if marked_at is None else now - marked_at)
+
     def _due(self) -> None:
         self._armed = False
         self._flush(self._loop.time())
@@ -316,7 +346,40 @@ class _LoopBatch:
     def _flush(self, now: float) -> None:
         self._last = now
         pending, self._pending = self._pending, []
+        if self._marked_at is None:
+            self._marked_at = now
+            pending.insert(0, self._marker)
         self._pool.post_all(pending)
+
+    def _marker(self) -> None:
+        # On a worker: loop.time() is the loop's clock read from here (a monotonic clock).
+        marked_at = self._marked_at
+        if marked_at is not None:
+            self._delay = self._loop.time() - marked_at
+        self._marked_at = None
+
+
+_handoffs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, weakref.WeakSet[_LoopBatch]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Every pool's hand-off batch of each event loop (only that loop's thread adds to its set)."""
+
+
+def handoff_lateness(loop: asyncio.AbstractEventLoop) -> float:
+    """Seconds the most backed-up pool is behind what ``loop`` handed it with
+    :meth:`ElasticScheduler.post` (0 when no pool has work of it queued); call on ``loop``.
+
+    A loop that reads on time can still feed pools that cannot keep up: under a GIL the
+    process carries about one core, and the loop, whose reads got cheap, keeps reading while
+    the chunks wait in the pool's queue. Loop-mode admission
+    (:mod:`rxreact.model.openai._admission`) holds new requests back on this as it does on
+    the loop's own lateness.
+    """
+    batches = _handoffs.get(loop)
+    if not batches:
+        return 0.0
+    now = loop.time()
+    return max((batch.lateness(now) for batch in batches), default=0.0)
 
 
 HANDOFF_TICK = 0.01

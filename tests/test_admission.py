@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from busy_pool import ClockLoop, held
 from reactivex import operators as ops
 from reactivex.testing import TestScheduler
 
@@ -23,6 +24,7 @@ from rxreact.model.openai._admission import BATCH, LATE_S, Admission
 from rxreact.model.openai._aio import admission, io_loop, run_on_io_loop
 from rxreact.model.openai.client import OpenAIChatModel
 from rxreact.model.scripted.replies import text_reply
+from rxreact.scheduling import ElasticScheduler
 from rxreact.testing import MockOpenAIServer
 
 REQUEST = ChatRequest(messages=(UserMessage(content="hi"),))
@@ -126,6 +128,43 @@ def test_the_probe_measures_lateness_and_stops_when_nothing_is_left_to_measure()
         return seen
 
     assert run(main()) == [True, True, True, False, False]
+
+
+def test_the_probe_also_waits_for_the_pools_the_loop_hands_chunks_to() -> None:
+    # The loop itself on time, the agent's pool seconds behind it: new attempts wait all the
+    # same (their chunks would only join that pool's queue), until the pool catches up.
+    async def main() -> list[Any]:
+        loop = asyncio.get_running_loop()
+        behind = [2.0]
+        gate = Admission(loop, behind=lambda: behind[0])
+        await gate.enter()  # an attempt already running
+        gate._probe(loop.time())  # the loop on time, its pool 2 s behind
+        order: list[str] = []
+        newcomer = asyncio.create_task(attempt(gate, order, "new"))
+        await asyncio.sleep(0)
+        seen: list[Any] = [gate._late, gate.waiting, list(order)]
+        behind[0] = 0.0
+        gate._probe(loop.time())  # caught up: the line is let in
+        await newcomer
+        seen += [gate._late, order]
+        return seen
+
+    assert run(main()) == [True, 1, [], False, ["new"]]
+
+
+def test_by_default_the_probe_asks_how_far_the_loops_pools_are_behind() -> None:
+    scheduler = ElasticScheduler(1, name="slow-consumer")
+    loop = ClockLoop()
+    try:
+        with held(scheduler):
+            gate = Admission(loop)
+            scheduler.post(lambda: None, loop)  # handed over from the loop; waits behind `held`
+            loop.now += 2 * LATE_S
+            gate._probe(loop.now)  # the loop itself on time, the hand-off waiting 2 * LATE_S
+            assert gate._late
+    finally:
+        scheduler.shutdown()
+        loop.close()
 
 
 # -- loop-mode requests through the gate ----------------------------------------------------

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+from busy_pool import ClockLoop, held
 from reactivex.disposable import BooleanDisposable
 
-from rxreact.scheduling import ElasticScheduler
+from rxreact.scheduling import ElasticScheduler, handoff_lateness
 
 
 def test_many_long_timers_do_not_starve_the_pool() -> None:
@@ -235,3 +237,51 @@ def test_a_disposed_timer_never_runs_and_lets_go_of_its_action() -> None:
     assert fired == []
     assert alive() is None  # not kept by the heap entry (due in an hour) nor by the handle
     assert timer is not None
+
+
+def test_handoff_lateness_is_how_long_a_loops_hand_offs_wait_in_the_pool() -> None:
+    scheduler = ElasticScheduler(1, name="behind")
+    loop, other = ClockLoop(), ClockLoop()
+    ran = threading.Event()
+    try:
+        with held(scheduler) as release:  # the only worker is busy: hand-offs wait
+            assert handoff_lateness(loop) == 0.0  # nothing handed over yet
+            scheduler.post(ran.set, loop)  # after a quiet tick: handed over at once
+            assert handoff_lateness(loop) == 0.0
+            loop.now += 2.5
+            assert handoff_lateness(loop) == 2.5  # waiting in the queue for 2.5 s so far
+            assert handoff_lateness(other) == 0.0  # another loop handed nothing over
+            release.set()
+            assert ran.wait(5)
+            assert handoff_lateness(loop) == 0.0  # the queue is empty: behind by nothing
+
+        # Queued again: the last measured wait (2.5 s) counts until a newer one is measured.
+        ran.clear()
+        with held(scheduler) as release:
+            loop.now += 1.0
+            scheduler.post(ran.set, loop)
+            loop.now += 0.2
+            assert handoff_lateness(loop) == 2.5
+            release.set()
+            assert ran.wait(5)
+        with held(scheduler):
+            scheduler.schedule(lambda _s, _t: None)  # the queue is not empty again ...
+            assert handoff_lateness(loop) == pytest.approx(0.2)  # ... the last wait: 0.2 s
+    finally:
+        scheduler.shutdown()
+        loop.close()
+        other.close()
+
+
+def test_a_shut_down_pool_is_behind_by_nothing() -> None:
+    scheduler = ElasticScheduler(1, name="gone")
+    loop = ClockLoop()
+    try:
+        with held(scheduler):
+            scheduler.post(lambda: None, loop)
+            loop.now += 1.0
+            assert handoff_lateness(loop) == 1.0
+            scheduler.shutdown()  # its queue is dropped: its marker will never run
+            assert handoff_lateness(loop) == 0.0
+    finally:
+        loop.close()

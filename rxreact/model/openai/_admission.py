@@ -16,9 +16,14 @@ on and the lateness comes down. Then the waiting attempts are let in a batch per
 backlog does not return as one burst. This is queueing, not shedding: every request is sent,
 later. The run's own stall watchdog still bounds a wait (an overload that never ends).
 
+"Late" is the loop's own lateness or how far the pools that the loop hands chunks to are
+behind it (:func:`~rxreact.scheduling.handoff_lateness`), whichever is more. Once reading got
+cheap the loop kept on time while the agent's pool fell 15 s behind it (workload 9): the
+chunks waited in the pool's queue, and only the loop's lateness was looked at.
+
 ::
 
-    loop lateness:  ok ...... late (>= LATE_S) ..... ok ..........
+    lateness:       ok ...... late (>= LATE_S) ..... ok ..........
     new attempts:   --a--b--------c---d----------------|c-d|--e--->
     started:        --a--b-----------------------------c-d----e--->
 """
@@ -27,6 +32,9 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Callable
+
+from rxreact.scheduling import handoff_lateness
 
 __all__ = ["BATCH", "LATE_S", "PROBE_S", "Admission"]
 
@@ -47,11 +55,21 @@ class Admission:
 
     :meth:`enter` and :meth:`lateness` run on the loop only. The probe is a timer of the loop
     that runs only while attempts are active (:meth:`enter` starts it; it stops when the last
-    one has left and nobody waits), so an idle process has no timer.
+    one has left and nobody waits), so an idle process has no timer. Each probe measures the
+    loop's lateness and asks ``behind`` how far the loop's consumers are behind (default:
+    :func:`~rxreact.scheduling.handoff_lateness` of the loop); the larger decides.
+
+    A pool whose every worker blocks (subscribers that never return) is behind for as long
+    as they block: new requests then wait here, where they would have stalled in its queue.
     """
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        behind: Callable[[], float] | None = None,
+    ) -> None:
         self._loop = loop
+        self._behind = behind or (lambda: handoff_lateness(loop))
         self._waiting: deque[asyncio.Future[None]] = deque()
         self._late = False
         self._probing = False
@@ -98,7 +116,7 @@ class Admission:
         self._loop.call_at(due, self._probe, due)
 
     def _probe(self, due: float) -> None:
-        self.lateness(self._loop.time() - due)
+        self.lateness(max(self._loop.time() - due, self._behind()))
         if self.active or self._waiting:
             self._probe_later()
         else:
