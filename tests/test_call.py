@@ -9,7 +9,8 @@ from reactivex.scheduler import NewThreadScheduler
 from reactivex.testing import TestScheduler
 
 from rxreact.errors import ModelTimeoutError
-from rxreact.model.openai._call import CallSettings, ThreadCall, Timeouts
+from rxreact.model.openai._call import CallSettings, Timeouts
+from rxreact.model.openai._thread_call import ThreadCall
 from rxreact.model.retry_policy import Backoff
 
 

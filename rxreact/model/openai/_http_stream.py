@@ -23,8 +23,9 @@ import httpx
 from rxreact.errors import ResponseTooLargeError, StreamInterruptedError
 from rxreact.model.chunks import ChatChunk
 from rxreact.model.openai._aio import LoopCall
-from rxreact.model.openai._call import ModelCall, ThreadCall
+from rxreact.model.openai._call import ModelCall
 from rxreact.model.openai._chunked import achunked_body, chunked_body
+from rxreact.model.openai._thread_call import ThreadCall
 from rxreact.model.openai.limits import StreamLimits
 from rxreact.model.openai.sse import SSEDecoder, SSEEvent
 from rxreact.model.openai.surrogates import SurrogateChunk, SurrogatePairing

@@ -8,7 +8,8 @@ maps them. The API key never appears in a repr, a log line or an exception messa
 are built from our own fields, and anything quoted from a provider has the key masked.
 
 Threads, timers and cancellation: see :class:`OpenAIChatModel`, :mod:`rxreact.model.openai._call`
-(what the I/O modes share, and thread mode) and :mod:`rxreact.model.openai._aio` (loop mode).
+(what the I/O modes share), :mod:`rxreact.model.openai._thread_call` (thread mode) and
+:mod:`rxreact.model.openai._aio` (loop mode).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from rxreact.errors import ConfigurationError
 from rxreact.messages import ChatRequest
 from rxreact.model.chunks import ChatChunk, ModelResponse
 from rxreact.model.openai._aio import LoopCall, on_io_loop, run_on_io_loop
-from rxreact.model.openai._call import IO_SCHEDULER, CallSettings, ModelCall, ThreadCall, Timeouts
+from rxreact.model.openai._call import CallSettings, ModelCall, Timeouts
 from rxreact.model.openai._clients import ModelClients, no_tls
 from rxreact.model.openai._http_errors import (
     NOT_A_STREAM_TYPES,
@@ -44,6 +45,7 @@ from rxreact.model.openai._http_stream import aread_sse, read_sse
 from rxreact.model.openai._io_mode import DEFAULT_IO, IOMode, io_mode
 from rxreact.model.openai._pooled import pooled_socket
 from rxreact.model.openai._reclaim import reclaim
+from rxreact.model.openai._thread_call import IO_SCHEDULER, ThreadCall
 from rxreact.model.openai.limits import (
     DEFAULT_MAX_LINE_BYTES,
     DEFAULT_MAX_TOOL_ARGUMENTS,
