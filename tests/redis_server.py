@@ -52,17 +52,27 @@ class RedisServer:
 
     def __init__(self, executable: str, workdir: Path) -> None:
         self.port = free_port()
+        self._executable = executable
+        self._workdir = workdir
         self._log = workdir / f"redis-{self.port}.log"
-        with self._log.open("wb") as log:
-            self.process = subprocess.Popen(
+        self.process = self._start()
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        with self._log.open("ab") as log:
+            return subprocess.Popen(
                 [
-                    *(executable, "--port", str(self.port), "--bind", "127.0.0.1"),
-                    *("--save", "", "--appendonly", "no", "--dir", str(workdir)),
+                    *(self._executable, "--port", str(self.port), "--bind", "127.0.0.1"),
+                    *("--save", "", "--appendonly", "no", "--dir", str(self._workdir)),
                 ],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
             )
+
+    def restart(self) -> bool:
+        """Start the stopped server again on its port (empty: nothing is persisted)."""
+        self.process = self._start()
+        return self.wait_ready()
 
     @property
     def url(self) -> str:

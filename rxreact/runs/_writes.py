@@ -4,6 +4,13 @@
 everything queued so far, from every run of the process, as one pipeline, with the consecutive
 events of a run in one ``XADD`` entry (:mod:`rxreact.runs._entries`). One flush at a time keeps
 every stream's entries in ``seq`` order, and the run never waits for Redis.
+
+A batch that Redis did not take (the connection failed: a restart, a failover, a network
+blip) is sent again after :data:`RETRY_WAITS`, before anything queued after it, and exactly as
+it was: the same entries with the same ids, so an entry that did reach Redis the first time is
+refused as a duplicate (ids only grow) instead of being added twice. Only when every wait is
+spent is the batch dropped, with a warning: the run itself went on for its local subscribers
+all along; followers in other processes miss those events.
 """
 
 from __future__ import annotations
@@ -22,9 +29,16 @@ from rxreact.runs._keys import Keys
 from rxreact.runs._record import RunRecord
 from rxreact.scheduling import shared_scheduler
 
-__all__ = ["RunWriterToRedis", "WriteQueue"]
+__all__ = ["RETRY_WAITS", "RunWriterToRedis", "WriteQueue"]
 
 log = logging.getLogger(__name__)
+
+RETRY_WAITS: tuple[float, ...] = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 5.0, 5.0)
+"""Seconds before each new try of a batch whose pipeline failed (about 19 s in all: a Redis
+restart or a failover fits, an outage that lasts does not hold the queue)."""
+
+_DUPLICATE_ID = "equal or smaller than the target stream top item"
+"""In Redis's error for an ``XADD`` whose id is already in the stream (a re-sent entry)."""
 
 
 class WriteQueue:
@@ -39,6 +53,9 @@ class WriteQueue:
         self._idle = threading.Condition(self._lock)  # notified when a flush found nothing left
         self._pending: deque[tuple[Any, ...]] = deque()
         self._flushing = False
+        self._failed: list[tuple[Any, ...]] | None = None  # the batch to send again first
+        self._tries = 0  # of the failed batch
+        self.retry_waits: tuple[float, ...] = RETRY_WAITS
         self.scheduler: abc.SchedulerBase = shared_scheduler("redis-event-log", 2)
 
     def put(self, item: tuple[Any, ...]) -> None:
@@ -56,42 +73,62 @@ class WriteQueue:
             return self._idle.wait_for(lambda: not self._flushing, timeout)
 
     def _flush(self, _: abc.SchedulerBase, __: Any = None) -> None:
-        keys = self._keys
         while True:
             with self._lock:
-                if not self._pending:
-                    self._flushing = False
-                    self._idle.notify_all()
-                    return
-                batch = list(self._pending)
-                self._pending.clear()
-            pipe = self._client.pipeline(transaction=False)
-            touched: set[str] = set()
-            events: dict[str, list[AgentEvent]] = {}  # per run, in seq order, not yet added
-            for item in batch:
-                run_id = item[1]
-                if item[0] == "e":
-                    events.setdefault(run_id, []).append(item[2])
-                    continue
-                self._add_events(pipe, run_id, events.pop(run_id, []))
-                _, run_id, conversation_id, seq, error = item
-                pipe.xadd(keys.run(run_id), {"end": encode_end(error)}, id=f"0-{seq}")
-                pipe.set(keys.meta(run_id), "ended", px=self._ttl_ms)
-                if conversation_id is not None:
-                    pipe.zrem(keys.active(conversation_id), run_id)
-                touched.add(run_id)
-            for run_id, pending in events.items():
-                self._add_events(pipe, run_id, pending)
-                touched.add(run_id)
-            for key in map(keys.run, touched):
-                pipe.pexpire(key, self._ttl_ms)
+                batch, self._failed = self._failed, None
+                if batch is None:
+                    if not self._pending:
+                        self._flushing = False
+                        self._idle.notify_all()
+                        return
+                    batch = list(self._pending)
+                    self._pending.clear()
+                    self._tries = 0
             try:
-                results = pipe.execute(raise_on_error=False)
-                failures = [r for r in results if isinstance(r, Exception)]
+                results = self._pipeline(batch).execute(raise_on_error=False)
             except self._error as error:
-                failures = [error]
+                if self._tries < len(self.retry_waits):
+                    with self._lock:
+                        self._failed = batch  # still flushing: wait_sent() waits for it
+                    self._tries += 1
+                    self.scheduler.schedule_relative(self.retry_waits[self._tries - 1], self._flush)
+                    log.info("Redis event log: sending %d writes again: %s", len(batch), error)
+                    return
+                results = [error]
+            # A re-sent entry that did arrive the first time is refused as a duplicate: fine.
+            resent = self._tries > 0
+            failures = [
+                r
+                for r in results
+                if isinstance(r, Exception) and not (resent and _DUPLICATE_ID in str(r))
+            ]
             if failures:  # the run goes on for local subscribers; followers elsewhere miss these
                 log.warning("Redis event log: %d writes failed: %s", len(failures), failures[0])
+
+    def _pipeline(self, batch: list[tuple[Any, ...]]) -> Any:
+        """The writes of ``batch`` as one pipeline (the same batch makes the same entries)."""
+        keys = self._keys
+        pipe = self._client.pipeline(transaction=False)
+        touched: set[str] = set()
+        events: dict[str, list[AgentEvent]] = {}  # per run, in seq order, not yet added
+        for item in batch:
+            run_id = item[1]
+            if item[0] == "e":
+                events.setdefault(run_id, []).append(item[2])
+                continue
+            self._add_events(pipe, run_id, events.pop(run_id, []))
+            _, run_id, conversation_id, seq, error = item
+            pipe.xadd(keys.run(run_id), {"end": encode_end(error)}, id=f"0-{seq}")
+            pipe.set(keys.meta(run_id), "ended", px=self._ttl_ms)
+            if conversation_id is not None:
+                pipe.zrem(keys.active(conversation_id), run_id)
+            touched.add(run_id)
+        for run_id, pending in events.items():
+            self._add_events(pipe, run_id, pending)
+            touched.add(run_id)
+        for key in map(keys.run, touched):
+            pipe.pexpire(key, self._ttl_ms)
+        return pipe
 
     def _add_events(self, pipe: Any, run_id: str, events: list[AgentEvent]) -> None:
         key = self._keys.run(run_id)

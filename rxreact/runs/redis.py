@@ -13,7 +13,11 @@ The owner writes in the background: ``append`` queues the event, and one flush a
 everything queued so far (every run of the process) as one pipeline of ``XADD``, so a chunk
 costs a share of one round trip and the run never waits for Redis. Readers in this process are
 served from memory; others ``XREAD BLOCK`` through one reader thread per log
-(:mod:`rxreact.runs._hub`). Streams expire ``ttl`` seconds after the run's last write.
+(:mod:`rxreact.runs._hub`). Streams expire ``ttl`` seconds after the run's last write. A
+pipeline that fails (Redis restarting, a failover) is sent again, unchanged, for about 19 s
+(:data:`rxreact.runs._writes.RETRY_WAITS`; ids make a re-sent entry that had arrived a
+refused duplicate), then dropped with a warning: followers elsewhere miss those events, the
+run and its local subscribers do not. :meth:`RedisEventLog.flush` waits for the retries too.
 """
 
 from __future__ import annotations
