@@ -42,10 +42,12 @@ class Fused(Observable[_T]):
 
 
 class _Callbacks:
-    """An observer made of three callables: attributes, not methods, so that calling one is
-    one call (``AutoDetachObserver`` adds a method call and a check per notification)."""
+    """An observer made of three callables. ``on_next`` is an attribute, not a method, so that
+    calling it is one call (``AutoDetachObserver`` adds a method call and a check per
+    notification); the terminal notifications, once each, pass at most one of them, and
+    record it for :func:`subscribe_fused`."""
 
-    __slots__ = ("on_completed", "on_error", "on_next")
+    __slots__ = ("_on_completed", "_on_error", "on_next", "stopped")
 
     def __init__(
         self,
@@ -54,8 +56,19 @@ class _Callbacks:
         on_completed: Callable[[], None],
     ) -> None:
         self.on_next = on_next
-        self.on_error = on_error
-        self.on_completed = on_completed
+        self._on_error = on_error
+        self._on_completed = on_completed
+        self.stopped = False
+
+    def on_error(self, error: Exception) -> None:
+        if not self.stopped:
+            self.stopped = True
+            self._on_error(error)
+
+    def on_completed(self) -> None:
+        if not self.stopped:
+            self.stopped = True
+            self._on_completed()
 
 
 class _Nothing(abc.DisposableBase):
@@ -76,13 +89,16 @@ def subscribe_fused(
     scheduler: abc.SchedulerBase | None = None,
 ) -> abc.DisposableBase:
     """Subscribe the three callbacks to ``source``: directly when it is :class:`Fused` (an
-    exception its subscribe function raises goes to ``on_error``), else through
+    exception its subscribe function raises goes to ``on_error``, or, when the source had
+    already ended, is raised here, as RxPY's ``subscribe`` does), else through
     ``source.subscribe``."""
     if type(source) is Fused:
+        observer = _Callbacks(on_next, on_error, on_completed)
         try:
-            observer = cast(abc.ObserverBase[_T], _Callbacks(on_next, on_error, on_completed))
-            return source.fused(observer, scheduler)
+            return source.fused(cast(abc.ObserverBase[_T], observer), scheduler)
         except Exception as error:
-            on_error(error)
+            if observer.stopped:
+                raise  # it had ended already: the subscriber's caller hears it, as in RxPY
+            observer.on_error(error)
             return _NOTHING
     return source.subscribe(on_next, on_error, on_completed, scheduler=scheduler)

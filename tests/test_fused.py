@@ -73,6 +73,35 @@ def test_an_error_raised_in_a_fused_subscribe_goes_to_on_error() -> None:
     assert log.seen == ["error broken"]
 
 
+@pytest.mark.parametrize("end", ["completed", "error"])
+def test_a_fused_subscribe_that_raises_after_its_end_raises_to_the_subscriber(end: str) -> None:
+    # As RxPY's subscribe does: the end went out already, so the error cannot follow it.
+    def subscribe(observer: abc.ObserverBase[int], _: Any = None) -> abc.DisposableBase:
+        if end == "completed":
+            observer.on_completed()
+        else:
+            observer.on_error(KeyError("first"))
+        raise ValueError("after the end")
+
+    log = Log()
+    with pytest.raises(ValueError, match="after the end"):
+        subscribe_fused(Fused(subscribe), log.on_next, log.on_error, log.on_completed)
+    assert log.seen == (["completed"] if end == "completed" else ["error 'first'"])
+
+
+def test_a_fused_source_passes_one_end_only() -> None:
+    def subscribe(observer: abc.ObserverBase[int], _: Any = None) -> abc.DisposableBase:
+        observer.on_next(1)
+        observer.on_error(ValueError("end"))
+        observer.on_completed()  # contract breaches: neither reaches the subscriber
+        observer.on_error(ValueError("again"))
+        return Disposable()
+
+    log = Log()
+    subscribe_fused(Fused(subscribe), log.on_next, log.on_error, log.on_completed)
+    assert log.seen == [1, "error end"]
+
+
 def test_a_plain_source_keeps_rxpys_guards() -> None:
     def subscribe(observer: abc.ObserverBase[int], _: Any = None) -> abc.DisposableBase:
         observer.on_completed()
