@@ -15,19 +15,36 @@ from typing import Any
 
 from rxreact._timer_thread import timer_thread
 
-__all__ = ["HANDOFF_TICK", "STALL_CHECK", "DaemonPool", "LoopBatch", "handoff_lateness"]
+__all__ = [
+    "BUSY_POSTS",
+    "HANDOFF_TICK",
+    "QUIET_TICK",
+    "STALL_CHECK",
+    "DaemonPool",
+    "LoopBatch",
+    "handoff_lateness",
+]
 
 log: logging.Logger = logging.getLogger("rxreact.scheduling")  # the name users configure
 
 HANDOFF_TICK = 0.01
-"""Seconds between two hand-offs of one event loop's posts to a pool (see
-:meth:`~rxreact.scheduling.ElasticScheduler.post`): at most this much added latency, and under
-load one wake-up for every chunk that arrives meanwhile, instead of one for each. 10 ms rather
-than 1: at 1,000 runs it took about 8 % of the CPU off in eight of nine measured pairs (even in
-the ninth), and made the p99 latency lower, not higher (fewer wake-ups contend with the I/O loop
-for the GIL; BENCHMARKS.md, "Scale, fourth pass"). A post after a quiet tick still goes at once,
-so a lone stream waits for nothing, and 10 ms is below a 60 Hz frame.
+"""Seconds between two hand-offs of one event loop's posts to a pool while the loop is busy
+(see :meth:`~rxreact.scheduling.ElasticScheduler.post` and :data:`BUSY_POSTS`): at most this
+much added latency, and one wake-up for every chunk that arrives meanwhile instead of one for
+each. 10 ms rather than 1 at 1,000 runs took about 8 % of the CPU off in eight of nine
+measured pairs, and lowered the p99 latency (fewer wake-ups contend with the I/O loop for the
+GIL; BENCHMARKS.md, "Scale, fourth pass"). Below 60 Hz, but not nothing: a short conversation
+whose chunks come in bursts waited for it at every burst (+14 ms to its first answer token),
+so a loop that is not busy hands over every :data:`QUIET_TICK`.
 """
+
+QUIET_TICK = 0.001
+"""Seconds between two hand-offs while the loop is not busy: one stream's burst of chunks
+waits at most a millisecond."""
+
+BUSY_POSTS = 32
+"""Posts per :data:`HANDOFF_TICK` (3,200 a second) from which a loop counts as busy: a
+thousand paced streams make about a hundred, one conversation a handful."""
 
 STALL_CHECK = 0.005
 """Seconds between two looks of a pool's stall watch (see :class:`DaemonPool`)."""
@@ -157,6 +174,11 @@ class LoopBatch:
     """The posts made on one event loop's thread, handed to a pool together (no lock: only
     that thread touches the batch; the pool's worker writes only the marker's two fields).
 
+    A post at least a tick after the last hand-off goes at once; one within it waits for the
+    tick's end, with every post made meanwhile. The tick is :data:`QUIET_TICK`, or
+    :data:`HANDOFF_TICK` while the loop posts :data:`BUSY_POSTS` or more per
+    :data:`HANDOFF_TICK` (measured over windows of at least that long).
+
     Each hand-off starts with a marker while none is outstanding: its wait in the pool's queue
     is how far the pool is behind the loop's streams (:meth:`lateness`).
     """
@@ -170,6 +192,9 @@ class LoopBatch:
         "_marked_at",
         "_pending",
         "_pool",
+        "_posts",
+        "_since",
+        "tick",
     )
 
     def __init__(self, pool: DaemonPool, loop: asyncio.AbstractEventLoop) -> None:
@@ -178,6 +203,10 @@ class LoopBatch:
         self._pending: list[Callable[[], Any]] = []
         self._armed = False
         self._last = -HANDOFF_TICK
+        self.tick = QUIET_TICK
+        """The least time between two hand-offs now (quiet or busy)."""
+        self._since = loop.time()  # the start of the window posts are counted over
+        self._posts = 0
         self._marked_at: float | None = None  # loop time of the marker in the queue, if any
         self._delay = 0.0  # how long the last marker waited in the queue
         _handoffs.setdefault(loop, weakref.WeakSet()).add(self)  # on the loop's thread
@@ -187,11 +216,11 @@ class LoopBatch:
         if self._armed:
             return
         now = self._loop.time()
-        if now - self._last >= HANDOFF_TICK:
+        if now - self._last >= self.tick:
             self._flush(now)
         else:
             self._armed = True
-            self._loop.call_at(self._last + HANDOFF_TICK, self._due)
+            self._loop.call_at(self._last + self.tick, self._due)
 
     def lateness(self, now: float) -> float:
         """Seconds the pool is behind this loop's hand-offs: the longer of the outstanding
@@ -208,6 +237,12 @@ class LoopBatch:
     def _flush(self, now: float) -> None:
         self._last = now
         pending, self._pending = self._pending, []
+        self._posts += len(pending)
+        window = now - self._since
+        if window >= HANDOFF_TICK:  # busy: BUSY_POSTS or more per HANDOFF_TICK in the window
+            busy = self._posts * HANDOFF_TICK >= BUSY_POSTS * window
+            self.tick = HANDOFF_TICK if busy else QUIET_TICK
+            self._since, self._posts = now, 0
         if self._marked_at is None:
             self._marked_at = now
             pending.insert(0, self._marker)

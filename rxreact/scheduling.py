@@ -75,8 +75,9 @@ class ElasticScheduler(PeriodicScheduler):
 
         With ``loop`` (called on that event loop's thread, such as rxreact's I/O loop, where
         every stream's chunks arrive): the loop's posts are handed to the pool together, at most
-        once per :data:`~rxreact._daemon_pool.HANDOFF_TICK`. A post after a quiet tick goes at
-        once; under load, the chunks of many streams share one wake-up.
+        once a millisecond, or once per :data:`~rxreact._daemon_pool.HANDOFF_TICK` while the
+        loop is busy (:class:`~rxreact._daemon_pool.LoopBatch`). A post after a quiet tick goes
+        at once; under load, the chunks of many streams share one wake-up.
         """
         if loop is None:
             self._pool.post(action)

@@ -23,7 +23,8 @@ from rxreact.model.chunks import ChatChunk
 from rxreact.model.openai._admission import BATCH, LATE_S, Admission
 from rxreact.model.openai._aio import admission, io_loop, run_on_io_loop
 from rxreact.model.openai.client import OpenAIChatModel
-from rxreact.model.scripted.replies import text_reply
+from rxreact.model.scripted.replies import Hang, text_reply
+from rxreact.operators import deliver_on
 from rxreact.scheduling import ElasticScheduler
 from rxreact.testing import MockOpenAIServer
 
@@ -247,3 +248,38 @@ def test_disposing_a_request_waiting_for_admission_takes_it_out_unsent(
         later = model.stream(REQUEST).pipe(ops.to_list()).run()
     assert "".join(c.text or "" for c in later) == "hello there"
     assert len(server.requests) == 1
+
+
+def test_a_request_waits_while_the_pool_its_loop_feeds_is_behind() -> None:
+    # End to end on the I/O loop: a stream's chunks wait in a pool whose only worker is busy;
+    # a new request waits for admission, unsent, until the pool has caught up.
+    pool = ElasticScheduler(1, name="held-agent-pool")
+    first = [ChatChunk(role="assistant"), ChatChunk(text="a"), Hang()]
+    with (
+        MockOpenAIServer([first, text_reply("hello there")]) as server,
+        OpenAIChatModel("m", base_url=server.base_url, api_key="k", io="loop") as model,
+    ):
+        gate = admission()
+        try:
+            with held(pool) as release:
+                streaming = model.stream(REQUEST).pipe(deliver_on(pool)).subscribe(lambda _: None)
+                assert server.wait_for_requests(1)
+                poll = threading.Event()
+                for _ in range(2000):  # until a probe saw the hand-offs wait LATE_S
+                    if gate._late:
+                        break
+                    poll.wait(0.005)
+                assert gate._late
+                later = model.stream(REQUEST).pipe(ops.to_list()).run
+                answers: list[Any] = []
+                waiter = threading.Thread(target=lambda: answers.append(later()), daemon=True)
+                waiter.start()
+                assert wait_until_waiting(gate, 1)
+                assert len(server.requests) == 1  # the second request was not sent
+                release.set()  # the pool catches up: the next probe lets it in
+                waiter.join(10)
+            assert "".join(c.text or "" for c in answers[0]) == "hello there"
+            assert len(server.requests) == 2
+            streaming.dispose()
+        finally:
+            pool.shutdown()

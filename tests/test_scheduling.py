@@ -285,3 +285,38 @@ def test_a_shut_down_pool_is_behind_by_nothing() -> None:
             assert handoff_lateness(loop) == 0.0
     finally:
         loop.close()
+
+
+def test_a_loops_hand_offs_wait_a_millisecond_while_quiet_and_a_tick_while_busy() -> None:
+    from rxreact._daemon_pool import BUSY_POSTS, HANDOFF_TICK, QUIET_TICK
+
+    scheduler = ElasticScheduler(1, name="ticks")
+    loop = ClockLoop()
+    burst = 2 * BUSY_POSTS
+    try:
+        with held(scheduler):  # what is handed over stays queued, to be counted
+            scheduler.post(lambda: None, loop)  # quiet: at once (behind a marker)
+            batch = scheduler._batches[loop]
+            assert (scheduler._pool.queued, batch.tick) == (2, QUIET_TICK)
+            loop.now += QUIET_TICK / 2
+            for _ in range(burst):  # a burst within the millisecond: held for its end
+                scheduler.post(lambda: None, loop)
+            assert scheduler._pool.queued == 2
+            loop.now += QUIET_TICK / 2
+            batch._due()  # (the loop's timer) the burst goes in one hand-off
+            assert scheduler._pool.queued == 2 + burst
+            loop.now += HANDOFF_TICK
+            scheduler.post(lambda: None, loop)  # 66 posts in 11 ms: busy from now on
+            assert (scheduler._pool.queued, batch.tick) == (3 + burst, HANDOFF_TICK)
+            loop.now += 2 * QUIET_TICK
+            scheduler.post(lambda: None, loop)  # within the busy tick: held
+            assert scheduler._pool.queued == 3 + burst
+            loop.now += HANDOFF_TICK
+            batch._due()  # one post in the last 12 ms: quiet again
+            assert (scheduler._pool.queued, batch.tick) == (4 + burst, QUIET_TICK)
+            loop.now += 2 * QUIET_TICK
+            scheduler.post(lambda: None, loop)
+            assert scheduler._pool.queued == 5 + burst  # after a quiet tick: at once
+    finally:
+        scheduler.shutdown()
+        loop.close()
