@@ -59,27 +59,17 @@ class _Tools:
 
         inner = Inner(round_)
         started = ToolExecutionStarted(round=number, call_id=call.id, name=call.name)
-        tool = self.tools.get(call.name)
-        arguments: dict[str, Any] = {}
-        failure: str | None = None
-        if tool is None:
-            known = ", ".join(sorted(self.tools)) or "(none)"
-            failure = f"Error: there is no tool named {call.name!r}. Valid tools: {known}."
-        else:
-            try:
-                arguments = tool.parse_arguments(call.arguments)
-            except ToolArgumentsError as error:
-                failure = f"Error calling tool {call.name!r}: {error}"
-        if tool is None or failure is not None:
-            text = failure or ""
+        prepared = self._prepare(call)
+        if isinstance(prepared, str):  # no such tool, or arguments it cannot take
             round_.emit(started)
             if self.trace is None:
-                inner.on_next(make(text, True))
+                inner.on_next(make(prepared, True))
                 inner.on_completed()
             else:
-                failed = reactivex.defer(lambda _: immediately(make(text, True)))
+                failed = _answer(make, prepared, is_error=True)
                 round_.disposables.add(self.trace.tool(call, failed).subscribe(inner))
             return
+        tool, arguments = prepared
         timeout = tool.timeout if tool.timeout is not None else self.default_timeout
         lock, tools_scheduler = round_.lock, self.tools_scheduler
 
@@ -108,6 +98,17 @@ class _Tools:
             events = self.trace.tool(call, events)
         round_.disposables.add(events.subscribe(inner))
 
+    def _prepare(self, call: ToolCall) -> tuple[Tool[..., Any], dict[str, Any]] | str:
+        """The call's tool and parsed arguments, or the error text the model reads instead."""
+        tool = self.tools.get(call.name)
+        if tool is None:
+            known = ", ".join(sorted(self.tools)) or "(none)"
+            return f"Error: there is no tool named {call.name!r}. Valid tools: {known}."
+        try:
+            return tool, tool.parse_arguments(call.arguments)
+        except ToolArgumentsError as error:
+            return f"Error calling tool {call.name!r}: {error}"
+
     def _gated(
         self,
         call: ToolCall,
@@ -133,9 +134,16 @@ class _Tools:
                 return starting_with(_events(launch), started)
             because = f" Reason: {answer.reason}" if answer.reason else ""
             text = f"The call of tool {call.name!r} was denied; it did not run.{because}"
-            return reactivex.defer(lambda _: immediately(make(text, False)))
+            return _answer(make, text, is_error=False)
 
         return starting_with(decision.pipe(ops.take(1), ops.flat_map(decided)), request)
+
+
+def _answer(
+    make: Callable[[str, bool], ToolResult], text: str, *, is_error: bool
+) -> Observable[Any]:
+    """A call answered without running its tool: its result, made when subscribed."""
+    return reactivex.defer(lambda _: immediately(make(text, is_error)))
 
 
 def _events(launch: Callable[[abc.ObserverBase[Any]], Call]) -> Observable[Any]:

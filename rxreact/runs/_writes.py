@@ -90,8 +90,9 @@ class WriteQueue:
                 if self._tries < len(self.retry_waits):
                     with self._lock:
                         self._failed = batch  # still flushing: wait_sent() waits for it
+                    wait = self.retry_waits[self._tries]
                     self._tries += 1
-                    self.scheduler.schedule_relative(self.retry_waits[self._tries - 1], self._flush)
+                    self.scheduler.schedule_relative(wait, self._flush)
                     log.info("Redis event log: sending %d writes again: %s", len(batch), error)
                     return
                 results = [error]

@@ -193,7 +193,7 @@ class _Stream(httpcore.AsyncNetworkStream):
             return
         connection = self._connection
         if connection.ended or self._transport.is_closing():
-            raise httpcore.WriteError(f"connection closed: {connection.error or 'by the peer'}")
+            raise _closed(connection)
         self._transport.write(buffer)
         if not connection.writing_paused:
             return
@@ -206,7 +206,7 @@ class _Stream(httpcore.AsyncNetworkStream):
         finally:
             connection.drained = None
         if connection.ended:
-            raise httpcore.WriteError(f"connection closed: {connection.error or 'by the peer'}")
+            raise _closed(connection)
 
     async def aclose(self) -> None:
         self._transport.close()
@@ -268,6 +268,11 @@ def _at_end(connection: _Connection) -> bytes:
     if connection.error is not None:
         raise httpcore.ReadError(str(connection.error) or type(connection.error).__name__)
     return b""
+
+
+def _closed(connection: _Connection) -> httpcore.WriteError:
+    """A write to a connection that has ended."""
+    return httpcore.WriteError(f"connection closed: {connection.error or 'by the peer'}")
 
 
 def _wake(waiter: asyncio.Future[None] | None) -> None:
