@@ -9,7 +9,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from rxreact.messages import AssistantMessage, ChatRequest, Message, ToolSpec
+from rxreact.messages import AssistantMessage, ChatRequest, Message, ToolSpec, content_text
 
 __all__ = ["TokenCounter", "longest", "remember"]
 
@@ -44,7 +44,7 @@ class TokenCounter:
 
     def message(self, message: Message, ratio: float) -> int:
         """Tokens of one message as sent (content, tool calls, reasoning, the chat format's)."""
-        text = message.content or ""
+        text = content_text(message.content or "")
         if isinstance(message, AssistantMessage):
             text += "".join(c.id + c.name + c.arguments for c in message.tool_calls)
             text += message.reasoning or ""

@@ -213,6 +213,8 @@ class ContextBudget:
 
     def _cut(self, message: ToolMessage, limit: int, ratio: float) -> ToolMessage:
         """``message`` cut (with the marker) to at most ``limit`` tokens, or as short as it gets."""
+        if not isinstance(message.content, str):
+            return message  # a result made of parts (an image) is kept whole
         content = message.content
 
         def fits(keep: int) -> bool:

@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from rxreact.cancellation import CancellationToken
-from rxreact.messages import ChatRequest, ToolMessage, UserMessage
+from rxreact.messages import ChatRequest, ToolMessage, UserMessage, content_text
 from rxreact.model.scripted.replies import Reply, text_reply, tool_call_reply
 from rxreact.tools import Tool, tool
 
@@ -71,7 +71,7 @@ def demo_model_script(request: ChatRequest, *, interval: float = 0.012) -> Reply
     """The mock model's reply to ``request`` (a function of the whole history)."""
     messages = request.messages
     last = messages[-1]
-    results = [m.content for m in messages if isinstance(m, ToolMessage)]
+    results = [content_text(m.content) for m in messages if isinstance(m, ToolMessage)]
     if isinstance(last, UserMessage) and not results:
         return tool_call_reply(
             ("get_weather", {"city": "Beijing"}),

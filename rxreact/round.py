@@ -32,7 +32,7 @@ from rxreact.events import (
     ToolCallArgsDelta,
     ToolCallStarted,
 )
-from rxreact.messages import AssistantMessage, ToolCall, Usage
+from rxreact.messages import AssistantMessage, ReplayItem, ToolCall, Usage
 from rxreact.model.assembly import ToolCallAssembler
 from rxreact.model.chunks import ChatChunk
 
@@ -53,6 +53,7 @@ class RoundState:
     __slots__ = (
         "_calls",
         "_reasoning",
+        "_replay",
         "_text",
         "finish_reason",
         "forced",
@@ -71,6 +72,7 @@ class RoundState:
         self.usage: Usage | None = None
         self._text: list[str] = []
         self._reasoning: list[str] = []
+        self._replay: list[ReplayItem] = []
         # Synthesized ids carry the round: some providers reject a history with repeated ids.
         self._calls = ToolCallAssembler(id_prefix=f"call_r{round_number}_")
 
@@ -130,6 +132,8 @@ class RoundState:
             self.finish_reason = chunk.finish_reason
         if chunk.usage is not None:
             self.usage = chunk.usage
+        if chunk.replay:
+            self._replay.extend(chunk.replay)
 
     def tool_calls(self) -> tuple[ToolCall, ...]:
         """The round's complete tool calls in call order (empty unless in tool-call mode)."""
@@ -148,4 +152,5 @@ class RoundState:
             content=self.text or None,
             tool_calls=self.tool_calls(),
             reasoning=(self.reasoning or None) if keep_reasoning else None,
+            replay=tuple(self._replay),
         )

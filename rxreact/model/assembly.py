@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from rxreact.messages import ToolCall, Usage
+from rxreact.messages import ReplayItem, ToolCall, Usage
 from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
 
 __all__ = ["ResponseAssembler", "ToolCallAssembler", "ToolCallUpdate", "assemble"]
@@ -168,7 +168,15 @@ class ResponseAssembler:
     ``usage`` kept (usage often comes in its own trailing chunk, or on every chunk).
     """
 
-    __slots__ = ("_finish_reason", "_reasoning", "_text", "_tool_calls", "_usage")
+    __slots__ = (
+        "_finish_reason",
+        "_provider_finish_reason",
+        "_reasoning",
+        "_replay",
+        "_text",
+        "_tool_calls",
+        "_usage",
+    )
 
     def __init__(self, id_prefix: str = "call_") -> None:
         self._text: list[str] = []
@@ -176,6 +184,8 @@ class ResponseAssembler:
         self._tool_calls = ToolCallAssembler(id_prefix)
         self._finish_reason: str | None = None
         self._usage: Usage | None = None
+        self._replay: list[ReplayItem] = []
+        self._provider_finish_reason: str | None = None
 
     @property
     def saw_finish_reason(self) -> bool:
@@ -194,6 +204,10 @@ class ResponseAssembler:
             self._finish_reason = chunk.finish_reason
         if chunk.usage is not None:
             self._usage = chunk.usage
+        if chunk.replay:
+            self._replay.extend(chunk.replay)
+        if chunk.provider_finish_reason is not None:
+            self._provider_finish_reason = chunk.provider_finish_reason
 
     def response(self) -> ModelResponse:
         """The response assembled from the chunks so far."""
@@ -203,6 +217,8 @@ class ResponseAssembler:
             tool_calls=self._tool_calls.calls(),
             finish_reason=self._finish_reason,
             usage=self._usage,
+            replay=tuple(self._replay),
+            provider_finish_reason=self._provider_finish_reason,
         )
 
 

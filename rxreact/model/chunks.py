@@ -11,7 +11,7 @@ from typing import ClassVar, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
-from rxreact.messages import ToolCall, Usage
+from rxreact.messages import ReplayItem, ToolCall, Usage
 
 __all__ = ["ChatChunk", "ModelResponse", "ToolCallDelta"]
 
@@ -48,6 +48,12 @@ class ChatChunk(NamedTuple):
     """Token usage, usually on a trailing chunk with empty ``choices``."""
     role: str | None = None
     """``delta.role`` when sent (usually only on the first chunk)."""
+    replay: tuple[ReplayItem, ...] = ()
+    """Provider items to send back next request (a thinking block with its signature...),
+    emitted whole once complete; the assembler keeps them in order."""
+    provider_finish_reason: str | None = None
+    """The provider's own stop reason when it differs from ``finish_reason`` (Anthropic's
+    ``end_turn``, say, mapped to ``stop``)."""
 
 
 class ModelResponse(BaseModel):
@@ -65,3 +71,7 @@ class ModelResponse(BaseModel):
     """The last non-null finish reason."""
     usage: Usage | None = None
     """The last usage reported."""
+    replay: tuple[ReplayItem, ...] = ()
+    """Provider items to send back next request, in stream order."""
+    provider_finish_reason: str | None = None
+    """The provider's own stop reason, where it differs from ``finish_reason``."""

@@ -134,6 +134,8 @@ def parse_chunk(data: str | bytes, event: str | None = None) -> ChatChunk | None
                 finish_reason,
                 None if usage is None else _usage(usage),
                 role,
+                (),
+                None,
             )
         )
     except (AttributeError, TypeError, ValueError, KeyError) as exc:
