@@ -49,7 +49,7 @@ def stages(url: str, chunks: int, sessions: int) -> list[tuple[str, float]]:
     from rxreact import ReactAgent, tool
     from rxreact.events import TextDelta
     from rxreact.model.openai.client import OpenAIChatModel
-    from rxreact.model.openai.sse import SSEDecoder
+    from rxreact.model.http.sse import SSEDecoder
     from rxreact.model.openai.wire import DONE, parse_chunk
     from rxreact.operators import deliver_on, finish_round, process_chunk
     from rxreact.round import RoundState
@@ -85,7 +85,7 @@ def stages(url: str, chunks: int, sessions: int) -> list[tuple[str, float]]:
                         parse_chunk(event.data, event.event)
 
     def fast_sse_parse() -> None:
-        from rxreact.model.openai._chunked import chunked_body
+        from rxreact.model.http._chunked import chunked_body
 
         with client.stream("POST", f"{url}/chat/completions", content=body) as r:
             decoder = SSEDecoder()

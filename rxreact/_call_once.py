@@ -13,7 +13,7 @@ from reactivex import Observable, abc
 from reactivex.disposable import CompositeDisposable, Disposable, SerialDisposable
 
 from rxreact.cancellation import CancellationToken
-from rxreact.model.openai._aio import io_loop
+from rxreact.model.http._aio import io_loop
 
 __all__ = ["ToolInterruptedError", "call_once"]
 
@@ -37,7 +37,7 @@ def call_once(
 
     A sync function runs on ``scheduler`` (blocking is fine there: it is the tools' pool, or
     virtual time); an ``async def`` or async generator on rxreact's one I/O loop
-    (:func:`~rxreact.model.openai._aio.io_loop`, shared with MCP sessions and loop-mode
+    (:func:`~rxreact.model.http._aio.io_loop`, shared with MCP sessions and loop-mode
     streams), and so does an awaitable that a sync function returns. Values before the last
     of an Observable or async generator go to ``progress`` (each once the next one shows it
     was not the last); so do the calls of the function the keyword ``progress_parameter``

@@ -270,7 +270,7 @@ def handoff_lateness(loop: asyncio.AbstractEventLoop) -> float:
     A loop that reads on time can still feed pools that cannot keep up: under a GIL the
     process carries about one core, and the loop, whose reads got cheap, keeps reading while
     the chunks wait in the pool's queue. Loop-mode admission
-    (:mod:`rxreact.model.openai._admission`) holds new requests back on this as it does on
+    (:mod:`rxreact.model.http._admission`) holds new requests back on this as it does on
     the loop's own lateness.
     """
     batches = _handoffs.get(loop)

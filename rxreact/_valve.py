@@ -2,7 +2,7 @@
 
 :func:`~rxreact.operators.deliver_on` holds a fast producer back by blocking the producing
 thread in ``on_next`` until the consumer catches up. That is right for a thread that reads one
-stream, and wrong for the shared I/O loop of :mod:`rxreact.model.openai._aio`: blocking it
+stream, and wrong for the shared I/O loop of :mod:`rxreact.model.http._aio`: blocking it
 would stall every stream of the process. So a loop-mode reader installs a :class:`Valve` in
 its task's context (:data:`CURRENT`) while it emits; a consumer that is full closes the valve
 instead of blocking, and the reader awaits it open before its next read. The bound is then the

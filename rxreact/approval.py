@@ -30,7 +30,7 @@ from reactivex.disposable import CompositeDisposable, Disposable
 from reactivex.subject import AsyncSubject
 
 from rxreact.events import ToolApprovalRequested
-from rxreact.model.openai._aio import io_loop
+from rxreact.model.http._aio import io_loop
 
 __all__ = ["ApprovalDecision", "Approvals", "Approver"]
 

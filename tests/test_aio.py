@@ -19,7 +19,7 @@ from rxreact import _valve
 from rxreact.errors import ConfigurationError
 from rxreact.messages import ChatRequest, UserMessage
 from rxreact.model.assembly import assemble
-from rxreact.model.openai._aio import io_loop, on_io_loop
+from rxreact.model.http._aio import io_loop, on_io_loop
 from rxreact.model.openai.client import DEFAULT_IO, OpenAIChatModel, run_on_io_loop
 from rxreact.model.scripted.replies import text_reply
 from rxreact.operators import deliver_on

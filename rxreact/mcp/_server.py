@@ -14,7 +14,7 @@ from rxreact._extras import import_extra
 from rxreact.errors import ToolSourceError
 from rxreact.mcp._content import result_text
 from rxreact.mcp._link import Link, is_connection_loss, open_link
-from rxreact.model.openai._aio import run_on_io_loop
+from rxreact.model.http._aio import run_on_io_loop
 from rxreact.tools import Tool
 
 __all__ = ["MCPServer", "MCPToolError"]

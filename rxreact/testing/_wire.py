@@ -8,7 +8,7 @@ from typing import Any
 from rxreact.errors import ProviderStreamError
 from rxreact.model.assembly import assemble
 from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
-from rxreact.model.openai.sse import SSEDecoder
+from rxreact.model.http.sse import SSEDecoder
 from rxreact.model.openai.wire import DONE, parse_chunk
 
 __all__ = [

@@ -27,9 +27,9 @@ cut, and taking it as a success would store a broken answer.
 
 A chunk with lone surrogate escapes (an emoji cut between two deltas) is read with the
 standard library's parser and returned as a
-:class:`~rxreact.model.openai.surrogates.SurrogateChunk`, for the stream reader to pair.
+:class:`~rxreact.model.http.surrogates.SurrogateChunk`, for the stream reader to pair.
 
-``<think>`` tags inside text are left alone here: see :mod:`rxreact.model.openai.think`.
+``<think>`` tags inside text are left alone here: see :mod:`rxreact.model.http.think`.
 
 Performance (CPython 3.11, ~270-byte chunks, ``timeit``): 1.7 µs for a text delta, 2.6 µs for a
 tool-call arguments delta, +1.3 µs when the chunk carries ``usage`` (pydantic validation).
@@ -45,13 +45,14 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import from_json
 
-from rxreact.errors import ProviderStreamError, StreamProtocolError
+from rxreact.errors import ProviderStreamError, StreamInterruptedError, StreamProtocolError
 from rxreact.messages import Usage
 from rxreact.model.assembly import ResponseAssembler
 from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
-from rxreact.model.openai.surrogates import SurrogateChunk
+from rxreact.model.http.codec import StreamParser
+from rxreact.model.http.surrogates import SurrogateChunk
 
-__all__ = ["DONE", "parse_chunk", "parse_completion"]
+__all__ = ["DONE", "ChatCompletionsParser", "parse_chunk", "parse_completion"]
 
 DONE = "[DONE]"
 """The data of the event that ends an OpenAI-style stream."""
@@ -147,6 +148,25 @@ def parse_chunk(data: str | bytes, event: str | None = None) -> ChatChunk | None
     return SurrogateChunk._make(chunk) if lenient else chunk
 
 
+class ChatCompletionsParser(StreamParser):
+    """The stream parser of chat completions: each event on its own (:func:`parse_chunk`).
+
+    ``[DONE]`` ends the stream; so does the end of the body after a finish reason (some
+    providers never send ``[DONE]``, and a cut after the finish loses nothing).
+    """
+
+    __slots__ = ()
+
+    terminal_data = DONE
+    parse = staticmethod(parse_chunk)  # no per-chunk method frame of our own
+
+    def end(self, saw_finish_reason: bool) -> None:
+        if not saw_finish_reason:
+            raise StreamInterruptedError(
+                "the stream ended without [DONE] and without a finish_reason"
+            )
+
+
 def parse_completion(body: bytes | str | dict[str, Any]) -> ModelResponse:
     """Normalize a whole non-streaming ``chat.completion`` response body.
 
@@ -201,7 +221,7 @@ def parse_completion(body: bytes | str | dict[str, Any]) -> ModelResponse:
 
 def _lenient_json(data: str | bytes, error: ValueError) -> Any:
     """JSON the fast parser refused: lone surrogate escapes (``"\\ud83d"``) are valid for the
-    standard library's parser, which keeps them (see :mod:`rxreact.model.openai.surrogates`)."""
+    standard library's parser, which keeps them (see :mod:`rxreact.model.http.surrogates`)."""
     try:
         return json.loads(data)
     except (ValueError, RecursionError):

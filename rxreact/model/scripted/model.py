@@ -20,7 +20,7 @@ from rxreact._ordered_serial import OrderedSerialDisposable
 from rxreact.errors import ModelError, StreamInterruptedError, http_error_for_status
 from rxreact.messages import ChatRequest
 from rxreact.model.chunks import ChatChunk, ModelResponse
-from rxreact.model.openai.sse import SSEDecoder
+from rxreact.model.http.sse import SSEDecoder
 from rxreact.model.openai.wire import DONE, parse_chunk
 from rxreact.model.scripted.replies import (
     Disconnect,

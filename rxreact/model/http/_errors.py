@@ -24,8 +24,7 @@ from rxreact.errors import (
     StreamProtocolError,
     http_error_for_status,
 )
-from rxreact.model.openai._call import Timeouts
-from rxreact.model.openai.wire import parse_chunk
+from rxreact.model.http._call import Timeouts
 
 __all__ = [
     "NOT_A_STREAM_TYPES",
@@ -87,12 +86,15 @@ def _hint(status: int) -> str:
     return "not an OpenAI-compatible error response; is base_url right?"
 
 
-def not_a_stream(response: httpx.Response, redact: Callable[[str], str]) -> ModelError | None:
+def not_a_stream(
+    response: httpx.Response, redact: Callable[[str], str], parse: Callable[[str], object]
+) -> ModelError | None:
     """The error for a 2xx answer to a stream request that is plainly not a stream, else None.
 
-    JSON is the provider's error (some send ``{"error": ...}`` with status 200) or a protocol
-    error; HTML is a proxy or a captive portal. Any other type is read as SSE: servers label
-    event streams loosely (``text/plain``, none at all).
+    JSON is the provider's error (some send ``{"error": ...}`` with status 200: ``parse``, the
+    wire format's event parser, raises it) or a protocol error; HTML is a proxy or a captive
+    portal. Any other type is read as SSE: servers label event streams loosely
+    (``text/plain``, none at all).
     """
     kind = response.headers.get("content-type", "")
     if not kind.startswith(NOT_A_STREAM_TYPES):
@@ -101,7 +103,7 @@ def not_a_stream(response: httpx.Response, redact: Callable[[str], str]) -> Mode
     text = redact(response.text)
     if kind.startswith("application/json"):
         try:
-            parse_chunk(text)
+            parse(text)
         except ModelError as exc:
             return exc
     return StreamProtocolError(

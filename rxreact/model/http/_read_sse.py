@@ -1,10 +1,11 @@
 """The SSE read loop of a streamed response: bytes → events → chunks, and the end rules.
 
-Per chunk, the loop does one :func:`~rxreact.model.openai.wire.parse_chunk` and one ``emit``; the
+Per chunk, the loop does one ``parse`` of the wire format's
+:class:`~rxreact.model.http.codec.StreamParser` and one ``emit``; the
 SSE decoder and the watchdog's clock work per read (one read often carries many events), and
 ``<think>`` splitting costs one call per text chunk only until the text is known to be plain
 answer. No ``iter_lines``: the decoder splits whole byte buffers, and for the usual chunked
-HTTP/1.1 body those are whole socket reads (:mod:`~rxreact.model.openai._chunked`), not one h11
+HTTP/1.1 body those are whole socket reads (:mod:`~rxreact.model.http._chunked`), not one h11
 event per SSE event.
 
 :class:`_Events` is everything but the reading, shared by :func:`read_sse` (a blocking
@@ -20,17 +21,17 @@ from collections.abc import AsyncIterator, Iterator
 
 import httpx
 
-from rxreact.errors import ResponseTooLargeError, StreamInterruptedError
+from rxreact.errors import ResponseTooLargeError
 from rxreact.model.chunks import ChatChunk
-from rxreact.model.openai._aio import LoopCall
-from rxreact.model.openai._call import ModelCall
-from rxreact.model.openai._chunked import achunked_body, chunked_body
-from rxreact.model.openai._thread_call import ThreadCall
-from rxreact.model.openai.limits import StreamLimits
-from rxreact.model.openai.sse import SSEDecoder, SSEEvent
-from rxreact.model.openai.surrogates import SurrogateChunk, SurrogatePairing
-from rxreact.model.openai.think import ThinkTagSplitter
-from rxreact.model.openai.wire import DONE, parse_chunk
+from rxreact.model.http._aio import LoopCall
+from rxreact.model.http._call import ModelCall
+from rxreact.model.http._chunked import achunked_body, chunked_body
+from rxreact.model.http._thread_call import ThreadCall
+from rxreact.model.http.codec import StreamParser
+from rxreact.model.http.limits import StreamLimits
+from rxreact.model.http.sse import SSEDecoder, SSEEvent
+from rxreact.model.http.surrogates import SurrogateChunk, SurrogatePairing
+from rxreact.model.http.think import ThinkTagSplitter
 
 __all__ = ["aread_sse", "read_sse"]
 
@@ -47,17 +48,19 @@ _BROKEN = (httpx.RemoteProtocolError, httpx.ReadError)
 def read_sse(
     response: httpx.Response,
     call: ThreadCall[ChatChunk],
+    parser: StreamParser,
     think_tags: bool,
     limits: StreamLimits = _NO_LIMITS,
 ) -> None:
-    """Emit the chunks of an SSE response body until ``[DONE]`` or the end of the body.
+    """Emit the chunks of an SSE response body until the parser's terminal event or the end
+    of the body.
 
-    ``[DONE]`` ends the stream, with or without a finish reason; so does the end of the body
-    after a finish reason (a cut after it loses nothing). The end of the body without either
-    raises :class:`StreamInterruptedError`. A connection broken mid-body is such an end.
-    Provider errors raised by :func:`~rxreact.model.openai.wire.parse_chunk` propagate as
-    they are, and so does :class:`~rxreact.errors.ResponseTooLargeError` when ``limits`` are
-    passed.
+    The terminal event (``[DONE]``, ``message_stop``...) ends the stream; at the end of the
+    body without it, the parser's :meth:`~rxreact.model.http.codec.StreamParser.end` decides
+    (chat completions accepts a body cut after a finish reason: it loses nothing; the others
+    raise :class:`StreamInterruptedError`). A connection broken mid-body is such an end.
+    Provider errors raised by the parser propagate as they are, and so does
+    :class:`~rxreact.errors.ResponseTooLargeError` when ``limits`` are passed.
 
     The end of the body is read too, so that httpx can reuse the connection. On the chunked
     fast path that happens before completing, bounded by :data:`_DRAIN_SECONDS`, as in loop
@@ -65,7 +68,7 @@ def read_sse(
     next round) asks for one. Through httpx's own ``iter_raw`` the wait could not be bounded,
     so there the stream completes first and the end of the body is read after.
     """
-    events = _Events(call, think_tags, limits)
+    events = _Events(call, parser, think_tags, limits)
     feed, handle, batch_read = events.decoder.feed, events.handle, call.batch_read
     fast = chunked_body(response, call.timeouts.body_read)
     pieces = fast or (
@@ -106,6 +109,7 @@ def _drain(pieces: Iterator[bytes]) -> None:
 async def aread_sse(
     response: httpx.Response,
     call: LoopCall[ChatChunk],
+    parser: StreamParser,
     think_tags: bool,
     limits: StreamLimits = _NO_LIMITS,
 ) -> None:
@@ -116,7 +120,7 @@ async def aread_sse(
     next read; meanwhile the call stays busy, so the watchdog does not take the wait for a
     silent server.
     """
-    events = _Events(call, think_tags, limits)
+    events = _Events(call, parser, think_tags, limits)
     feed, handle, batch_read = events.decoder.feed, events.handle, call.batch_read
     valve = call.valve
     # No read timeout on the fast path: the watchdog bounds the silences (it cancels the task).
@@ -168,13 +172,21 @@ class _Events:
         "_call",
         "_max_arguments",
         "_pairing",
+        "_parser",
         "_saw_finish",
         "_splitter",
         "decoder",
     )
 
-    def __init__(self, call: ModelCall[ChatChunk], think_tags: bool, limits: StreamLimits) -> None:
+    def __init__(
+        self,
+        call: ModelCall[ChatChunk],
+        parser: StreamParser,
+        think_tags: bool,
+        limits: StreamLimits,
+    ) -> None:
         self._call = call
+        self._parser = parser
         self.decoder = SSEDecoder(limits.max_line_bytes)
         self._max_arguments = limits.max_tool_arguments
         self._arguments = 0  # characters of tool-call arguments so far
@@ -183,17 +195,21 @@ class _Events:
         self._pairing: SurrogatePairing | None = None  # from the first lone surrogate on
 
     def handle(self, events: list[SSEEvent]) -> bool:
-        """Emit what the events carry (the call is busy meanwhile); True at ``[DONE]``."""
+        """Emit what the events carry (the call is busy meanwhile); True at the terminal event."""
         call = self._call
         emit = call.emit
         splitter = self._splitter
+        parser = self._parser
+        parse, terminal = parser.parse, parser.terminal_data
         call.busy = True
         for event in events:
             data = event.data
-            if data == DONE:
+            if data == terminal:
                 return True
-            chunk = parse_chunk(data, event.event)
+            chunk = parse(data, event.event)
             if chunk is None:
+                if parser.done:
+                    return True
                 continue
             if chunk.finish_reason is not None:
                 self._saw_finish = True
@@ -210,18 +226,18 @@ class _Events:
                 if chunk is None:
                     continue
             emit(chunk)
+            if parser.done:
+                return True
         return False
 
     def end(self, done: bool, *, finish: bool = True) -> None:
-        """The body ended (``done``: at ``[DONE]``): apply the end rules, then complete
-        (unless not ``finish``)."""
+        """The body ended (``done``: at the terminal event): apply the end rules, then
+        complete (unless not ``finish``)."""
         if not done:
             tail = self.decoder.close()
             done = bool(tail) and self.handle(tail)
-            if not done and not self._saw_finish:
-                raise StreamInterruptedError(
-                    "the stream ended without [DONE] and without a finish_reason"
-                )
+            if not done:
+                self._parser.end(self._saw_finish)
         if self._pairing is not None:
             held = self._pairing.flush()
             if held is not None:

@@ -3,9 +3,9 @@
 :class:`ModelCall` holds what every I/O mode shares: the retry policy (only before the first
 emission, backoff on the timer scheduler), the watchdog, and the lock and flag that keep
 everything from the observer once ``dispose()`` has returned. How an attempt runs and how a
-running one is aborted is the mode's: :class:`~rxreact.model.openai._thread_call.ThreadCall`
+running one is aborted is the mode's: :class:`~rxreact.model.http._thread_call.ThreadCall`
 (a blocking attempt on a thread, aborted by shutting its socket down) and
-:class:`~rxreact.model.openai._aio.LoopCall` (a coroutine on the shared asyncio loop, aborted
+:class:`~rxreact.model.http._aio.LoopCall` (a coroutine on the shared asyncio loop, aborted
 by cancelling its task).
 
 Timers: the watchdog and the retry backoff are relative schedules on the subscribe-time
@@ -33,7 +33,7 @@ from rxreact.model.retry_policy import Backoff, retry_delay
 __all__ = ["CallSettings", "ModelCall", "Stopped", "Timeouts"]
 
 _T = TypeVar("_T")
-log = logging.getLogger("rxreact.model.openai.client")
+log = logging.getLogger("rxreact.model.http")
 
 _RECHECK = 0.05
 """Seconds before the watchdog looks again when the reader holds the lock."""

@@ -12,7 +12,7 @@ started on first use) runs an event loop, and each attempt is a task on it:
 - Cancellation (dispose, or the watchdog's timeout) cancels the attempt's task, from any
   thread, with ``call_soon_threadsafe``; httpx then closes the connection, which the server
   sees. A dispose after the stream completed does not cancel: the reader finishes draining
-  the body (briefly, see :mod:`~rxreact.model.openai._http_stream`) so the connection goes back to
+  the body (briefly, see :mod:`~rxreact.model.http._read_sse`) so the connection goes back to
   the pool.
 - The watchdog and the retry backoff stay on the timer scheduler, as in thread mode, so a
   virtual-time scheduler drives them.
@@ -31,8 +31,8 @@ from reactivex import abc
 from reactivex.disposable import Disposable
 
 from rxreact import _valve
-from rxreact.model.openai._admission import Admission
-from rxreact.model.openai._call import CallSettings, ModelCall, Stopped
+from rxreact.model.http._admission import Admission
+from rxreact.model.http._call import CallSettings, ModelCall, Stopped
 
 __all__ = ["LoopCall", "admission", "io_loop", "run_on_io_loop"]
 
@@ -64,7 +64,7 @@ def io_loop() -> asyncio.AbstractEventLoop:
 
 
 def admission() -> Admission:
-    """The I/O loop's :class:`~rxreact.model.openai._admission.Admission` (every attempt
+    """The I/O loop's :class:`~rxreact.model.http._admission.Admission` (every attempt
     passes it before it sends anything)."""
     if _admission is None:  # set once, with the loop: no lock on every attempt's start
         io_loop()

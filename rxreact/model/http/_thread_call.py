@@ -9,7 +9,7 @@ Threads of the thread mode, and why:
   costs ~0.1 ms, nothing next to an HTTP round trip. ``on_next`` is called on that thread.
 - **Cancellation.** A thread blocked in ``recv`` is not woken by closing the httpx response
   from another thread, but it is by shutting the socket down: a dispose
-  (:meth:`~rxreact.model.openai._call.ModelCall.dispose`) and the watchdog do that. Every
+  (:meth:`~rxreact.model.http._call.ModelCall.dispose`) and the watchdog do that. Every
   emission holds a lock and checks a flag, so once ``dispose()`` has returned nothing more
   reaches the observer. Once the events are all read the socket is released
   (:meth:`ThreadCall.release_socket`) and never shut down after completion: the end of the
@@ -17,7 +17,7 @@ Threads of the thread mode, and why:
 
 Before the response headers arrive on a *reused* keep-alive connection, httpcore reports no
 socket (it does only when it opens a connection): :attr:`ThreadCall.locate` asks the pool
-for it (:mod:`rxreact.model.openai._pooled`), so the watchdog and a dispose shut it down there too,
+for it (:mod:`rxreact.model.http._pooled`), so the watchdog and a dispose shut it down there too,
 even while the headers trickle in a byte at a time. Should the pool not say (another
 transport), httpx's own read timeout, the first-chunk limit until the headers arrive, still
 ends a silent wait. Known limits: with hundreds of threads sharing one pool, httpcore can close
@@ -38,7 +38,7 @@ import httpx
 from reactivex import abc
 from reactivex.scheduler import NewThreadScheduler
 
-from rxreact.model.openai._call import CallSettings, ModelCall, Stopped
+from rxreact.model.http._call import CallSettings, ModelCall, Stopped
 
 __all__ = ["IO_SCHEDULER", "ThreadCall"]
 
@@ -69,7 +69,7 @@ class ThreadCall(ModelCall[_T]):
         self._sock: socket.socket | None = None
         self.locate: Callable[[], socket.socket | None] | None = None
         """Set by the attempt until the headers arrive: finds the socket of a reused
-        connection, which no trace event reports (see :mod:`rxreact.model.openai._pooled`)."""
+        connection, which no trace event reports (see :mod:`rxreact.model.http._pooled`)."""
 
     def trace(self, name: str, info: dict[str, Any]) -> None:
         """httpx ``trace`` extension: learn the socket of a new connection before the headers."""

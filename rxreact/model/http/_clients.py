@@ -35,8 +35,8 @@ from typing import Any, Generic, TypeVar
 
 import httpx
 
-from rxreact.model.openai._aio import io_loop, on_io_loop, run_on_io_loop
-from rxreact.model.openai._asyncio_network import AsyncioTransport
+from rxreact.model.http._aio import io_loop, on_io_loop, run_on_io_loop
+from rxreact.model.http._asyncio_network import AsyncioTransport
 
 __all__ = ["SHARD_SIZE", "ModelClients", "Shard", "Shards", "connection_cap", "no_tls"]
 
