@@ -246,7 +246,7 @@ def test_tool_arguments_past_the_cap_end_the_run_before_anything_is_stored(
 
 def test_the_default_caps_are_documented_and_sane() -> None:
     from rxreact.model.http.limits import DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_TOOL_ARGUMENTS
-    from rxreact.tool_results import DEFAULT_MAX_RESULT_CHARS
+    from rxreact.tools.results import DEFAULT_MAX_RESULT_CHARS
 
     assert (DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_TOOL_ARGUMENTS) == (8 << 20, 1 << 20)
     assert DEFAULT_MAX_RESULT_CHARS == 100_000

@@ -288,7 +288,7 @@ def test_a_shut_down_pool_is_behind_by_nothing() -> None:
 
 
 def test_a_loops_hand_offs_wait_a_millisecond_while_quiet_and_a_tick_while_busy() -> None:
-    from rxreact._daemon_pool import BUSY_POSTS, HANDOFF_TICK, QUIET_TICK
+    from rxreact.rx._daemon_pool import BUSY_POSTS, HANDOFF_TICK, QUIET_TICK
 
     scheduler = ElasticScheduler(1, name="ticks")
     loop = ClockLoop()

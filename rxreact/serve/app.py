@@ -29,7 +29,7 @@ from starlette.responses import FileResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from rxreact.agent import ReactAgent
+from rxreact.agent.react_agent import ReactAgent
 from rxreact.errors import (
     ConversationBusyError,
     InvalidArgumentError,

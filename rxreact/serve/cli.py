@@ -114,7 +114,7 @@ def app_from_env() -> Any:
     """The app of one worker, from ``$RXREACT_SERVE_CONFIG`` (uvicorn's factory)."""
     from rxreact import ChatMemory, EventLog, InMemoryEventLog, RedisChatMemory, RedisEventLog
     from rxreact._cli.chat import load_tools, open_memory
-    from rxreact.agent import ReactAgent
+    from rxreact.agent.react_agent import ReactAgent
     from rxreact.model.openai.client import OpenAIChatModel
     from rxreact.serve.app import create_app
 

@@ -7,7 +7,7 @@ started on first use) runs an event loop, and each attempt is a task on it:
 
 - ``on_next`` is called on the loop thread. A consumer must not block it (that stalls every
   stream): :func:`~rxreact.operators.deliver_on`, which the agent puts right behind the
-  model, closes the reader's :class:`~rxreact._valve.Valve` instead of blocking when its
+  model, closes the reader's :class:`~rxreact.rx._valve.Valve` instead of blocking when its
   buffer is full, and the reader waits for it between reads.
 - Cancellation (dispose, or the watchdog's timeout) cancels the attempt's task, from any
   thread, with ``call_soon_threadsafe``; httpx then closes the connection, which the server
@@ -30,9 +30,9 @@ from typing import Any, TypeVar
 from reactivex import abc
 from reactivex.disposable import Disposable
 
-from rxreact import _valve
 from rxreact.model.http._admission import Admission
 from rxreact.model.http._call import CallSettings, ModelCall, Stopped
+from rxreact.rx import _valve
 
 __all__ = ["LoopCall", "admission", "io_loop", "run_on_io_loop"]
 

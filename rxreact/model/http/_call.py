@@ -26,9 +26,9 @@ from typing import Any, Generic, NamedTuple, TypeVar
 from reactivex import abc
 from reactivex.disposable import Disposable, SerialDisposable
 
-from rxreact._ordered_serial import OrderedSerialDisposable
 from rxreact.errors import ModelTimeoutError
 from rxreact.model.retry_policy import Backoff, retry_delay
+from rxreact.rx._ordered_serial import OrderedSerialDisposable
 
 __all__ = ["CallSettings", "ModelCall", "Stopped", "Timeouts"]
 

@@ -10,7 +10,7 @@ event per SSE event.
 
 :class:`_Events` is everything but the reading, shared by :func:`read_sse` (a blocking
 response, thread mode) and :func:`aread_sse` (an async one on the I/O loop, which also waits
-for its valve between reads: see :mod:`rxreact._valve`).
+for its valve between reads: see :mod:`rxreact.rx._valve`).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ cap                        default         what it bounds
 
 Both are :class:`~rxreact.model.openai.OpenAIChatModel` arguments; ``None`` lifts a cap. Tool
 *results* have their own cap, per tool (``@tool(max_result_chars=...)``, see
-:mod:`rxreact.tool_results`): a result is cut with a visible marker, not an error.
+:mod:`rxreact.tools.results`): a result is cut with a visible marker, not an error.
 """
 
 from __future__ import annotations

@@ -36,7 +36,6 @@ import httpx
 from reactivex import Observable, abc
 
 from rxreact._closeable import Closeable
-from rxreact._fused import Fused
 from rxreact.errors import ConfigurationError
 from rxreact.messages import ChatRequest
 from rxreact.model.chunks import ChatChunk, ModelResponse
@@ -61,6 +60,7 @@ from rxreact.model.http.limits import (
     StreamLimits,
 )
 from rxreact.model.retry_policy import Backoff
+from rxreact.rx._fused import Fused
 from rxreact.scheduling import timer_scheduler
 
 __all__ = ["HTTPChatModel"]

@@ -16,7 +16,6 @@ from typing import Any
 from reactivex import Observable, abc
 from reactivex.disposable import CompositeDisposable, Disposable
 
-from rxreact._ordered_serial import OrderedSerialDisposable
 from rxreact.errors import ModelError, StreamInterruptedError, http_error_for_status
 from rxreact.messages import ChatRequest
 from rxreact.model.chunks import ChatChunk, ModelResponse
@@ -33,6 +32,7 @@ from rxreact.model.scripted.replies import (
     ReplyItem,
     Script,
 )
+from rxreact.rx._ordered_serial import OrderedSerialDisposable
 from rxreact.scheduling import timer_scheduler
 
 __all__ = ["ScriptedModel"]

@@ -14,7 +14,7 @@ import reactivex
 from reactivex import Observable, abc
 from reactivex.scheduler import ImmediateScheduler
 
-from rxreact._fused import Fused, subscribe_fused
+from rxreact.rx._fused import Fused, subscribe_fused
 
 __all__ = ["immediately", "starting_with"]
 

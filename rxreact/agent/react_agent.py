@@ -1,9 +1,9 @@
 """ReactAgent: the reason -> act -> observe loop as one cold Observable of events.
 
-The agent holds the settings; each run is a :class:`~rxreact.run_loop.RunLoop`, whose steps
-(the loop itself) are drawn in :mod:`rxreact.run_loop`. Here are the ways to run it: cold
+The agent holds the settings; each run is a :class:`~rxreact.agent.run_loop.RunLoop`, whose steps
+(the loop itself) are drawn in :mod:`rxreact.agent.run_loop`. Here are the ways to run it: cold
 ``stream()`` / ``text()`` and hot ``start()``; the blocking and asyncio views built on them
-(``run``, ``call``, ``iter``, ``arun``, ``astream``, ...) are in :mod:`rxreact._agent_views`.
+(``run``, ``call``, ``iter``, ``arun``, ``astream``, ...) are in :mod:`rxreact.agent._views`.
 Every view subscribes through ``_subscribe``, which ends in the run's one output observer
 (``RunOutput``: ``seq``, the stall watchdog).
 """
@@ -16,12 +16,16 @@ from typing import Any, Literal, cast
 from reactivex import Observable, abc
 from reactivex import operators as ops
 
-from rxreact._agent_views import AgentViews
-from rxreact._fused import subscribe_fused
-from rxreact._run_output import RunOutput
 from rxreact._validate import check_int, check_optional_seconds, check_question, described
-from rxreact.approval import Approver
-from rxreact.context_budget import ContextBudget
+from rxreact.agent._views import AgentViews
+from rxreact.agent.run_loop import RunLoop
+from rxreact.checks.judge import Judge
+from rxreact.checks.validation import (
+    DraftChecks,
+    OnJudgeError,
+    validated_text,
+)
+from rxreact.context.budget import ContextBudget
 from rxreact.errors import (
     InvalidArgumentError,
 )
@@ -29,22 +33,18 @@ from rxreact.events import (
     AgentEvent,
     TextDelta,
 )
-from rxreact.judge import Judge
 from rxreact.memory.base import ChatMemory
 from rxreact.model.base import ChatModel
 from rxreact.result import AgentResult
-from rxreact.run_loop import RunLoop
 from rxreact.runs.base import EventLog
 from rxreact.runs.handle import AgentRun
 from rxreact.runs.memory import InMemoryEventLog
+from rxreact.rx._fused import subscribe_fused
+from rxreact.rx._run_output import RunOutput
 from rxreact.scheduling import shared_scheduler
-from rxreact.tool_source import ToolSource, collect_tools
-from rxreact.tools import Tool
-from rxreact.validation import (
-    DraftChecks,
-    OnJudgeError,
-    validated_text,
-)
+from rxreact.tools.approval import Approver
+from rxreact.tools.source import ToolSource, collect_tools
+from rxreact.tools.tool import Tool
 
 __all__ = ["FORCED_FINAL_INSTRUCTION", "AgentResult", "ReactAgent"]
 
@@ -85,7 +85,7 @@ class ReactAgent(AgentViews):
         trace_content: record prompts, answers and tool arguments/results on the spans
             (default: ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true``).
         approver: decides calls of tools that require approval (``@tool(requires_approval=
-            ...)``); see :mod:`rxreact.approval`. Without one, a cold stream denies them and
+            ...)``); see :mod:`rxreact.tools.approval`. Without one, a cold stream denies them and
             a hot run waits for ``run.approve`` / ``run.deny``.
         approval_timeout: seconds a call waits for approval before it counts as denied
             (``None``: no limit).

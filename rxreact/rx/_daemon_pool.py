@@ -13,7 +13,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from rxreact._timer_thread import timer_thread
+from rxreact.rx._timer_thread import timer_thread
 
 __all__ = [
     "BUSY_POSTS",

@@ -16,7 +16,7 @@ known not to be the result), or, at once, every call of a parameter named ``prog
 parameter annotated :class:`~rxreact.cancellation.CancellationToken` receives the call's token.
 Neither is part of the schema.
 
-What the model reads for a return value is ruled by :mod:`rxreact.tool_results`. A tool that
+What the model reads for a return value is ruled by :mod:`rxreact.tools.results`. A tool that
 raises anything, ``SystemExit`` and ``KeyboardInterrupt`` included, gives an error result
 (:class:`ToolInterruptedError` for a ``BaseException``); the run goes on.
 """
@@ -35,11 +35,11 @@ from typing import Any, Generic, ParamSpec, TypeVar, get_origin, get_type_hints,
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, create_model
 from reactivex import Observable, abc
 
-from rxreact._call_once import ToolInterruptedError, call_once
 from rxreact.cancellation import CancellationToken
 from rxreact.errors import ToolDefinitionError
 from rxreact.messages import ToolSpec
-from rxreact.tool_results import DEFAULT_MAX_RESULT_CHARS
+from rxreact.rx._call_once import ToolInterruptedError, call_once
+from rxreact.tools.results import DEFAULT_MAX_RESULT_CHARS
 
 __all__ = ["TOOL_NAME", "Tool", "ToolArgumentsError", "ToolInterruptedError", "tool"]
 
@@ -75,7 +75,7 @@ class Tool(Generic[P, R]):
     """Seconds before the call is abandoned with an error result; ``None``: the agent's default."""
     max_result_chars: int | None = DEFAULT_MAX_RESULT_CHARS
     """The longest result the model reads; a longer one is cut with a visible marker
-    (:func:`~rxreact.tool_results.truncate_result`). ``None``: no limit."""
+    (:func:`~rxreact.tools.results.truncate_result`). ``None``: no limit."""
     requires_approval: bool | Callable[[dict[str, Any]], bool] = False
     """Ask before running: always, or when this predicate on the parsed arguments is true."""
     _arguments_model: type[BaseModel] | None = None
@@ -209,10 +209,10 @@ def tool(
         description: what the model reads (default: the docstring).
         timeout: seconds before a call fails with an error result (default: the agent's).
         max_result_chars: the longest result the model reads (default
-            :data:`~rxreact.tool_results.DEFAULT_MAX_RESULT_CHARS`); longer ones are cut with a
-            visible marker. How return values become text: :mod:`rxreact.tool_results`.
+            :data:`~rxreact.tools.results.DEFAULT_MAX_RESULT_CHARS`); longer ones are cut with a
+            visible marker. How return values become text: :mod:`rxreact.tools.results`.
         requires_approval: ask before each call (``True``), or when this predicate on the
-            parsed arguments says so; see :mod:`rxreact.approval`.
+            parsed arguments says so; see :mod:`rxreact.tools.approval`.
 
     Raises:
         ToolDefinitionError: ``*args``/``**kwargs``, a parameter without an annotation or with a

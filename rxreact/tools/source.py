@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from rxreact.errors import ToolDefinitionError
-from rxreact.tools import Tool, as_tool
+from rxreact.tools.tool import Tool, as_tool
 
 __all__ = ["ToolSource", "collect_tools"]
 

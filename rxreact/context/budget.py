@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from rxreact._token_counter import TokenCounter, longest, remember
+from rxreact.context._token_counter import TokenCounter, longest, remember
 from rxreact.errors import InvalidArgumentError
 from rxreact.messages import (
     AssistantMessage,

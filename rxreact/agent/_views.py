@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING, Any, cast
 
 from reactivex.scheduler import VirtualTimeScheduler
 
-from rxreact._blocking import iterate
 from rxreact._validate import check_question
+from rxreact.agent.run_loop import RunLoop
 from rxreact.errors import AgentError
 from rxreact.events import AgentEvent, FinalAnswer
 from rxreact.result import AgentResult
-from rxreact.run_loop import RunLoop
+from rxreact.rx._blocking import iterate
 
 if TYPE_CHECKING:
-    from rxreact.agent import ReactAgent
+    from rxreact.agent.react_agent import ReactAgent
 
 __all__ = ["AgentViews"]
 

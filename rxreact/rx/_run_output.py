@@ -29,8 +29,8 @@ from typing import Any
 
 from reactivex import abc
 
-from rxreact._ordered_serial import OrderedSerialDisposable
 from rxreact.errors import RunStalledError
+from rxreact.rx._ordered_serial import OrderedSerialDisposable
 
 __all__ = ["RunOutput"]
 
@@ -102,7 +102,7 @@ class RunOutput(abc.ObserverBase[Any], abc.DisposableBase):
 
     def _detach(self) -> None:
         """The run ended: dispose of its subscription now and let go of it. The run's own
-        operators are fused (``rxreact._fused``): no ``AutoDetachObserver`` does this for
+        operators are fused (``rxreact.rx._fused``): no ``AutoDetachObserver`` does this for
         them, and holding the subscription would keep reference cycles (this -> subscription
         -> its observers -> this) that only the garbage collector frees, and with them the
         whole run's state: at thousands of runs, heap that every collection walks."""

@@ -22,9 +22,8 @@ from pydantic import TypeAdapter, ValidationError
 from reactivex import Observable, abc
 from reactivex import operators as ops
 
-from rxreact._call_once import call_once
-from rxreact._immediate import immediately, starting_with
 from rxreact.cancellation import CancellationToken
+from rxreact.checks.judge import Judge, LLMJudge, Verdict
 from rxreact.errors import InvalidArgumentError, JudgeError
 from rxreact.events import (
     AnswerValidated,
@@ -34,9 +33,10 @@ from rxreact.events import (
     TextDelta,
     ValidationStarted,
 )
-from rxreact.judge import Judge, LLMJudge, Verdict
 from rxreact.messages import Message, Usage
 from rxreact.model.base import ChatModel
+from rxreact.rx._call_once import call_once
+from rxreact.rx._immediate import immediately, starting_with
 
 __all__ = [
     "REVISION_INSTRUCTION",
@@ -108,7 +108,8 @@ class DraftChecks:
     """The checks of one agent's drafts: an optional output type, then an optional judge.
 
     Args:
-        judge: a :data:`~rxreact.judge.Judge`; an :class:`LLMJudge` without a model gets ``model``.
+        judge: a :data:`~rxreact.checks.judge.Judge`; an :class:`LLMJudge` without a model
+            gets ``model``.
         model: the agent's model.
         on_judge_error: ``"accept"`` lets the draft stand when the judge fails; ``"raise"``
             ends the run with :class:`~rxreact.JudgeError`.

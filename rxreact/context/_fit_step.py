@@ -9,14 +9,14 @@ from typing import Any
 from reactivex import Observable, abc
 from reactivex import operators as ops
 
-from rxreact._call_once import call_once
-from rxreact._immediate import immediately
 from rxreact.cancellation import CancellationToken
-from rxreact.context_budget import ContextBudget, FittedContext
+from rxreact.context.budget import ContextBudget, FittedContext
 from rxreact.events import ContextTrimmed
 from rxreact.messages import ChatRequest, Message, ToolSpec, Usage
 from rxreact.model.base import ChatModel
 from rxreact.model.chunks import ModelResponse
+from rxreact.rx._call_once import call_once
+from rxreact.rx._immediate import immediately
 
 __all__ = ["RequestFitter"]
 

@@ -35,9 +35,13 @@ from typing import TYPE_CHECKING, Any
 
 from reactivex import Observable
 
-from rxreact._fit_step import RequestFitter
-from rxreact._immediate import immediately, starting_with
-from rxreact.approval import Approvals
+from rxreact.agent.round import Mode, RoundState
+from rxreact.checks.validation import (
+    REVISION_INSTRUCTION,
+    DraftOutcome,
+    OutputSpec,
+)
+from rxreact.context._fit_step import RequestFitter
 from rxreact.errors import (
     AgentError,
     ChatMemoryError,
@@ -72,16 +76,12 @@ from rxreact.operators import (
     with_lease,
 )
 from rxreact.result import AgentResult
-from rxreact.round import Mode, RoundState
+from rxreact.rx._immediate import immediately, starting_with
+from rxreact.tools.approval import Approvals
 from rxreact.tracing import RunTracer, run_tracer
-from rxreact.validation import (
-    REVISION_INSTRUCTION,
-    DraftOutcome,
-    OutputSpec,
-)
 
 if TYPE_CHECKING:
-    from rxreact.agent import ReactAgent
+    from rxreact.agent.react_agent import ReactAgent
 
 __all__ = ["RunLoop"]
 
