@@ -87,6 +87,7 @@ from rxreact.model.base import ChatModel
 from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
 from rxreact.model.openai.client import OpenAIChatModel
 from rxreact.model.scripted.model import ScriptedModel
+from rxreact.model.spec import model_from
 from rxreact.operators import events_of
 from rxreact.runs import AgentRun, EventLog, InMemoryEventLog, RedisEventLog, follow
 from rxreact.tools.approval import ApprovalDecision, Approver
@@ -179,6 +180,7 @@ __all__ = [
     "ensure_tool_calls_closed",
     "events_of",
     "follow",
+    "model_from",
     "tool",
 ]
 

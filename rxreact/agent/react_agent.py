@@ -35,6 +35,7 @@ from rxreact.events import (
 )
 from rxreact.memory.base import ChatMemory
 from rxreact.model.base import ChatModel
+from rxreact.model.spec import model_from
 from rxreact.result import AgentResult
 from rxreact.runs.base import EventLog
 from rxreact.runs.handle import AgentRun
@@ -60,7 +61,9 @@ class ReactAgent(AgentViews):
     """A streaming ReAct agent.
 
     Args:
-        model: any :class:`~rxreact.model.base.ChatModel` (``OpenAIChatModel``, ``ScriptedModel``).
+        model: any :class:`~rxreact.model.base.ChatModel` (``OpenAIChatModel``,
+            ``AnthropicModel``, ``ScriptedModel``...), or a ``"provider:model"`` string for
+            :func:`~rxreact.model_from` (``"anthropic:claude-sonnet-4-5"``).
         tools: tools, plain functions (made tools with ``@tool`` defaults) and tool sources
             such as :class:`rxreact.mcp.MCPServer` (their tools are listed once, here).
         max_rounds: model requests that offer tools; if the last still calls tools, they run and
@@ -127,7 +130,7 @@ class ReactAgent(AgentViews):
 
     def __init__(
         self,
-        model: ChatModel,
+        model: ChatModel | str,
         tools: Iterable[Tool[..., Any] | Callable[..., Any] | ToolSource] = (),
         *,
         max_rounds: int = 5,
@@ -155,6 +158,8 @@ class ReactAgent(AgentViews):
         busy_timeout: float | None = 30.0,
         lease_ttl: float = 10.0,
     ) -> None:
+        if isinstance(model, str):
+            model = model_from(model)
         if not isinstance(model, ChatModel):
             raise InvalidArgumentError(
                 f"model must be a ChatModel (such as OpenAIChatModel(...) or ScriptedModel(...)), "

@@ -147,6 +147,7 @@ class HTTPChatModel(Closeable):
         self._origin = f"{url.host}:{url.port or (443 if url.scheme == 'https' else 80)}"
         key = api_key or os.environ.get(self.api_key_env)
         self._api_key = _Secret(key) if key else None
+        self._key_env = self.api_key_env  # named by a missing-key error (a preset sets its own)
         self._keyless_ok = _is_loopback(url.host)
         # A local server over plain HTTP: no CA bundle to read for our clients.
         plain_local = self._keyless_ok and url.scheme == "http"
@@ -412,7 +413,7 @@ class HTTPChatModel(Closeable):
             headers.update(self._auth_headers(self._api_key.reveal()))
         elif not self._keyless_ok:
             raise ConfigurationError(
-                f"no API key for {self.base_url}: pass api_key=... or set {self.api_key_env}"
+                f"no API key for {self.base_url}: pass api_key=... or set {self._key_env}"
             )
         headers.update(self._headers)
         return headers
