@@ -23,6 +23,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape, quoteattr
 
+from rxreact.errors import RunCancelledError
 from rxreact.marbles import _svg_lanes as lanes_
 from rxreact.marbles._svg_canvas import COLORS, Canvas, Scale, clip
 from rxreact.marbles._svg_legend import draw_legend, legend_height
@@ -212,16 +213,22 @@ def _axis(canvas: Canvas, scale: Scale, y: float) -> None:
 def _terminal(
     canvas: Canvas, scale: Scale, recording: Recording, top: float, bottom: float
 ) -> None:
-    """Completion as a dark line across the lanes, an error as a red one with its message."""
+    """Completion as a dark line across the lanes, a stop as a grey one, an error as a red one
+    with its message."""
     terminal = recording.terminal
     if terminal is None:
         return
     x = scale.x(terminal.time)
-    if terminal.kind == "completed":
-        canvas.mark("completed")
+    if terminal.kind == "completed" or _stopped(terminal.value):
+        key, color, tip = (
+            ("completed", "#333", "completed")
+            if terminal.kind == "completed"
+            else ("stopped", COLORS["stopped"], "stopped")
+        )
+        canvas.mark(key)
         canvas.add(
-            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{bottom}" stroke="#333" '
-            f'stroke-width="2"><title>completed at {scale.label(terminal.time)}</title></line>'
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{bottom}" stroke="{color}" '
+            f'stroke-width="2"><title>{tip} at {scale.label(terminal.time)}</title></line>'
         )
         return
     message = f"{type(terminal.value).__name__}: {terminal.value}"
@@ -231,6 +238,11 @@ def _terminal(
         f'stroke-width="2"><title>{escape(message)}</title></line>'
     )
     canvas.text(x, top - 5, "✕", size=12, fill=COLORS["error"], anchor="middle", weight="700")
+
+
+def _stopped(error: BaseException | None) -> bool:
+    """A cancelled run was stopped on purpose: drawn as an ending, not as a failure."""
+    return isinstance(error, RunCancelledError)
 
 
 def _header(
@@ -255,8 +267,10 @@ def _header(
     answers = recording.of_type("final_answer")
     error = recording.error
     room = int((width - 30) / 6.3)
-    if error is not None:
-        at = f"event #{len(recording.marbles) - 1}" if by_order else f"{recording.duration:g} s"
+    at = f"event #{len(recording.marbles) - 1}" if by_order else f"{recording.duration:g} s"
+    if _stopped(error):
+        canvas.text(10, 36, f"■ stopped at {at}", size=11, fill=COLORS["stopped"], weight="600")
+    elif error is not None:
         message = f"✕ failed at {at}: {type(error).__name__}: {error}"
         canvas.text(10, 36, clip(message, room), size=11, fill=COLORS["error"], weight="600")
     elif answers:
