@@ -251,6 +251,7 @@ def _header(
     """The title, and the answer (or the error) under it."""
     rounds = lanes_.round_spans(recording)
     executions = lanes_.executions(recording)
+    took = f"{recording.duration:g}" if recording.virtual else f"{recording.duration:.3g}"
     if title is None:
         parts = [f"{len(recording.values):,} events"]
         if rounds:
@@ -259,7 +260,6 @@ def _header(
         if by_order:
             parts.append("laid out by event order")
         else:
-            took = f"{recording.duration:g}" if recording.virtual else f"{recording.duration:.3g}"
             parts.append(f"{took} s {'virtual' if recording.virtual else 'real time'}")
         title = " · ".join(parts)
     # About 8.3 px per 14 px bold character.
@@ -267,7 +267,7 @@ def _header(
     answers = recording.of_type("final_answer")
     error = recording.error
     room = int((width - 30) / 6.3)
-    at = f"event #{len(recording.marbles) - 1}" if by_order else f"{recording.duration:g} s"
+    at = f"event #{len(recording.marbles) - 1}" if by_order else f"{took} s"
     if _stopped(error):
         canvas.text(10, 36, f"■ stopped at {at}", size=11, fill=COLORS["stopped"], weight="600")
     elif error is not None:
