@@ -195,7 +195,10 @@ def test_markup_in_a_question_and_in_an_answer_stays_inert(browser: Any, chat_se
         page.until(done)
 
 
+# What the reader sees at the next paint: the page re-pins its end in a ResizeObserver, which
+# runs in the frame after a change (an image that just loaded), so the view is read two frames on.
 VIEW = """
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
     const box = document.getElementById('messages');
     const frame = box.getBoundingClientRect();
     const articles = box.querySelectorAll('article');
