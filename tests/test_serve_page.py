@@ -78,6 +78,7 @@ MARKDOWN = [
     ('[docs](https://example.com/a_(b) "T")',
      f'<p><a href="https://example.com/a_(b)" {LINK} title="T">docs</a></p>'),
     ("[me](mailto:me@example.com)", f'<p><a href="mailto:me@example.com" {LINK}>me</a></p>'),
+    ("[a \\] [b](https://x.org)", f'<p>[a ] <a href="https://x.org" {LINK}>b</a></p>'),
     ("[**bold** https://a.org](https://b.org)",
      f'<p><a href="https://b.org" {LINK}><strong>bold</strong> https://a.org</a></p>'),
     ("<https://example.com> and https://example.com/x.",

@@ -21,14 +21,14 @@ const SAFE_SCHEME = /^(?:https?:\/\/|mailto:)/i;
 const SAFE_PROTOCOLS = new Set(['http:', 'https:', 'mailto:']);
 const WORD = /[\p{L}\p{N}_]/u;
 
-// [pattern, the tags it nests (outermost first), whether it may open inside a word]
+// [pattern, where one can close, the tags it nests (outermost first), may it open in a word]
 const SPANS = [
-  [/\*\*\*(?=\S)([\s\S]*?\S)\*\*\*(?!\*)/y, ['strong', 'em'], true],
-  [/\*\*(?=\S)([\s\S]*?\S)\*\*(?!\*)/y, ['strong'], true],
-  [/\*(?=[^\s*])([\s\S]*?[^\s*])\*(?!\*)/y, ['em'], true],
-  [/__(?=\S)([\s\S]*?\S)__(?![\p{L}\p{N}_])/uy, ['strong'], false],
-  [/_(?=[^\s_])([\s\S]*?[^\s_])_(?![\p{L}\p{N}_])/uy, ['em'], false],
-  [/~~(?=\S)([\s\S]*?\S)~~/y, ['del'], true],
+  [/\*\*\*(?=\S)([\s\S]*?\S)\*\*\*(?!\*)/y, /\S\*\*\*(?!\*)/g, ['strong', 'em'], true],
+  [/\*\*(?=\S)([\s\S]*?\S)\*\*(?!\*)/y, /\S\*\*(?!\*)/g, ['strong'], true],
+  [/\*(?=[^\s*])([\s\S]*?[^\s*])\*(?!\*)/y, /[^\s*]\*(?!\*)/g, ['em'], true],
+  [/__(?=\S)([\s\S]*?\S)__(?![\p{L}\p{N}_])/uy, /\S__(?![\p{L}\p{N}_])/gu, ['strong'], false],
+  [/_(?=[^\s_])([\s\S]*?[^\s_])_(?![\p{L}\p{N}_])/uy, /[^\s_]_(?![\p{L}\p{N}_])/gu, ['em'], false],
+  [/~~(?=\S)([\s\S]*?\S)~~/y, /\S~~/g, ['del'], true],
 ];
 
 function at(pattern, text, i) {
@@ -56,16 +56,25 @@ function link(href, title) {
   return a;
 }
 
-// [label](destination "title") starting at text[i] === '[', or null.
-function linkAt(text, i) {
-  let depth = 0;
-  let j = i;
-  for (; j < text.length; j++) {
+// Where each "[" of `text` closes: its matching "]" (escaped brackets do not count), found in
+// one pass, so a text of many unclosed "[" is not scanned to its end once per "[".
+function brackets(text) {
+  const ends = new Map();
+  const open = [];
+  for (let j = 0; j < text.length; j++) {
     if (text[j] === '\\') j++;
-    else if (text[j] === '[') depth++;
-    else if (text[j] === ']' && --depth === 0) break;
+    else if (text[j] === '[') open.push(j);
+    else if (text[j] === ']' && open.length) ends.set(open.pop(), j);
   }
-  if (j >= text.length || text[j + 1] !== '(') return null;
+  return ends;
+}
+
+// [label](destination "title") starting at text[i] === '[', or null.
+function linkAt(scan, i) {
+  const { text } = scan;
+  scan.brackets ??= brackets(text);
+  const j = scan.brackets.get(i);
+  if (j === undefined || text[j + 1] !== '(') return null;
   const m = at(DESTINATION, text, j + 2);
   if (!m) return null;
   const href = (m[1] ?? m[2]).replace(/\\([!-/:-@[-`{-~])/g, '$1');
@@ -78,10 +87,24 @@ function codeSpan(body) {
   return el('code', null, padded ? text.slice(1, -1) : text);
 }
 
-function emphasisAt(text, i, links) {
+// The last place in `text` where the span `n` of SPANS could close (-1: nowhere), found in one
+// pass, so an opener with no closer after it is not tried by a scan to the end of the text.
+function lastCloser(scan, n) {
+  if (scan.closers[n] === undefined) {
+    let last = -1;
+    for (const m of scan.text.matchAll(SPANS[n][1])) last = m.index;
+    scan.closers[n] = last;
+  }
+  return scan.closers[n];
+}
+
+function emphasisAt(scan, i, links) {
+  const { text } = scan;
   const inWord = i > 0 && WORD.test(text[i - 1]);
-  for (const [pattern, tags, intraword] of SPANS) {
+  for (let n = 0; n < SPANS.length; n++) {
+    const [pattern, , tags, intraword] = SPANS[n];
     if (inWord && !intraword) continue; // snake_case_names are not emphasis
+    if (lastCloser(scan, n) <= i) continue;
     const m = at(pattern, text, i);
     if (!m) continue;
     const outer = el(tags[0]);
@@ -96,6 +119,7 @@ function emphasisAt(text, i, links) {
 // Renders the Markdown spans of `text` into `parent`; inside a link (links=false) no other
 // link is made.
 export function inline(text, parent, links = true) {
+  const scan = { text, closers: [], brackets: null };
   let buf = '';
   const flush = () => {
     appendLines(parent, buf);
@@ -120,7 +144,7 @@ export function inline(text, parent, links = true) {
         i += run.length;
       }
     } else if (c === '*' || c === '_' || c === '~') {
-      const span = emphasisAt(text, i, links);
+      const span = emphasisAt(scan, i, links);
       if (span) {
         flush();
         parent.append(span.node);
@@ -130,7 +154,7 @@ export function inline(text, parent, links = true) {
         buf += run;
         i += run.length;
       }
-    } else if (links && c === '[' && (m = linkAt(text, i))) {
+    } else if (links && c === '[' && (m = linkAt(scan, i))) {
       if (isSafeUrl(m.href)) {
         flush();
         const a = link(m.href, m.title);
