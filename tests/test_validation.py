@@ -114,10 +114,11 @@ def test_a_type_without_a_json_schema_names_the_parameter() -> None:
     assert "\n" not in text
 
 
-def test_a_question_that_is_not_a_string() -> None:
+def test_a_question_that_is_not_a_string_or_parts() -> None:
     agent = ReactAgent(model(), scheduler=TestScheduler())
-    for call in (agent.stream, agent.run, agent.call, agent.text, agent.iter):
-        with pytest.raises(InvalidArgumentError, match=r"^question must be a str, got None$"):
+    expected = r"^question must be a str or a sequence of str, Text, Image and File, got None$"
+    for call in (agent.stream, agent.run, agent.call, agent.text, agent.iter, agent.start):
+        with pytest.raises(InvalidArgumentError, match=expected):
             call(None)  # type: ignore[arg-type]
     with pytest.raises(InvalidArgumentError, match="question must be a str"):
         asyncio.run(agent.arun(None))  # type: ignore[arg-type]
