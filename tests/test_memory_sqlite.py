@@ -170,7 +170,7 @@ def test_a_version_1_file_is_migrated_and_keeps_its_turns(tmp_path: Path) -> Non
         memory.append("c", qa("new"), lease=lease)
     db = sqlite3.connect(path)
     try:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
     finally:
         db.close()
     with SQLiteChatMemory(path) as memory:  # reopening a migrated file changes nothing
