@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from rxreact.messages import ContentPart, File, Image, Text
 
-__all__ = ["MessageContent", "Question", "content_label", "media_of", "part_label"]
+__all__ = ["MessageContent", "Question", "byte_size", "content_label", "part_label"]
 
 MessageContent = str | tuple[ContentPart, ...]
 """A user message's or a tool message's content: a string, or parts."""
@@ -27,9 +27,13 @@ def part_label(part: ContentPart) -> str:
     if part.url is not None:
         where = part.url if not part.url.startswith("data:") else part.url.split(",", 1)[0]
         return f"[{kind}{name}: {where}]"
+    return f"[{kind}{name}: {part.media_type}, {byte_size(part):,} bytes]"
+
+
+def byte_size(part: Image | File) -> int:
+    """The size of a part's bytes, from their base64 without decoding it (0 for a URL part)."""
     encoded = part.data_base64 or ""
-    size = len(encoded) * 3 // 4 - encoded[-2:].count("=")  # the decoded size, not decoding
-    return f"[{kind}{name}: {part.media_type}, {size:,} bytes]"
+    return len(encoded) * 3 // 4 - encoded[-2:].count("=")
 
 
 def content_label(content: MessageContent) -> str:
@@ -37,13 +41,6 @@ def content_label(content: MessageContent) -> str:
     if isinstance(content, str):
         return content
     return "\n".join(part_label(part) for part in content)
-
-
-def media_of(content: MessageContent) -> tuple[Image | File, ...]:
-    """The images and files of ``content`` (none for a string)."""
-    if isinstance(content, str):
-        return ()
-    return tuple(part for part in content if isinstance(part, Image | File))
 
 
 Question = str | Sequence[str | Text | Image | File]

@@ -10,6 +10,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
+from rxreact._parts import byte_size
 from rxreact.messages import (
     AssistantMessage,
     ChatRequest,
@@ -121,7 +122,7 @@ def _media_tokens(part: ContentPart) -> int:
     if isinstance(part, File):
         if part.data_base64 is None:
             return FILE_URL_TOKENS
-        return (len(part.data_base64) * 3 // 4 + 3) // 4
+        return (byte_size(part) + 3) // 4
     return 0
 
 
