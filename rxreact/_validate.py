@@ -59,7 +59,7 @@ def check_question(value: Any) -> str | tuple[ContentPart, ...]:
         return value
     if isinstance(value, Text | Image | File):
         return (value,)
-    if isinstance(value, bytes | bytearray) or not isinstance(value, Sequence):
+    if isinstance(value, bytes | bytearray | memoryview) or not isinstance(value, Sequence):
         raise InvalidArgumentError(
             "question must be a str or a sequence of str, Text, Image and File, got "
             f"{described(value)}"

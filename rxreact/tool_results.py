@@ -15,8 +15,9 @@ an :class:`~rxreact.Image` (or a ``File``)  the image itself, where the API take
                                             in a tool result; else the tool message says
                                             so and the image follows in a user message
 a list of ``str`` / ``Text`` / ``Image`` /  the same parts in order (each ``str`` a text
-``File`` holding at least one part object   part); a list of ``str`` alone is JSON, as
-                                            before
+``File`` holding at least one part object   part); without an image or a file, their text
+                                            joined by newlines. A list of ``str`` alone is
+                                            JSON, as before. A lone ``Text``: its text
 an awaitable (a coroutine returned by a     awaited on rxreact's async-tools loop, then
 sync function, say)                         these rules apply to what it returns
 a generator or async generator             an error result (return a list instead)
@@ -80,7 +81,7 @@ def result_content(
 def _parts(value: Any) -> tuple[ContentPart, ...] | None:
     """``value`` as parts when it is one, or a list of ``str`` and parts with at least one
     part object; ``None`` when the other rules apply."""
-    if isinstance(value, Image | File):
+    if isinstance(value, Text | Image | File):
         return (value,)
     if not isinstance(value, list | tuple) or not value:
         return None

@@ -103,6 +103,7 @@ def test_lists_without_part_objects_keep_the_other_rules() -> None:
     assert result_content(["a", "b"]) == '["a","b"]'  # JSON, as before parts existed
     assert result_content("text") == "text"
     assert result_content([Text(text="a"), "b"]) == "a\nb"  # parts, but text only: a string
+    assert result_content(Text(text="alone")) == "alone"
     with pytest.raises(ToolResultError, match="a list mixing parts with a int"):
         result_content([PNG, 3])
 
