@@ -154,3 +154,27 @@ def test_chat_attach_of_a_missing_file_fails_before_any_request(
     assert err.getvalue().startswith(f"rxreact: --attach {tmp_path / 'nope.png'}: cannot read ")
     assert "Traceback" not in err.getvalue()
     assert server.requests == []
+
+
+@pytest.mark.integration
+def test_a_session_sends_the_attachments_with_its_first_question(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setattr("sys.stdin", io.StringIO("What is this?\nAnd now?\n"))
+    (tmp_path / "cat.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    with MockOpenAIServer([text_reply("A cat."), text_reply("Still a cat.")]) as server:
+        flags = [
+            "--base-url",
+            server.base_url,
+            "--model",
+            "mock",
+            "--memory",
+            str(tmp_path / "m.db"),
+        ]
+        code, text = chat(*flags, "--attach", str(tmp_path / "cat.png"))
+    assert code == 0 and "Still a cat." in text
+    first, second = (body["messages"] for body in server.requests)
+    assert [part["type"] for part in first[-1]["content"]] == ["text", "image_url"]
+    assert second[0] == first[-1]  # the first question, image and all, from memory
+    assert second[-1] == {"role": "user", "content": "And now?"}  # sent once, not again
