@@ -32,9 +32,9 @@ from typing import TYPE_CHECKING, Any
 from reactivex import Observable, abc
 from reactivex.disposable import CompositeDisposable, Disposable
 
-from rxreact._parts import content_label, part_label
 from rxreact.events import FinalAnswer, RoundFinished, ToolResult
 from rxreact.messages import ChatRequest, ContentPart, File, Image, ToolCall, Usage
+from rxreact.messages._labels import content_label, part_label
 
 if TYPE_CHECKING:
     from rxreact.agent.react_agent import ReactAgent

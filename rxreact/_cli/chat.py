@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from rxreact._cli.terminal import TerminalRenderer
-from rxreact._parts import Question
 from rxreact.agent.react_agent import ReactAgent
 from rxreact.errors import ChatMemoryError, ConfigurationError, InvalidArgumentError
 from rxreact.memory import SQLiteChatMemory
 from rxreact.messages import File, Image
+from rxreact.messages._labels import Question
 from rxreact.tools.tool import Tool
 
 __all__ = ["default_memory_path", "load_tools", "read_attachments", "render_run", "run_chat"]

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any, cast
 
 from reactivex.scheduler import VirtualTimeScheduler
 
-from rxreact._parts import Question
 from rxreact._validate import check_question
 from rxreact.agent.run_loop import RunLoop
 from rxreact.errors import AgentError
 from rxreact.events import AgentEvent, FinalAnswer
+from rxreact.messages._labels import Question
 from rxreact.result import AgentResult
 from rxreact.rx._blocking import iterate
 

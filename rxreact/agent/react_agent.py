@@ -16,7 +16,6 @@ from typing import Any, Literal, cast
 from reactivex import Observable, abc
 from reactivex import operators as ops
 
-from rxreact._parts import Question
 from rxreact._validate import check_int, check_optional_seconds, check_question, described
 from rxreact.agent._views import AgentViews
 from rxreact.agent.run_loop import RunLoop
@@ -35,6 +34,7 @@ from rxreact.events import (
     TextDelta,
 )
 from rxreact.memory.base import ChatMemory
+from rxreact.messages._labels import Question
 from rxreact.model.base import ChatModel
 from rxreact.model.spec import model_from
 from rxreact.result import AgentResult

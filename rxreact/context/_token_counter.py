@@ -10,7 +10,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from rxreact._parts import byte_size
 from rxreact.messages import (
     AssistantMessage,
     ChatRequest,
@@ -21,6 +20,7 @@ from rxreact.messages import (
     ToolSpec,
     content_text,
 )
+from rxreact.messages._labels import byte_size
 
 __all__ = ["FILE_URL_TOKENS", "IMAGE_TOKENS", "TokenCounter", "longest", "remember"]
 

@@ -30,7 +30,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from rxreact._parts import content_label
 from rxreact.context._token_counter import TokenCounter, longest, remember
 from rxreact.errors import InvalidArgumentError
 from rxreact.messages import (
@@ -42,6 +41,7 @@ from rxreact.messages import (
     ToolSpec,
     UserMessage,
 )
+from rxreact.messages._labels import content_label
 
 __all__ = ["CUT_MARKER", "SUMMARY_INSTRUCTIONS", "ContextBudget", "FittedContext"]
 

@@ -14,10 +14,10 @@ import reactivex
 from reactivex import Observable, abc
 from reactivex import operators as ops
 
-from rxreact._parts import content_label
 from rxreact.cancellation import CancellationToken
 from rxreact.events import ToolApprovalRequested, ToolExecutionStarted, ToolResult
 from rxreact.messages import ContentPart, ToolCall
+from rxreact.messages._labels import content_label
 from rxreact.operators._timeout_with import timeout_with_
 from rxreact.operators._tool_call import Call, Inner, Round
 from rxreact.rx._immediate import immediately, starting_with

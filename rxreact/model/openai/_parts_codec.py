@@ -20,9 +20,9 @@ import mimetypes
 from collections.abc import Mapping
 from typing import Any
 
-from rxreact._parts import part_label
 from rxreact.errors import InvalidArgumentError
 from rxreact.messages import ContentPart, File, Image, Text
+from rxreact.messages._labels import part_label
 
 __all__ = ["decode_content", "encode_content"]
 

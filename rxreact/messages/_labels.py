@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rxreact.messages import ContentPart, File, Image, Text
+from rxreact.messages.parts import ContentPart, File, Image, Text
 
 __all__ = ["MessageContent", "Question", "byte_size", "content_label", "part_label"]
 
