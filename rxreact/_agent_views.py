@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING, Any, cast
 from reactivex.scheduler import VirtualTimeScheduler
 
 from rxreact._blocking import iterate
-from rxreact._validate import check_question
+from rxreact._validate import check_run
 from rxreact.errors import AgentError
 from rxreact.events import AgentEvent, FinalAnswer
 from rxreact.result import AgentResult
 from rxreact.run_loop import RunLoop
+from rxreact.validation import output_spec
 
 if TYPE_CHECKING:
     from rxreact.agent import ReactAgent
@@ -45,7 +46,8 @@ class AgentViews:
             RxReactError: whatever ended the run.
         """
         agent = _agent(self)
-        check_question(question)
+        check_run(question, conversation_id, options)
+        output = output_spec(output_type)
         done = threading.Event()
         outcome: dict[str, Any] = {}
 
@@ -57,7 +59,7 @@ class AgentViews:
             outcome["error"] = error
             done.set()
 
-        run = RunLoop(agent, question, conversation_id, options, output_type)
+        run = RunLoop(agent, question, conversation_id, options, output)
         subscription = agent._subscribe(run, on_next, on_error, done.set)
         try:
             if isinstance(agent.scheduler, VirtualTimeScheduler) and not done.is_set():
@@ -137,7 +139,8 @@ class AgentViews:
             RxReactError: whatever ended the run.
         """
         agent = _agent(self)
-        check_question(question)
+        check_run(question, conversation_id, options)
+        output = output_spec(output_type)
         loop = asyncio.get_running_loop()
         finished: asyncio.Future[FinalAnswer] = loop.create_future()
 
@@ -160,7 +163,7 @@ class AgentViews:
             missing = AgentError("the run completed without a final_answer event")
             loop.call_soon_threadsafe(settle, None, missing)
 
-        run = RunLoop(agent, question, conversation_id, options, output_type)
+        run = RunLoop(agent, question, conversation_id, options, output)
         subscription = agent._subscribe(run, on_next, on_error, on_completed)
         try:
             if isinstance(agent.scheduler, VirtualTimeScheduler):

@@ -78,6 +78,7 @@ from rxreact.validation import (
     REVISION_INSTRUCTION,
     DraftOutcome,
     OutputSpec,
+    output_spec,
 )
 
 if TYPE_CHECKING:
@@ -115,7 +116,7 @@ class RunLoop:
         self.run_id: str = uuid.uuid4().hex
         self.lease: Lease | None = None  # this run's hold on its conversation, once granted
         self.output: OutputSpec | None = (
-            OutputSpec(output_type) if output_type is not None else None
+            output_type if isinstance(output_type, OutputSpec) else output_spec(output_type)
         )
         if self.output is not None:
             self.options["response_format"] = self.output.response_format

@@ -24,6 +24,7 @@ from reactivex import operators as ops
 
 from rxreact._call_once import call_once
 from rxreact._immediate import immediately, starting_with
+from rxreact._validate import described
 from rxreact.cancellation import CancellationToken
 from rxreact.errors import InvalidArgumentError, JudgeError
 from rxreact.events import (
@@ -43,6 +44,7 @@ __all__ = [
     "DraftChecks",
     "DraftOutcome",
     "OutputSpec",
+    "output_spec",
     "validated_text",
 ]
 
@@ -61,11 +63,18 @@ class OutputSpec:
 
     def __init__(self, output_type: Any) -> None:
         self.output_type = output_type
-        self._adapter: TypeAdapter[Any] = TypeAdapter(output_type)
+        try:
+            self._adapter: TypeAdapter[Any] = TypeAdapter(output_type)
+            schema = self._adapter.json_schema()
+        except Exception as error:  # not a type, or one without a JSON schema
+            raise InvalidArgumentError(
+                f"output_type must be a pydantic model or another type with a JSON schema, got "
+                f"{described(output_type)}: {type(error).__name__}"
+            ) from None
         name = re.sub(r"[^A-Za-z0-9_-]", "_", getattr(output_type, "__name__", "output"))[:64]
         self.response_format: dict[str, Any] = {
             "type": "json_schema",
-            "json_schema": {"name": name or "output", "schema": self._adapter.json_schema()},
+            "json_schema": {"name": name or "output", "schema": schema},
         }
         """The ``response_format`` body parameter of every round of a typed run."""
 
@@ -89,6 +98,12 @@ class OutputSpec:
             raise ValueError(
                 f"The answer must be only a JSON value matching the requested schema ({problems})."
             ) from None
+
+
+def output_spec(output_type: Any) -> OutputSpec | None:
+    """The :class:`OutputSpec` of a run's ``output_type`` (``None``: no typed answer), made
+    where the run is asked for, so that a type pydantic cannot use fails there."""
+    return None if output_type is None else OutputSpec(output_type)
 
 
 @dataclass

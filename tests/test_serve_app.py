@@ -186,7 +186,8 @@ def message(role: str) -> str:
 BAD_BODIES = [
     ("{not json", 400, "malformed_json"),
     ('{"messages": []}', 422, "invalid_body"),
-    (f'{{"id": "a b", "messages": [{message("user")}]}}', 400, "invalid_conversation_id"),
+    (f'{{"id": "a\\nb", "messages": [{message("user")}]}}', 400, "invalid_conversation_id"),
+    (f'{{"id": "", "messages": [{message("user")}]}}', 400, "invalid_conversation_id"),
     (f'{{"id": "c", "messages": [{message("assistant")}]}}', 422, "invalid_body"),
 ]
 
