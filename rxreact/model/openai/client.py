@@ -33,6 +33,7 @@ from rxreact.errors import ConfigurationError
 from rxreact.messages import ChatRequest
 from rxreact.model.chunks import ChatChunk, ModelResponse
 from rxreact.model.openai._aio import LoopCall, on_io_loop, run_on_io_loop
+from rxreact.model.openai._arguments import check_model_arguments
 from rxreact.model.openai._call import CallSettings, ModelCall, Timeouts
 from rxreact.model.openai._clients import ModelClients, no_tls
 from rxreact.model.openai._http_errors import (
@@ -121,6 +122,11 @@ class OpenAIChatModel(Closeable):
             :class:`~rxreact.errors.ResponseTooLargeError` (see
             :mod:`rxreact.model.openai.limits`); ``None`` lifts it.
 
+    Raises:
+        InvalidArgumentError: a setting of the wrong type or value (the message names it).
+        ConfigurationError: no model name, a ``base_url`` that is not an http(s) URL, or an
+            ``io`` that does not fit the other arguments.
+
     I/O modes (``on_next`` of :meth:`stream` is called on the I/O thread of the mode):
 
     - ``"loop"``: every stream of the process is read on ONE asyncio event loop, on one
@@ -172,6 +178,28 @@ class OpenAIChatModel(Closeable):
         max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
         max_tool_arguments: int | None = DEFAULT_MAX_TOOL_ARGUMENTS,
     ) -> None:
+        check_model_arguments(
+            model=model,
+            base_url=base_url,
+            api_key=api_key,
+            timeouts={
+                "connect_timeout": connect_timeout,
+                "first_chunk_timeout": first_chunk_timeout,
+                "chunk_timeout": chunk_timeout,
+            },
+            max_retries=max_retries,
+            backoff=backoff,
+            flags={
+                "send_reasoning": send_reasoning,
+                "think_tags": think_tags,
+                "include_usage": include_usage,
+            },
+            headers=headers,
+            http_client=http_client,
+            io_scheduler=io_scheduler,
+            options=options,
+            caps={"max_line_bytes": max_line_bytes, "max_tool_arguments": max_tool_arguments},
+        )
         model = model or os.environ.get("RXREACT_MODEL")
         if not model:
             raise ConfigurationError(
@@ -184,8 +212,6 @@ class OpenAIChatModel(Closeable):
             url = None
         if url is None or url.scheme not in ("http", "https") or not url.host:
             raise ConfigurationError(f"base_url must be an http(s) URL, got {base_url!r}")
-        if max_retries < 0:
-            raise ConfigurationError("max_retries must be >= 0")
         self.model = model
         self.base_url = base_url
         self._url = f"{base_url}/chat/completions"
@@ -205,9 +231,6 @@ class OpenAIChatModel(Closeable):
         self._headers = dict(headers or {})
         self.options: dict[str, Any] = dict(options or {})
         """Body parameters sent with every request, under the request's own ``options``."""
-        for cap in (max_line_bytes, max_tool_arguments):
-            if cap is not None and cap < 1:
-                raise ConfigurationError("size caps must be positive (or None)")
         self._limits = StreamLimits(max_line_bytes, max_tool_arguments)
         self.io: IOMode = io_mode(io, http_client, io_scheduler)
         """``"thread"`` or ``"loop"``: how this model reads its streams."""
