@@ -41,6 +41,7 @@ from rxreact.approval import Approvals
 from rxreact.errors import (
     AgentError,
     ChatMemoryError,
+    OutputValidationError,
     RxReactError,
     ToolErrorBudgetExceededError,
 )
@@ -78,6 +79,7 @@ from rxreact.validation import (
     REVISION_INSTRUCTION,
     DraftOutcome,
     OutputSpec,
+    describe_errors,
     output_spec,
 )
 
@@ -218,6 +220,7 @@ class RunLoop:
                     if self._revise():
                         prefix, forced = (), state.forced
                         continue
+                    self._check_output_type(state)
                 self._commit_memory()
                 yield immediately(self._final_answer(state))
                 return
@@ -263,6 +266,22 @@ class RunLoop:
         self.revisions += 1
         self._add(UserMessage(content=REVISION_INSTRUCTION.format(feedback=outcome.feedback)))
         return True
+
+    def _check_output_type(self, state: RoundState) -> None:
+        """The last draft a typed run may give: an error, not an answer, when it is not of the
+        output type (a judge's last rejection lets the draft stand; a value of the wrong type
+        would be no answer at all to a program that asked for the type)."""
+        errors = self.outcome.output_errors
+        if errors is None:
+            return
+        assert self.output is not None
+        name = getattr(self.output.output_type, "__name__", repr(self.output.output_type))
+        raise OutputValidationError(
+            f"the answer is not a valid {name} after {self.revisions} revision(s): "
+            f"{describe_errors(errors)}",
+            state.text,
+            errors,
+        )
 
     def _load_history(self) -> None:
         agent = self.agent

@@ -82,7 +82,8 @@ class OutputSpec:
         """The answer as ``output_type``; a fenced (```json) block is read too.
 
         Raises:
-            ValueError: it is not valid JSON for the type (the message is for the model).
+            NotTheOutputType: it is not valid JSON for the type (the message is for the
+                model, ``errors`` for the program).
         """
         body = text.strip()
         fenced = re.fullmatch(r"```[A-Za-z]*\n(.*)\n```", body, re.DOTALL)
@@ -91,13 +92,28 @@ class OutputSpec:
         try:
             return self._adapter.validate_json(body)
         except ValidationError as error:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or '(answer)'}: {e['msg']}"
-                for e in error.errors()
-            )
-            raise ValueError(
-                f"The answer must be only a JSON value matching the requested schema ({problems})."
+            errors = error.errors(include_url=False, include_context=False, include_input=False)
+            raise NotTheOutputType(
+                f"The answer must be only a JSON value matching the requested schema "
+                f"({describe_errors(errors)}).",
+                [dict(e) for e in errors],
             ) from None
+
+
+class NotTheOutputType(ValueError):
+    """A draft that does not parse as the output type; ``errors`` are pydantic's (``type``,
+    ``loc``, ``msg`` each: JSON-safe, so they travel with a hot run's error)."""
+
+    def __init__(self, message: str, errors: list[dict[str, Any]]) -> None:
+        super().__init__(message)
+        self.errors = errors
+
+
+def describe_errors(errors: Sequence[Any]) -> str:
+    """Validation errors on one line: ``loc: msg; ...``."""
+    return "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or '(answer)'}: {e['msg']}" for e in errors
+    )
 
 
 def output_spec(output_type: Any) -> OutputSpec | None:
@@ -115,6 +131,9 @@ class DraftOutcome:
     feedback: str = ""
     output: Any = None
     """The parsed typed answer, when there is an output type and the draft parsed."""
+    output_errors: list[dict[str, Any]] | None = None
+    """Why the draft is not the output type (pydantic's errors); ``None`` when it is, or when
+    there is no output type."""
     usage: Usage | None = None
     """The judge's usage."""
 
@@ -168,7 +187,8 @@ class DraftChecks:
         if output is not None:
             try:
                 outcome.output = output.parse(draft)
-            except ValueError as error:
+            except NotTheOutputType as error:
+                outcome.output_errors = error.errors
                 return immediately(started, verdict(False, str(error)))
         if self.judge is None:
             return immediately(started, verdict(True))
