@@ -107,13 +107,15 @@ def check_options(name: str, value: Any) -> dict[str, Any]:
     return dict(value)
 
 
-def check_run(question: Any, conversation_id: Any, options: Any) -> None:
-    """The arguments every way of running an agent takes, checked where they are given: a run
-    that fails on them later would have taken the conversation's lease first."""
-    check_question(question)
+def check_run(question: Any, conversation_id: Any, options: Any) -> str:
+    """The arguments every way of running an agent takes, checked where they are given (a run
+    that fails on them later would have taken the conversation's lease first); returns the
+    question as :func:`check_question` gives it."""
+    checked = check_question(question)
     if conversation_id is not None:
         check_conversation_id(conversation_id)
     check_options("options", options)
+    return checked
 
 
 def check_bool(name: str, value: Any) -> bool:

@@ -16,7 +16,7 @@ from typing import Any, NoReturn
 
 from rxreact._cli.chat import default_memory_path, load_tools, open_memory, render_run, run_chat
 from rxreact._cli.terminal import TerminalRenderer
-from rxreact.agent import ReactAgent
+from rxreact.agent.react_agent import ReactAgent
 from rxreact.errors import ConfigurationError, InvalidArgumentError, RxReactError
 from rxreact.memory import InMemoryChatMemory
 

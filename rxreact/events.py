@@ -76,7 +76,7 @@ class _Event(BaseModel):
 
     def _repr_html_(self) -> str:
         """A one-line card in Jupyter: the kind, the round, the interesting field."""
-        from rxreact._html import event_html
+        from rxreact.marbles._html import event_html
 
         return event_html(self)
 

@@ -36,8 +36,8 @@ from rxreact.events import FinalAnswer, RoundFinished, ToolResult
 from rxreact.messages import ChatRequest, ToolCall, Usage
 
 if TYPE_CHECKING:
-    from rxreact.agent import ReactAgent
-    from rxreact.round import RoundState
+    from rxreact.agent.react_agent import ReactAgent
+    from rxreact.agent.round import RoundState
 
 __all__ = ["CONTENT_ENV", "SCHEMA_URL", "RunTracer", "run_tracer"]
 

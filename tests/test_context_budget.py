@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from rxreact import InMemoryChatMemory, ReactAgent, ScriptedModel, Usage, tool
-from rxreact.context_budget import CUT_MARKER, SUMMARY_PREFIX, ContextBudget
+from rxreact.context.budget import CUT_MARKER, SUMMARY_PREFIX, ContextBudget
 from rxreact.history import ensure_tool_calls_closed
 from rxreact.messages import (
     AssistantMessage,

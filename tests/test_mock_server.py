@@ -17,7 +17,7 @@ from rxreact.errors import ProviderStreamError
 from rxreact.messages import ChatRequest, Usage
 from rxreact.model.assembly import assemble
 from rxreact.model.chunks import ChatChunk, ToolCallDelta
-from rxreact.model.openai.sse import SSEDecoder
+from rxreact.model.http.sse import SSEDecoder
 from rxreact.model.openai.wire import DONE, parse_chunk, parse_completion
 from rxreact.model.scripted.replies import (
     Disconnect,

@@ -1,4 +1,4 @@
-"""Tests of rxreact.tool_results: what the model reads for each kind of return value."""
+"""Tests of rxreact.tools.results: what the model reads for each kind of return value."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from rxreact.tool_results import ToolResultError, result_text, truncate_result
+from rxreact.tools.results import ToolResultError, result_text, truncate_result
 
 
 class Weather(BaseModel):

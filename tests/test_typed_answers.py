@@ -19,8 +19,8 @@ from rxreact import (
     Verdict,
     tool,
 )
+from rxreact.checks.validation import OutputSpec
 from rxreact.model.scripted.replies import text_reply, tool_call_reply
-from rxreact.validation import OutputSpec
 
 pytestmark = pytest.mark.integration
 

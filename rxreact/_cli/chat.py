@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from rxreact._cli.terminal import TerminalRenderer
-from rxreact.agent import ReactAgent
+from rxreact.agent.react_agent import ReactAgent
 from rxreact.errors import ChatMemoryError, ConfigurationError
 from rxreact.memory import SQLiteChatMemory
-from rxreact.tools import Tool
+from rxreact.tools.tool import Tool
 
 __all__ = ["default_memory_path", "load_tools", "render_run", "run_chat"]
 

@@ -14,8 +14,8 @@ from rxreact._extras import import_extra
 from rxreact.errors import ToolSourceError
 from rxreact.mcp._content import result_text
 from rxreact.mcp._link import Link, is_connection_loss, open_link
-from rxreact.model.openai._aio import run_on_io_loop
-from rxreact.tools import Tool
+from rxreact.model.http._aio import run_on_io_loop
+from rxreact.tools.tool import Tool
 
 __all__ = ["MCPServer", "MCPToolError"]
 
@@ -46,7 +46,7 @@ class MCPServer:
             the initialize handshake) or ``"legacy"`` (always the handshake).
         requires_approval: ask before every call of the server's tools (``True``) or of
             those named here (the server's names, without ``prefix``); see
-            :mod:`rxreact.approval`.
+            :mod:`rxreact.tools.approval`.
     """
 
     def __init__(

@@ -14,14 +14,14 @@ import reactivex
 from reactivex import Observable, abc
 from reactivex import operators as ops
 
-from rxreact._immediate import immediately, starting_with
-from rxreact.approval import ApprovalDecision, Approvals
 from rxreact.cancellation import CancellationToken
 from rxreact.events import ToolApprovalRequested, ToolExecutionStarted, ToolResult
 from rxreact.messages import ToolCall
 from rxreact.operators._timeout_with import timeout_with_
 from rxreact.operators._tool_call import Call, Inner, Round
-from rxreact.tools import Tool, ToolArgumentsError
+from rxreact.rx._immediate import immediately, starting_with
+from rxreact.tools.approval import ApprovalDecision, Approvals
+from rxreact.tools.tool import Tool, ToolArgumentsError
 from rxreact.tracing import RunTracer
 
 

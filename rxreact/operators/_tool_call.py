@@ -18,13 +18,13 @@ from reactivex.disposable import CompositeDisposable, SingleAssignmentDisposable
 
 from rxreact.events import ToolProgress, ToolResult
 from rxreact.messages import ToolCall
-from rxreact.tool_results import (
+from rxreact.tools.results import (
     DEFAULT_MAX_RESULT_CHARS,
     ToolResultError,
     result_text,
     truncate_result,
 )
-from rxreact.tools import ToolInterruptedError
+from rxreact.tools.tool import ToolInterruptedError
 
 
 class ToolTimeoutError(Exception):

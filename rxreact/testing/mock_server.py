@@ -44,9 +44,8 @@ import time
 from types import TracebackType
 from typing import Any, Self
 
-from rxreact.model.openai.request_codec import decode_request
 from rxreact.model.scripted.replies import Reply, Script
-from rxreact.testing._api_rules import history_error
+from rxreact.testing._dialect import Dialect
 from rxreact.testing._handler import HTTPServer
 from rxreact.testing._wire import chunk_to_wire, response_to_wire
 
@@ -163,9 +162,9 @@ class MockOpenAIServer:
 
     # -- called by the handler threads ------------------------------------------------------
 
-    def _next_reply(self, body: dict[str, Any]) -> Reply:
+    def _next_reply(self, body: dict[str, Any], dialect: Dialect) -> Reply:
         if callable(self._script):
-            return self._script(decode_request(body))
+            return self._script(dialect.decode(body))
         with self._lock:
             n = self._served
             self._served += 1
@@ -205,5 +204,5 @@ class MockOpenAIServer:
                 return True
             return False  # unexpected bytes (pipelining): stop waiting rather than spin
 
-    def _validate_body(self, body: dict[str, Any]) -> str | None:
-        return history_error(body) if self._validate else None
+    def _validate_body(self, body: dict[str, Any], dialect: Dialect) -> str | None:
+        return dialect.problem(body) if self._validate else None
