@@ -1,0 +1,405 @@
+"""Anthropic's Messages API responses as chunks: the stream's events and a whole message.
+
+A streamed message is a sequence of content blocks, each opened, filled and closed by index::
+
+    message_start
+      content_block_start(0)  content_block_delta(0)*  content_block_stop(0)
+      content_block_start(1)  ...                      content_block_stop(1)
+    message_delta            (stop_reason, cumulative usage)
+    message_stop             (the terminal event: without it the message is incomplete)
+
+with ``ping`` anywhere and ``error`` anywhere (the end). The mapping:
+
+- ``text`` blocks → text deltas; ``tool_use`` blocks → tool-call deltas, indexed by the order
+  of the tool blocks (the first carries id and name, then one per ``input_json_delta``);
+  ``thinking`` → the reasoning channel (blocks joined by a blank line), and at the block's
+  end the whole block with its ``signature`` as a :class:`~rxreact.messages.ReplayItem`
+  (``provider="anthropic"``), also when it had no text, only a signature;
+  ``redacted_thinking`` → a replay item, as given. Other block types (server tools,
+  their results) and delta types (``citations_delta``) carry nothing for us and are skipped,
+  never an error; they are kept for a ``pause_turn`` continuation (below).
+- ``stop_reason`` → our finish reasons (:data:`FINISH_REASONS`), the raw value kept as
+  ``provider_finish_reason``. ``pause_turn`` is not an end: the parser sets :attr:`paused`
+  and the client sends the follow-up request (:mod:`rxreact.model.anthropic.client`).
+- usage: ``message_start``'s, overwritten key by key by each ``message_delta``'s (which is
+  cumulative, and on older servers carries only ``output_tokens``), sent once, with the
+  finish reason. See :func:`usage_of`.
+
+Nothing is emitted before the first content delta (``message_start`` and ``ping`` carry
+nothing to show), so an ``overloaded_error`` event before it is retried like an HTTP 529.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic_core import from_json
+
+from rxreact.errors import ProviderStreamError, StreamInterruptedError, StreamProtocolError
+from rxreact.messages import ReplayItem, Usage
+from rxreact.model.assembly import ResponseAssembler
+from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
+from rxreact.model.http.codec import StreamParser
+
+__all__ = [
+    "FINISH_REASONS",
+    "PAUSE_TURN",
+    "PROVIDER",
+    "Carry",
+    "MessagesStreamParser",
+    "PausedResponse",
+    "parse_message",
+    "usage_of",
+]
+
+PROVIDER = "anthropic"
+"""The tag of the replay items this wire format makes and takes back."""
+PAUSE_TURN = "pause_turn"
+"""The stop reason of a turn the server paused: continued with another request."""
+FINISH_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "refusal": "content_filter",
+}
+"""Anthropic's stop reasons → ours; an unknown one ends the answer as ``stop``."""
+RETRYABLE_ERRORS = frozenset({"overloaded_error", "api_error"})
+"""In-stream error types that are a 529 / 500 sent after the headers: retried before the
+first chunk, like the statuses."""
+_EXCERPT = 200
+
+
+def _new_chunk(fields: tuple[Any, ...]) -> ChatChunk:
+    return tuple.__new__(ChatChunk, fields)
+
+
+class Carry:
+    """What a turn continued after ``pause_turn`` carries from one message to the next: the
+    assistant content so far (sent back in the follow-up request), the usage so far, the
+    number of tool calls (their indexes continue) and whether thinking text was shown."""
+
+    __slots__ = ("content", "thought", "tools", "usage")
+
+    def __init__(self) -> None:
+        self.content: list[dict[str, Any]] = []
+        self.usage: Usage | None = None
+        self.tools = 0
+        self.thought = False
+
+    def copy(self) -> Carry:
+        """A copy for one attempt (a retried attempt starts from the same state)."""
+        carry = Carry()
+        carry.content, carry.usage = list(self.content), self.usage
+        carry.tools, carry.thought = self.tools, self.thought
+        return carry
+
+
+class _Block:
+    """One content block being streamed: its start payload and its delta pieces."""
+
+    __slots__ = ("data", "kind", "ordinal", "pieces")
+
+    def __init__(self, data: dict[str, Any], ordinal: int) -> None:
+        self.data = data
+        self.kind: str = data["type"]
+        self.ordinal = ordinal
+        self.pieces: list[str] = []
+
+    def whole(self) -> dict[str, Any]:
+        """The block as a whole message carries it (what a continuation sends back)."""
+        data, joined = dict(self.data), "".join(self.pieces)
+        kind = self.kind
+        if kind == "text":
+            data["text"] = joined
+        elif kind == "thinking":
+            data["thinking"] = joined
+        elif "input" in data or joined:
+            data["input"] = json.loads(joined) if joined.strip() else data.get("input") or {}
+        return data
+
+
+class MessagesStreamParser(StreamParser):
+    """The events of one streamed message → chunks (one parser per attempt).
+
+    Args:
+        carry: what earlier messages of the same turn left (``pause_turn``); default none.
+    """
+
+    __slots__ = ("_blocks", "_carry", "_usage", "paused")
+
+    def __init__(self, carry: Carry | None = None) -> None:
+        super().__init__()
+        self._carry = carry if carry is not None else Carry()
+        self._blocks: dict[int, _Block] = {}
+        self._usage: dict[str, Any] = {}
+        self.paused = False
+        """The message ended with ``pause_turn``: the turn goes on in another request."""
+
+    def parse(self, data: str, event: str | None) -> ChatChunk | None:
+        try:
+            obj = from_json(data)
+        except ValueError:
+            obj = _lenient_json(data)
+        try:
+            kind = obj["type"]
+            if kind == "content_block_delta":
+                # The per-token path: one text, thinking or argument piece.
+                block = self._blocks[obj["index"]]
+                delta = obj["delta"]
+                delta_kind = delta["type"]
+                if delta_kind == "text_delta":
+                    text = delta["text"]
+                    block.pieces.append(text)
+                    if text and block.kind == "text":
+                        return _new_chunk((text, None, (), None, None, None, (), None))
+                    return None
+                if delta_kind == "input_json_delta":
+                    piece = delta["partial_json"]
+                    block.pieces.append(piece)
+                    if piece and block.kind == "tool_use":
+                        call = (ToolCallDelta(block.ordinal, None, None, piece),)
+                        return _new_chunk((None, None, call, None, None, None, (), None))
+                    return None
+                return self._other_delta(block, delta_kind, delta)
+            if kind == "content_block_start":
+                return self._start(obj["index"], obj["content_block"])
+            if kind == "content_block_stop":
+                return self._stop(self._blocks[obj["index"]])
+            if kind == "message_delta":
+                return self._message_delta(obj)
+            if kind == "message_start":
+                self._usage = dict(obj["message"].get("usage") or {})
+                return None
+            if kind == "message_stop":
+                self.done = True
+                return None
+            if kind == "error":
+                raise stream_error(obj.get("error") or obj, self._usage_so_far())
+        except (AttributeError, TypeError, ValueError, KeyError) as exc:
+            raise _protocol_error("unexpected event shape", data) from exc
+        return None  # ping, and event types added later
+
+    def end(self, saw_finish_reason: bool) -> None:
+        raise StreamInterruptedError("the message stream ended before message_stop")
+
+    def continuation(self) -> Carry:
+        """After :attr:`paused`: what the follow-up request starts from."""
+        carry, old = Carry(), self._carry
+        carry.content = old.content + [self._blocks[i].whole() for i in sorted(self._blocks)]
+        carry.usage = self._usage_so_far()
+        carry.tools, carry.thought = old.tools, old.thought
+        return carry
+
+    def _other_delta(self, block: _Block, kind: str, delta: dict[str, Any]) -> ChatChunk | None:
+        if kind == "thinking_delta":
+            thinking = delta["thinking"]
+            if not thinking:
+                return None
+            if not block.pieces and self._carry.thought:
+                block.pieces.append(thinking)
+                thinking = "\n\n" + thinking  # a new block of thinking: a new paragraph
+            else:
+                block.pieces.append(thinking)
+            self._carry.thought = True
+            return _new_chunk((None, thinking, (), None, None, None, (), None))
+        if kind == "signature_delta":
+            block.data["signature"] = block.data.get("signature", "") + delta["signature"]
+        elif kind == "citations_delta":
+            block.data.setdefault("citations", []).append(delta["citation"])
+        return None  # unknown delta types are the API's additions: nothing to show
+
+    def _start(self, index: int, content_block: dict[str, Any]) -> ChatChunk | None:
+        data = dict(content_block)
+        kind = data["type"]
+        ordinal = -1
+        if kind == "tool_use":
+            ordinal = self._carry.tools
+            self._carry.tools += 1
+        block = self._blocks[index] = _Block(data, ordinal)
+        if kind == "tool_use":
+            call_id, name = data["id"], data["name"]
+            if type(call_id) is not str or type(name) is not str:
+                raise TypeError("tool_use id or name is not a string")
+            # ``input`` here is a placeholder ({}): the arguments come as deltas.
+            call = (ToolCallDelta(ordinal, call_id, name, None),)
+            return _new_chunk((None, None, call, None, None, None, (), None))
+        if kind == "text":
+            text = data.get("text") or ""
+            if text:  # the API starts text blocks empty; a proxy may not
+                block.pieces.append(text)
+                return _new_chunk((text, None, (), None, None, None, (), None))
+        elif kind == "thinking":
+            thinking = data.get("thinking") or ""
+            if thinking:
+                return self._other_delta(block, "thinking_delta", {"thinking": thinking})
+        return None
+
+    def _stop(self, block: _Block) -> ChatChunk | None:
+        kind = block.kind
+        if kind == "thinking":
+            item = {
+                "type": "thinking",
+                "thinking": "".join(block.pieces),
+                "signature": block.data.get("signature") or "",
+            }
+        elif kind == "redacted_thinking":
+            item = {"type": "redacted_thinking", "data": block.data["data"]}
+        else:
+            return None
+        replay = (ReplayItem(provider=PROVIDER, data=item),)
+        return _new_chunk((None, None, (), None, None, None, replay, None))
+
+    def _message_delta(self, obj: dict[str, Any]) -> ChatChunk | None:
+        usage = obj.get("usage")
+        if usage:
+            self._usage.update(usage)
+        stop = (obj.get("delta") or {}).get("stop_reason")
+        if stop is None:
+            return None
+        if type(stop) is not str:
+            raise TypeError("stop_reason is not a string")
+        if stop == PAUSE_TURN:
+            self.paused = True
+            return None
+        finish = FINISH_REASONS.get(stop, "stop")
+        return _new_chunk((None, None, (), finish, self._usage_so_far(), None, (), stop))
+
+    def _usage_so_far(self) -> Usage | None:
+        usage = usage_of(self._usage) if self._usage else None
+        prior = self._carry.usage
+        if prior is None:
+            return usage
+        return prior + usage
+
+
+def usage_of(raw: dict[str, Any]) -> Usage:
+    """Anthropic's usage object as a :class:`~rxreact.messages.Usage`.
+
+    ``prompt_tokens`` counts every input token: ``input_tokens`` (the uncached ones) plus
+    ``cache_creation_input_tokens`` and ``cache_read_input_tokens``, as OpenAI's
+    ``prompt_tokens`` includes its cached tokens; the two cache counts are kept as extras.
+    ``completion_tokens`` is ``output_tokens``; ``total_tokens`` their sum.
+
+    Raises:
+        ValueError: a count is not an integer.
+    """
+    counts = {}
+    for key in (
+        "input_tokens",
+        "output_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+    ):
+        value = raw.get(key)
+        if value is not None:
+            if type(value) is not int:
+                raise ValueError(f"usage {key} is not an integer")
+            counts[key] = value
+    extras = {k: counts[k] for k in counts if k.startswith("cache_")}
+    prompt = sum(counts.get(k, 0) for k in ("input_tokens", *extras))
+    completion = counts.get("output_tokens")
+    total = prompt + (completion or 0)
+    return Usage(prompt_tokens=prompt, completion_tokens=completion, total_tokens=total, **extras)
+
+
+def stream_error(error: Any, usage: Usage | None = None) -> ProviderStreamError:
+    """The error of an ``error`` event (``{"type": "error", "error": {"type", "message"}}``):
+    ``overloaded_error`` and ``api_error`` are retryable before the first chunk."""
+    if type(error) is not dict:
+        return ProviderStreamError(str(error), payload={"error": error}, usage=usage)
+    message, error_type = error.get("message"), error.get("type")
+    exc = ProviderStreamError(
+        message if type(message) is str and message else _excerpt(json.dumps(error)),
+        error_type=error_type if type(error_type) is str else None,
+        payload=error,
+        usage=usage,
+    )
+    if error_type in RETRYABLE_ERRORS:
+        exc.retryable = True
+    return exc
+
+
+class PausedResponse(ModelResponse):
+    """A whole message that stopped with ``pause_turn``, with its raw content to send back."""
+
+    content_blocks: tuple[dict[str, Any], ...] = ()
+
+
+def parse_message(body: bytes | str | dict[str, Any]) -> ModelResponse:
+    """A whole (non-streaming) message, read with the stream's rules so that the result equals
+    what the stream of the same message assembles to.
+
+    Returns:
+        The response; a :class:`PausedResponse` when it stopped with ``pause_turn``.
+
+    Raises:
+        ProviderStreamError: the body is an ``{"type": "error"}`` object.
+        StreamProtocolError: the body is not a message.
+    """
+    obj = body if isinstance(body, dict) else _load_object(body)
+    if obj.get("type") == "error":
+        raise stream_error(obj.get("error") or obj)
+    parser = MessagesStreamParser()
+    assembler = ResponseAssembler()
+    try:
+        blocks = obj["content"]
+        # The stream's events for the same message, fed to the same parser.
+        events: list[dict[str, Any]] = [{"type": "message_start", "message": obj}]
+        for index, block in enumerate(blocks):
+            start = dict(block)
+            pieces: list[dict[str, Any]] = []
+            if block["type"] == "tool_use":
+                start["input"] = {}
+                pieces = [{"type": "input_json_delta", "partial_json": _arguments(block)}]
+            events.append({"type": "content_block_start", "index": index, "content_block": start})
+            events += [{"type": "content_block_delta", "index": index, "delta": p} for p in pieces]
+            events.append({"type": "content_block_stop", "index": index})
+        stop = {"stop_reason": obj.get("stop_reason")}
+        events.append({"type": "message_delta", "delta": stop, "usage": obj.get("usage") or {}})
+    except (AttributeError, TypeError, KeyError) as exc:
+        raise _protocol_error("not a message", body) from exc
+    for event in events:
+        chunk = parser.parse(json.dumps(event), None)
+        if chunk is not None:
+            assembler.add(chunk)
+    response = assembler.response()
+    if parser.paused:
+        blocks = parser.continuation().content
+        return PausedResponse(**dict(response), content_blocks=tuple(blocks))
+    return response
+
+
+def _arguments(block: dict[str, Any]) -> str:
+    value = block.get("input")
+    return "" if not value else json.dumps(value, ensure_ascii=False)
+
+
+def _lenient_json(data: str | bytes) -> Any:
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        raise _protocol_error("invalid JSON", data) from exc
+
+
+def _load_object(data: str | bytes) -> dict[str, Any]:
+    obj = _lenient_json(data)
+    if type(obj) is not dict:
+        raise _protocol_error("expected a JSON object", data)
+    return obj  # type: ignore[no-any-return]
+
+
+def _protocol_error(reason: str, data: str | bytes | dict[str, Any]) -> StreamProtocolError:
+    if isinstance(data, dict):
+        text = json.dumps(data, default=repr)
+    elif isinstance(data, bytes):
+        text = data[: _EXCERPT * 4].decode("utf-8", "replace")
+    else:
+        text = data
+    return StreamProtocolError(f"{reason}: {_excerpt(text)!r}")
+
+
+def _excerpt(text: str) -> str:
+    return text if len(text) <= _EXCERPT else text[:_EXCERPT] + "…"
