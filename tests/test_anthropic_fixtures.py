@@ -64,7 +64,9 @@ def run(pieces: Iterable[bytes]) -> tuple[ModelResponse, ProviderStreamError | N
 
 def counts(raw: dict[str, Any]) -> dict[str, Any]:
     """Anthropic's usage as the counts rxreact reports (independently of the parser's code)."""
-    cache = {k: raw[k] for k in ("cache_creation_input_tokens", "cache_read_input_tokens") if k in raw}
+    cache = {
+        k: raw[k] for k in ("cache_creation_input_tokens", "cache_read_input_tokens") if k in raw
+    }
     prompt = raw["input_tokens"] + sum(cache.values())
     return {
         "prompt_tokens": prompt,

@@ -98,6 +98,12 @@ class MockOpenAIServer:
         return f"http://{host!s}:{port}/v1"
 
     @property
+    def origin(self) -> str:
+        """``http://host:port``: the base URL of an API whose paths carry their version, as
+        ``AnthropicModel(base_url=...)`` (``$ANTHROPIC_BASE_URL``) for ``/v1/messages``."""
+        return self.base_url.removesuffix("/v1")
+
+    @property
     def disconnects(self) -> int:
         """How many responses the client abandoned before the server finished them."""
         with self._lock:

@@ -3,7 +3,7 @@
 The Messages wire format on the shared transport (:mod:`rxreact.model.http.model`): the
 request body (:mod:`~rxreact.model.anthropic.request_codec`), the stream's events
 (:class:`~rxreact.model.anthropic.wire.MessagesStreamParser`) and a whole message
-(:func:`~rxreact.model.anthropic.wire.parse_message`).
+(:func:`~rxreact.model.anthropic.message.parse_message`).
 
 ``pause_turn``: the server paused a long turn (server tools). The model sends the follow-up
 request itself, with the assistant content so far appended as the last message (as Anthropic
@@ -25,14 +25,9 @@ from reactivex.disposable import SerialDisposable
 
 from rxreact._fused import Fused, subscribe_fused
 from rxreact.messages import ChatRequest
+from rxreact.model.anthropic.message import PausedResponse, parse_message
 from rxreact.model.anthropic.request_codec import encode_request
-from rxreact.model.anthropic.wire import (
-    PAUSE_TURN,
-    Carry,
-    MessagesStreamParser,
-    PausedResponse,
-    parse_message,
-)
+from rxreact.model.anthropic.wire import PAUSE_TURN, Carry, MessagesStreamParser
 from rxreact.model.chunks import ChatChunk, ModelResponse
 from rxreact.model.http._io_mode import IOMode
 from rxreact.model.http.codec import StreamParser
@@ -150,7 +145,11 @@ class AnthropicModel(HTTPChatModel):
         )
         self.max_tokens = max_tokens
         self.thinking: dict[str, Any] | None = (
-            {"type": "adaptive"} if thinking == "adaptive" else None if thinking is None else dict(thinking)
+            {"type": "adaptive"}
+            if thinking == "adaptive"
+            else None
+            if thinking is None
+            else dict(thinking)
         )
         self.cache = cache
 

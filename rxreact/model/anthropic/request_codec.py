@@ -87,7 +87,9 @@ def encode_request(
     options = {**(default_options or {}), **request.options}
     response_format = options.pop("response_format", None)
     system: list[dict[str, Any]] = [
-        {"type": "text", "text": m.content} for m in request.messages if isinstance(m, SystemMessage)
+        {"type": "text", "text": m.content}
+        for m in request.messages
+        if isinstance(m, SystemMessage)
     ]
     messages = _messages([m for m in request.messages if not isinstance(m, SystemMessage)])
     if assistant_prefix:

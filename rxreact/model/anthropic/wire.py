@@ -23,7 +23,7 @@ with ``ping`` anywhere and ``error`` anywhere (the end). The mapping:
   and the client sends the follow-up request (:mod:`rxreact.model.anthropic.client`).
 - usage: ``message_start``'s, overwritten key by key by each ``message_delta``'s (which is
   cumulative, and on older servers carries only ``output_tokens``), sent once, with the
-  finish reason. See :func:`usage_of`.
+  finish reason. See :func:`~rxreact.model.anthropic._fields.usage_of`.
 
 Nothing is emitted before the first content delta (``message_start`` and ``ping`` carry
 nothing to show), so an ``overloaded_error`` event before it is retried like an HTTP 529.
@@ -36,10 +36,10 @@ from typing import Any
 
 from pydantic_core import from_json
 
-from rxreact.errors import ProviderStreamError, StreamInterruptedError, StreamProtocolError
+from rxreact.errors import StreamInterruptedError
 from rxreact.messages import ReplayItem, Usage
-from rxreact.model.assembly import ResponseAssembler
-from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
+from rxreact.model.anthropic._fields import lenient_json, protocol_error, stream_error, usage_of
+from rxreact.model.chunks import ChatChunk, ToolCallDelta
 from rxreact.model.http.codec import StreamParser
 
 __all__ = [
@@ -48,9 +48,6 @@ __all__ = [
     "PROVIDER",
     "Carry",
     "MessagesStreamParser",
-    "PausedResponse",
-    "parse_message",
-    "usage_of",
 ]
 
 PROVIDER = "anthropic"
@@ -66,10 +63,6 @@ FINISH_REASONS = {
     "refusal": "content_filter",
 }
 """Anthropic's stop reasons → ours; an unknown one ends the answer as ``stop``."""
-RETRYABLE_ERRORS = frozenset({"overloaded_error", "api_error"})
-"""In-stream error types that are a 529 / 500 sent after the headers: retried before the
-first chunk, like the statuses."""
-_EXCERPT = 200
 
 
 def _new_chunk(fields: tuple[Any, ...]) -> ChatChunk:
@@ -142,7 +135,7 @@ class MessagesStreamParser(StreamParser):
         try:
             obj = from_json(data)
         except ValueError:
-            obj = _lenient_json(data)
+            obj = lenient_json(data)
         try:
             kind = obj["type"]
             if kind == "content_block_delta":
@@ -179,7 +172,7 @@ class MessagesStreamParser(StreamParser):
             if kind == "error":
                 raise stream_error(obj.get("error") or obj, self._usage_so_far())
         except (AttributeError, TypeError, ValueError, KeyError) as exc:
-            raise _protocol_error("unexpected event shape", data) from exc
+            raise protocol_error("unexpected event shape", data) from exc
         return None  # ping, and event types added later
 
     def end(self, saw_finish_reason: bool) -> None:
@@ -273,133 +266,3 @@ class MessagesStreamParser(StreamParser):
         if prior is None:
             return usage
         return prior + usage
-
-
-def usage_of(raw: dict[str, Any]) -> Usage:
-    """Anthropic's usage object as a :class:`~rxreact.messages.Usage`.
-
-    ``prompt_tokens`` counts every input token: ``input_tokens`` (the uncached ones) plus
-    ``cache_creation_input_tokens`` and ``cache_read_input_tokens``, as OpenAI's
-    ``prompt_tokens`` includes its cached tokens; the two cache counts are kept as extras.
-    ``completion_tokens`` is ``output_tokens``; ``total_tokens`` their sum.
-
-    Raises:
-        ValueError: a count is not an integer.
-    """
-    counts = {}
-    for key in (
-        "input_tokens",
-        "output_tokens",
-        "cache_creation_input_tokens",
-        "cache_read_input_tokens",
-    ):
-        value = raw.get(key)
-        if value is not None:
-            if type(value) is not int:
-                raise ValueError(f"usage {key} is not an integer")
-            counts[key] = value
-    extras = {k: counts[k] for k in counts if k.startswith("cache_")}
-    prompt = sum(counts.get(k, 0) for k in ("input_tokens", *extras))
-    completion = counts.get("output_tokens")
-    total = prompt + (completion or 0)
-    return Usage(prompt_tokens=prompt, completion_tokens=completion, total_tokens=total, **extras)
-
-
-def stream_error(error: Any, usage: Usage | None = None) -> ProviderStreamError:
-    """The error of an ``error`` event (``{"type": "error", "error": {"type", "message"}}``):
-    ``overloaded_error`` and ``api_error`` are retryable before the first chunk."""
-    if type(error) is not dict:
-        return ProviderStreamError(str(error), payload={"error": error}, usage=usage)
-    message, error_type = error.get("message"), error.get("type")
-    exc = ProviderStreamError(
-        message if type(message) is str and message else _excerpt(json.dumps(error)),
-        error_type=error_type if type(error_type) is str else None,
-        payload=error,
-        usage=usage,
-    )
-    if error_type in RETRYABLE_ERRORS:
-        exc.retryable = True
-    return exc
-
-
-class PausedResponse(ModelResponse):
-    """A whole message that stopped with ``pause_turn``, with its raw content to send back."""
-
-    content_blocks: tuple[dict[str, Any], ...] = ()
-
-
-def parse_message(body: bytes | str | dict[str, Any]) -> ModelResponse:
-    """A whole (non-streaming) message, read with the stream's rules so that the result equals
-    what the stream of the same message assembles to.
-
-    Returns:
-        The response; a :class:`PausedResponse` when it stopped with ``pause_turn``.
-
-    Raises:
-        ProviderStreamError: the body is an ``{"type": "error"}`` object.
-        StreamProtocolError: the body is not a message.
-    """
-    obj = body if isinstance(body, dict) else _load_object(body)
-    if obj.get("type") == "error":
-        raise stream_error(obj.get("error") or obj)
-    parser = MessagesStreamParser()
-    assembler = ResponseAssembler()
-    try:
-        blocks = obj["content"]
-        # The stream's events for the same message, fed to the same parser.
-        events: list[dict[str, Any]] = [{"type": "message_start", "message": obj}]
-        for index, block in enumerate(blocks):
-            start = dict(block)
-            pieces: list[dict[str, Any]] = []
-            if block["type"] == "tool_use":
-                start["input"] = {}
-                pieces = [{"type": "input_json_delta", "partial_json": _arguments(block)}]
-            events.append({"type": "content_block_start", "index": index, "content_block": start})
-            events += [{"type": "content_block_delta", "index": index, "delta": p} for p in pieces]
-            events.append({"type": "content_block_stop", "index": index})
-        stop = {"stop_reason": obj.get("stop_reason")}
-        events.append({"type": "message_delta", "delta": stop, "usage": obj.get("usage") or {}})
-    except (AttributeError, TypeError, KeyError) as exc:
-        raise _protocol_error("not a message", body) from exc
-    for event in events:
-        chunk = parser.parse(json.dumps(event), None)
-        if chunk is not None:
-            assembler.add(chunk)
-    response = assembler.response()
-    if parser.paused:
-        blocks = parser.continuation().content
-        return PausedResponse(**dict(response), content_blocks=tuple(blocks))
-    return response
-
-
-def _arguments(block: dict[str, Any]) -> str:
-    value = block.get("input")
-    return "" if not value else json.dumps(value, ensure_ascii=False)
-
-
-def _lenient_json(data: str | bytes) -> Any:
-    try:
-        return json.loads(data)
-    except (ValueError, RecursionError) as exc:
-        raise _protocol_error("invalid JSON", data) from exc
-
-
-def _load_object(data: str | bytes) -> dict[str, Any]:
-    obj = _lenient_json(data)
-    if type(obj) is not dict:
-        raise _protocol_error("expected a JSON object", data)
-    return obj  # type: ignore[no-any-return]
-
-
-def _protocol_error(reason: str, data: str | bytes | dict[str, Any]) -> StreamProtocolError:
-    if isinstance(data, dict):
-        text = json.dumps(data, default=repr)
-    elif isinstance(data, bytes):
-        text = data[: _EXCERPT * 4].decode("utf-8", "replace")
-    else:
-        text = data
-    return StreamProtocolError(f"{reason}: {_excerpt(text)!r}")
-
-
-def _excerpt(text: str) -> str:
-    return text if len(text) <= _EXCERPT else text[:_EXCERPT] + "…"

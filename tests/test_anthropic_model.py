@@ -1,0 +1,514 @@
+"""AnthropicModel over real HTTP and SSE against the mock server's Messages dialect, in both
+I/O modes (the mock enforces Anthropic's request rules: HTTP 400 otherwise)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import reactivex.operators as ops
+from pydantic import BaseModel
+
+from rxreact import (
+    AnthropicModel,
+    FinalAnswer,
+    InMemoryChatMemory,
+    LLMJudge,
+    ReactAgent,
+    tool,
+)
+from rxreact.errors import (
+    AuthenticationError,
+    BadRequestError,
+    InvalidArgumentError,
+    ModelHTTPError,
+    ProviderStreamError,
+    RateLimitError,
+    StreamInterruptedError,
+)
+from rxreact.messages import (
+    AssistantMessage,
+    ChatRequest,
+    File,
+    Image,
+    ReplayItem,
+    Text,
+    ToolCall,
+    ToolMessage,
+    Usage,
+    UserMessage,
+)
+from rxreact.model.anthropic.request_codec import JSON_INSTRUCTION
+from rxreact.model.assembly import assemble
+from rxreact.model.chunks import ChatChunk
+from rxreact.model.retry_policy import Backoff
+from rxreact.model.scripted.replies import (
+    Disconnect,
+    Fail,
+    Hang,
+    HTTPErrorReply,
+    RawSSE,
+    Script,
+    text_reply,
+    tool_call_reply,
+)
+from rxreact.testing import MockOpenAIServer
+from rxreact.testing._anthropic_rules import sign_thinking
+
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("io_mode")]
+
+Serve = Callable[..., tuple[MockOpenAIServer, AnthropicModel]]
+THINKING = {"type": "enabled", "budget_tokens": 1024}
+OVERLOADED = ProviderStreamError("Overloaded", error_type="overloaded_error")
+
+
+@pytest.fixture
+def serve() -> Iterator[Serve]:
+    made: list[tuple[MockOpenAIServer, AnthropicModel]] = []
+
+    def start(script: Script, **kwargs: Any) -> tuple[MockOpenAIServer, AnthropicModel]:
+        server = MockOpenAIServer(script).start()
+        kwargs.setdefault("max_retries", 0)
+        model = AnthropicModel("claude-mock", base_url=server.origin, **kwargs)
+        made.append((server, model))
+        return server, model
+
+    yield start
+    for server, model in made:
+        model.close()
+        server.stop()
+
+
+@tool
+def get_weather(city: str) -> str:
+    """Current weather for a city."""
+    return f"{city}: sunny"
+
+
+def ask(text: str = "Hi") -> ChatRequest:
+    return ChatRequest(messages=(UserMessage(content=text),))
+
+
+def weather_desk(request: ChatRequest) -> Any:
+    if request.tool_choice == "none" or isinstance(request.messages[-1], ToolMessage):
+        return text_reply(
+            "Oslo is sunny, Rome too.", usage=Usage(prompt_tokens=30, completion_tokens=5)
+        )
+    return tool_call_reply(
+        ("get_weather", {"city": "Oslo"}),
+        ("get_weather", {"city": "Rome"}),
+        ids=["toolu_1", "toolu_2"],
+        usage=Usage(prompt_tokens=20, completion_tokens=7, cache_read_input_tokens=15),
+    )
+
+
+def test_a_text_answer_streams_with_anthropics_request_shape(serve: Serve) -> None:
+    server, model = serve([text_reply("Hello there, friend.")])
+    request = ChatRequest(messages=(UserMessage(content="Hi"),), options={"temperature": 0.2})
+    chunks = model.stream(request).pipe(ops.to_list()).run()
+
+    response = assemble(chunks)
+    assert (response.content, response.finish_reason) == ("Hello there, friend.", "stop")
+    assert response.provider_finish_reason == "end_turn"
+    body, headers = server.requests[0], server.request_headers[0]
+    assert body == {
+        "model": "claude-mock",
+        "max_tokens": 4096,
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}],
+        "stream": True,
+        "temperature": 0.2,
+    }
+    assert headers["anthropic-version"] == "2023-06-01"
+    assert "x-api-key" not in headers and "authorization" not in headers  # loopback: no key
+
+
+def test_the_key_goes_in_x_api_key_and_betas_in_one_header(serve: Serve) -> None:
+    server, model = serve([text_reply("ok")], api_key="sk-ant-secret", betas=("a-1", "b-2"))
+    model.stream(ask()).pipe(ops.to_list()).run()
+    headers = server.request_headers[0]
+    assert headers["x-api-key"] == "sk-ant-secret"
+    assert headers["anthropic-beta"] == "a-1,b-2"
+    assert "authorization" not in headers
+    assert "sk-ant-secret" not in repr(model) + repr(vars(model))
+
+
+def test_a_tool_round_through_the_agent_sends_one_user_message_of_results(serve: Serve) -> None:
+    server, model = serve(weather_desk)
+    agent = ReactAgent(model, [get_weather], system_prompt="Be brief.")
+    events = list(agent.stream("Weather in Oslo and Rome?").pipe(ops.to_iterable()).run())
+    final = events[-1]
+
+    assert isinstance(final, FinalAnswer)
+    assert (final.text, final.rounds) == ("Oslo is sunny, Rome too.", 2)
+    second = server.requests[1]
+    assert second["system"] == [{"type": "text", "text": "Be brief."}]
+    assert second["tools"][0]["input_schema"]["properties"]["city"]["type"] == "string"
+    assert [m["role"] for m in second["messages"]] == ["user", "assistant", "user"]
+    uses = second["messages"][1]["content"]
+    assert [(b["type"], b["id"], b["input"]) for b in uses] == [
+        ("tool_use", "toolu_1", {"city": "Oslo"}),
+        ("tool_use", "toolu_2", {"city": "Rome"}),
+    ]
+    assert second["messages"][2]["content"] == [
+        {"type": "tool_result", "tool_use_id": "toolu_1", "content": "Oslo: sunny"},
+        {"type": "tool_result", "tool_use_id": "toolu_2", "content": "Rome: sunny"},
+    ]
+    # Usage reaches the final answer, summed over the rounds, cache counts as extras.
+    assert final.usage is not None
+    assert (final.usage.prompt_tokens, final.usage.completion_tokens) == (50, 12)
+    assert final.usage.model_extra == {"cache_read_input_tokens": 15}
+
+
+def test_a_failed_tool_is_sent_back_as_an_error_result(serve: Serve) -> None:
+    @tool
+    def boom() -> str:
+        """Raises."""
+        raise RuntimeError("exploded")
+
+    server, model = serve([tool_call_reply(("boom", {}), ids=["toolu_9"]), text_reply("Sorry.")])
+    assert ReactAgent(model, [boom]).call("go") == "Sorry."
+    result = server.requests[1]["messages"][2]["content"][0]
+    assert result["is_error"] is True and "exploded" in result["content"]
+
+
+def test_thinking_is_reasoning_and_its_blocks_are_replayed_unchanged(serve: Serve) -> None:
+    def script(request: ChatRequest) -> Any:
+        if isinstance(request.messages[-1], ToolMessage):
+            return text_reply("Sunny.", reasoning="The tool says sunny.")
+        thought = tool_call_reply(("get_weather", {"city": "Oslo"}), ids=["toolu_1"])
+        redacted = ReplayItem(
+            provider="anthropic", data={"type": "redacted_thinking", "data": "xyz"}
+        )
+        return [
+            ChatChunk(reasoning="I should look it up."),
+            ChatChunk(replay=(redacted,)),
+            *thought,
+        ]
+
+    server, model = serve(script, thinking=THINKING)
+    events = list(
+        ReactAgent(model, [get_weather]).stream("Weather in Oslo?").pipe(ops.to_iterable()).run()
+    )
+    final = events[-1]
+    assert isinstance(final, FinalAnswer) and final.text == "Sunny."
+    assert server.requests[0]["thinking"] == THINKING
+    assistant = server.requests[1]["messages"][1]["content"]
+    assert assistant[0] == {
+        "type": "thinking",
+        "thinking": "I should look it up.",
+        "signature": sign_thinking("I should look it up."),
+    }
+    assert assistant[1]["type"] == "redacted_thinking" and assistant[1]["data"].startswith("xyz.")
+    assert assistant[2]["type"] == "tool_use"
+    shown = "".join(repr(e) for e in events)
+    assert sign_thinking("I should look it up.") not in shown  # never in events
+
+
+def test_a_signature_only_thinking_block_is_replayed(serve: Serve) -> None:
+    signature = sign_thinking("")
+    raw = (
+        'event: message_start\ndata: {"type":"message_start","message":{"usage":'
+        '{"input_tokens":5,"output_tokens":1}}}\n\n'
+        'event: content_block_start\ndata: {"type":"content_block_start","index":0,'
+        '"content_block":{"type":"thinking","thinking":"","signature":""}}\n\n'
+        'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+        f'"delta":{{"type":"signature_delta","signature":"{signature}"}}}}\n\n'
+        'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n'
+        'event: content_block_start\ndata: {"type":"content_block_start","index":1,'
+        '"content_block":{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{}}}\n\n'
+        'event: content_block_delta\ndata: {"type":"content_block_delta","index":1,'
+        '"delta":{"type":"input_json_delta","partial_json":"{\\"city\\": \\"Oslo\\"}"}}\n\n'
+        'event: content_block_stop\ndata: {"type":"content_block_stop","index":1}\n\n'
+        'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"tool_use"},'
+        '"usage":{"output_tokens":9}}\n\n'
+        'event: message_stop\ndata: {"type":"message_stop"}\n\n'
+    )
+    server, model = serve([RawSSE(raw.encode()), text_reply("Sunny.")], thinking=THINKING)
+    assert ReactAgent(model, [get_weather]).call("Weather?") == "Sunny."
+    block = server.requests[1]["messages"][1]["content"][0]
+    assert block == {"type": "thinking", "thinking": "", "signature": signature}
+
+
+def test_the_mock_refuses_a_tool_round_without_its_signed_thinking(serve: Serve) -> None:
+    server, model = serve([text_reply("never")], thinking=THINKING)
+    call = ToolCall(id="toolu_1", name="get_weather", arguments='{"city": "Oslo"}')
+    forged = ReplayItem(
+        provider="anthropic", data={"type": "thinking", "thinking": "hm", "signature": "forged"}
+    )
+    spec = get_weather.spec
+    history = (
+        UserMessage(content="Weather?"),
+        AssistantMessage(tool_calls=(call,), replay=(forged,)),
+        ToolMessage(tool_call_id="toolu_1", content="sunny"),
+    )
+    with pytest.raises(BadRequestError, match="Invalid `signature`"):
+        model.stream(ChatRequest(messages=history, tools=(spec,))).run()
+    other = ReplayItem(provider="openai-responses", data={"type": "reasoning", "id": "rs_1"})
+    request = ChatRequest(
+        messages=(history[0], AssistantMessage(tool_calls=(call,), replay=(other,)), history[2]),
+        tools=(spec,),
+    )
+    with pytest.raises(BadRequestError, match="must start with a thinking block"):
+        model.stream(request).run()  # another provider's items are dropped, never sent
+    assert server.requests[-1]["messages"][1]["content"][0]["type"] == "tool_use"
+
+
+def test_the_forced_last_round_declares_the_tools_and_sends_tool_choice_none(
+    serve: Serve,
+) -> None:
+    def script(request: ChatRequest) -> Any:
+        if request.tool_choice == "none":
+            return text_reply("Best answer from what I have.")
+        return tool_call_reply(
+            ("get_weather", {"city": "Oslo"}), ids=[f"toolu_{len(request.messages)}"]
+        )
+
+    server, model = serve(script)
+    result = ReactAgent(model, [get_weather], max_rounds=2).run("weather?")
+    assert (result.answer, result.rounds, result.forced) == (
+        "Best answer from what I have.",
+        3,
+        True,
+    )
+    last = server.requests[-1]
+    assert last["tool_choice"] == {"type": "none"}
+    assert [t["name"] for t in last["tools"]] == ["get_weather"]
+    assert [m["role"] for m in last["messages"]] == [
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "user",
+    ]
+    kinds = [b["type"] for b in last["messages"][-1]["content"]]
+    assert kinds == ["tool_result", "text"]  # the results first, then the forcing instruction
+
+
+def test_a_529_and_an_overloaded_event_before_the_first_delta_are_retried(serve: Serve) -> None:
+    script = [
+        HTTPErrorReply(529, "Overloaded", {"retry-after": "0"}),
+        [Fail(OVERLOADED)],
+        text_reply("Back."),
+    ]
+    server, model = serve(script, max_retries=2, backoff=Backoff(base=0.0))
+    chunks = model.stream(ask()).pipe(ops.to_list()).run()
+    assert assemble(chunks).content == "Back."
+    assert len(server.requests) == 3
+
+
+def test_an_error_event_after_the_first_delta_is_a_provider_stream_error(serve: Serve) -> None:
+    server, model = serve(
+        [[ChatChunk(text="Hel"), Fail(OVERLOADED)], text_reply("never")], max_retries=2
+    )
+    seen: list[ChatChunk] = []
+    with pytest.raises(ProviderStreamError) as caught:
+        model.stream(ask()).pipe(ops.do_action(seen.append)).run()
+    assert (caught.value.error_type, caught.value.provider_message) == (
+        "overloaded_error",
+        "Overloaded",
+    )
+    assert [c.text for c in seen] == ["Hel"] and len(server.requests) == 1
+
+
+def test_a_stream_cut_before_message_stop_is_an_error_and_nothing_is_stored(serve: Serve) -> None:
+    _server, model = serve([[ChatChunk(text="Partial"), Disconnect()]])
+    memory = InMemoryChatMemory()
+    agent = ReactAgent(model, memory=memory)
+    with pytest.raises(StreamInterruptedError):
+        agent.call("Hi", conversation_id="c")
+    assert list(memory.load("c")) == []
+
+
+def test_disposing_closes_the_connection(serve: Serve) -> None:
+    server, model = serve([[ChatChunk(text="x"), Hang()]])
+    first = threading.Event()
+    subscription = model.stream(ask()).subscribe(on_next=lambda _: first.set())
+    assert first.wait(5)
+    subscription.dispose()
+    assert server.wait_for_disconnects(1, timeout=5)
+
+
+def test_complete_reads_a_whole_message(serve: Serve) -> None:
+    usage = Usage(prompt_tokens=12, completion_tokens=3, cache_creation_input_tokens=10)
+    server, model = serve(
+        [
+            text_reply("Whole.", reasoning="Thinking it over.", usage=usage),
+            tool_call_reply(("get_weather", {"city": "Oslo"}), ids=["toolu_7"]),
+        ]
+    )
+    response = model.complete(ask())
+    assert (response.content, response.reasoning, response.finish_reason) == (
+        "Whole.",
+        "Thinking it over.",
+        "stop",
+    )
+    assert response.replay[0].data["signature"] == sign_thinking("Thinking it over.")
+    assert response.usage == usage.model_copy(update={"total_tokens": 15})
+    assert server.requests[0]["stream"] is False
+    calls = model.complete(ask()).tool_calls
+    assert [(c.id, c.name, c.arguments) for c in calls] == [
+        ("toolu_7", "get_weather", '{"city": "Oslo"}')
+    ]
+
+
+@pytest.mark.parametrize(
+    ("status", "error"),
+    [
+        (400, BadRequestError),
+        (401, AuthenticationError),
+        (413, ModelHTTPError),
+        (429, RateLimitError),
+    ],
+)
+def test_http_errors_map_with_anthropics_message(serve: Serve, status: int, error: type) -> None:
+    _server, model = serve([HTTPErrorReply(status, f"problem {status}")])
+    with pytest.raises(error, match=f"problem {status}") as caught:
+        model.stream(ask()).run()
+    assert caught.value.status_code == status
+
+
+def test_pause_turn_is_continued_as_one_stream(serve: Serve) -> None:
+    paused = [
+        ChatChunk(text="Let me search."),
+        ChatChunk(
+            finish_reason="stop",
+            provider_finish_reason="pause_turn",
+            usage=Usage(prompt_tokens=10, completion_tokens=4),
+        ),
+    ]
+    server, model = serve(
+        [paused, text_reply(" Found it.", usage=Usage(prompt_tokens=20, completion_tokens=3))]
+    )
+    response = assemble(model.stream(ask()).pipe(ops.to_list()).run())
+    assert (response.content, response.finish_reason) == ("Let me search. Found it.", "stop")
+    assert (response.usage.prompt_tokens, response.usage.completion_tokens) == (30, 7)  # type: ignore[union-attr]
+    follow_up = server.requests[1]["messages"]
+    assert follow_up[-1] == {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "Let me search."}],
+    }
+
+
+def test_pause_turn_sends_server_tool_blocks_back_unchanged(serve: Serve) -> None:
+    search = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
+    found = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []}
+    raw = (
+        'event: message_start\ndata: {"type":"message_start","message":'
+        '{"usage":{"input_tokens":5}}}\n\n'
+        'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":'
+        '{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{}}}\n\n'
+        'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":'
+        '{"type":"input_json_delta","partial_json":"{\\"query\\": \\"oslo\\"}"}}\n\n'
+        'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n'
+        'event: content_block_start\ndata: {"type":"content_block_start","index":1,"content_block":'
+        '{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[]}}\n\n'
+        'event: content_block_stop\ndata: {"type":"content_block_stop","index":1}\n\n'
+        'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"pause_turn"},'
+        '"usage":{"output_tokens":2}}\n\n'
+        'event: message_stop\ndata: {"type":"message_stop"}\n\n'
+    )
+    server, model = serve([RawSSE(raw.encode()), text_reply("Sunny in Oslo.")])
+    response = assemble(model.stream(ask()).pipe(ops.to_list()).run())
+    assert (response.content, response.tool_calls) == ("Sunny in Oslo.", ())
+    assert server.requests[1]["messages"][-1]["content"] == [
+        {**search, "input": {"query": "oslo"}},
+        found,
+    ]
+
+
+def test_complete_continues_a_paused_turn(serve: Serve) -> None:
+    paused = [
+        ChatChunk(text="Searching."),
+        ChatChunk(finish_reason="stop", provider_finish_reason="pause_turn"),
+    ]
+    server, model = serve([paused, text_reply(" Done.")])
+    response = model.complete(ask())
+    assert (response.content, response.finish_reason) == ("Searching. Done.", "stop")
+    assert server.requests[1]["messages"][-1]["role"] == "assistant"
+
+
+def test_the_judge_asks_for_json_in_the_system_prompt(serve: Serve) -> None:
+    server, model = serve([text_reply("Sunny."), text_reply('{"passed": true, "feedback": ""}')])
+    result = ReactAgent(model, judge=LLMJudge()).run("Weather?")
+    assert (result.answer, result.validated) == ("Sunny.", True)
+    judge_body = server.requests[1]
+    assert judge_body["stream"] is False and "response_format" not in judge_body
+    assert judge_body["system"][-1] == {"type": "text", "text": JSON_INSTRUCTION}
+
+
+class Weather(BaseModel):
+    city: str
+    celsius: int
+
+
+def test_output_type_uses_structured_outputs_with_closed_objects(serve: Serve) -> None:
+    server, model = serve([text_reply('{"city": "Oslo", "celsius": 12}')])
+    result = ReactAgent(model).run("Weather?", output_type=Weather)
+    assert result.output == Weather(city="Oslo", celsius=12)
+    fmt = server.requests[0]["output_config"]["format"]
+    assert fmt["type"] == "json_schema"
+    assert fmt["schema"] == {**Weather.model_json_schema(), "additionalProperties": False}
+
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 16
+PDF = b"%PDF-1.4 tiny"
+
+
+def test_images_and_files_are_encoded_as_anthropic_blocks(serve: Serve) -> None:
+    parts = (
+        Text(text="Look:"),
+        Image.from_bytes(PNG, "image/png"),
+        Image.from_url("https://example.com/cat.jpg"),
+        File.from_bytes(PDF, "application/pdf", name="report.pdf"),
+        File.from_bytes(b"plain words", "text/plain", name="notes.txt"),
+    )
+    server, model = serve([text_reply("Seen.")])
+    model.stream(ChatRequest(messages=(UserMessage(content=parts),))).run()
+    blocks = server.requests[0]["messages"][0]["content"]
+    png64, pdf64 = parts[1].data_base64, parts[3].data_base64  # type: ignore[union-attr]
+    assert blocks == [
+        {"type": "text", "text": "Look:"},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png64}},
+        {"type": "image", "source": {"type": "url", "url": "https://example.com/cat.jpg"}},
+        {
+            "type": "document",
+            "source": {"type": "base64", "media_type": "application/pdf", "data": pdf64},
+            "title": "report.pdf",
+        },
+        {
+            "type": "document",
+            "source": {"type": "text", "media_type": "text/plain", "data": "plain words"},
+            "title": "notes.txt",
+        },
+    ]
+
+
+def test_a_tool_result_made_of_parts_carries_them(serve: Serve) -> None:
+    image = Image.from_bytes(PNG, "image/png")
+    history = (
+        UserMessage(content="Show me."),
+        AssistantMessage(tool_calls=(ToolCall(id="toolu_1", name="snap", arguments="{}"),)),
+        ToolMessage(tool_call_id="toolu_1", content=(Text(text="here"), image)),
+    )
+    server, model = serve([text_reply("Nice.")])
+    model.stream(ChatRequest(messages=history)).run()
+    result = server.requests[0]["messages"][2]["content"][0]
+    assert result["content"][1]["source"]["media_type"] == "image/png"
+
+
+@pytest.mark.parametrize(
+    ("part", "named"),
+    [
+        (Image.from_bytes(b"BM..", "image/bmp"), "image/bmp"),
+        (File.from_bytes(b"PK..", "application/zip", name="a.zip"), "application/zip"),
+    ],
+)
+def test_a_part_anthropic_cannot_take_is_refused_by_name(
+    serve: Serve, part: Any, named: str
+) -> None:
+    server, model = serve([text_reply("never")])
+    with pytest.raises(InvalidArgumentError, match=named):
+        model.stream(ChatRequest(messages=(UserMessage(content=(part,)),))).run()
+    assert server.requests == []
