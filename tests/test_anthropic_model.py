@@ -50,6 +50,7 @@ from rxreact.model.scripted.replies import (
     Fail,
     Hang,
     HTTPErrorReply,
+    RawSSE,
     text_reply,
     tool_call_reply,
 )
@@ -346,3 +347,23 @@ def test_a_part_anthropic_cannot_take_is_refused_by_name(
     with pytest.raises(InvalidArgumentError, match=named):
         model.stream(ChatRequest(messages=(UserMessage(content=(part,)),))).run()
     assert server.requests == []
+
+
+def test_an_emoji_cut_into_two_escapes_is_joined(serve: Serve) -> None:
+    delta = (
+        'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+        '"delta":{"type":"text_delta","text":"%s"}}\n\n'
+    )
+    raw = (
+        'event: message_start\ndata: {"type":"message_start","message":{"usage":{}}}\n\n'
+        'event: content_block_start\ndata: {"type":"content_block_start","index":0,'
+        '"content_block":{"type":"text","text":""}}\n\n'
+        + delta % "Hi \\ud83d"
+        + delta % "\\ude00!"
+        + 'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n'
+        'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},'
+        '"usage":{"output_tokens":3}}\n\n'
+        'event: message_stop\ndata: {"type":"message_stop"}\n\n'
+    )
+    _server, model = serve([RawSSE(raw.encode())])
+    assert assemble(model.stream(ask()).pipe(ops.to_list()).run()).content == "Hi \U0001f600!"

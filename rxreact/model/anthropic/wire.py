@@ -41,6 +41,7 @@ from rxreact.messages import ReplayItem, Usage
 from rxreact.model.anthropic._fields import lenient_json, protocol_error, stream_error, usage_of
 from rxreact.model.chunks import ChatChunk, ToolCallDelta
 from rxreact.model.http.codec import StreamParser
+from rxreact.model.http.surrogates import SurrogateChunk, join_surrogates
 
 __all__ = [
     "FINISH_REASONS",
@@ -103,7 +104,7 @@ class _Block:
 
     def whole(self) -> dict[str, Any]:
         """The block as a whole message carries it (what a continuation sends back)."""
-        data, joined = dict(self.data), "".join(self.pieces)
+        data, joined = dict(self.data), join_surrogates("".join(self.pieces))
         kind = self.kind
         if kind == "text":
             data["text"] = joined
@@ -135,7 +136,13 @@ class MessagesStreamParser(StreamParser):
         try:
             obj = from_json(data)
         except ValueError:
-            obj = lenient_json(data)
+            # Lone surrogate escapes ("\\ud83d") are valid JSON for the standard library's
+            # parser, which keeps them: the read loop pairs them across chunks.
+            chunk = self._event(lenient_json(data), data)
+            return None if chunk is None else SurrogateChunk._make(chunk)
+        return self._event(obj, data)
+
+    def _event(self, obj: Any, data: str) -> ChatChunk | None:
         try:
             kind = obj["type"]
             if kind == "content_block_delta":
@@ -235,7 +242,7 @@ class MessagesStreamParser(StreamParser):
         if kind == "thinking":
             item = {
                 "type": "thinking",
-                "thinking": "".join(block.pieces),
+                "thinking": join_surrogates("".join(block.pieces)),
                 "signature": block.data.get("signature") or "",
             }
         elif kind == "redacted_thinking":
