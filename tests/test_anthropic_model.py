@@ -26,6 +26,7 @@ from rxreact.errors import (
     BadRequestError,
     InvalidArgumentError,
     ModelHTTPError,
+    NotFoundError,
     ProviderStreamError,
     RateLimitError,
     StreamInterruptedError,
@@ -253,6 +254,8 @@ def test_complete_reads_a_whole_message(serve: Serve) -> None:
     [
         (400, BadRequestError),
         (401, AuthenticationError),
+        (403, AuthenticationError),
+        (404, NotFoundError),
         (413, ModelHTTPError),
         (429, RateLimitError),
     ],
@@ -367,3 +370,17 @@ def test_an_emoji_cut_into_two_escapes_is_joined(serve: Serve) -> None:
     )
     _server, model = serve([RawSSE(raw.encode())])
     assert assemble(model.stream(ask()).pipe(ops.to_list()).run()).content == "Hi \U0001f600!"
+
+
+def test_cache_breakpoints_are_accepted_and_cache_counts_reach_the_usage(serve: Serve) -> None:
+    usage = Usage(prompt_tokens=1200, completion_tokens=5, cache_creation_input_tokens=1100)
+    server, model = serve([text_reply("Cached.", usage=usage)], cache=True)
+    agent = ReactAgent(model, [get_weather], system_prompt="A long, stable prompt.")
+    result = agent.run("Hi")
+    body = server.requests[0]
+    assert body["system"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert body["tools"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert body["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert result.usage is not None
+    assert result.usage.prompt_tokens == 1200
+    assert result.usage.model_extra == {"cache_creation_input_tokens": 1100}
