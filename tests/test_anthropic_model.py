@@ -384,3 +384,13 @@ def test_cache_breakpoints_are_accepted_and_cache_counts_reach_the_usage(serve: 
     assert result.usage is not None
     assert result.usage.prompt_tokens == 1200
     assert result.usage.model_extra == {"cache_creation_input_tokens": 1100}
+
+
+def test_a_finished_run_leaves_no_cycles(serve: Serve) -> None:
+    from test_no_cycles import cyclic_garbage
+
+    script = [tool_call_reply(("get_weather", {"city": "Paris"})), text_reply("Sunny.")] * 2
+    _server, model = serve(script)
+    agent = ReactAgent(model, [get_weather])
+    assert agent.call("warm up?") == "Sunny."  # imports, pools, first connection
+    assert cyclic_garbage(lambda: agent.call("weather?")) == []

@@ -210,3 +210,16 @@ def test_thinking_blocks_kept_in_memory_go_back_on_the_next_turn(serve: Serve) -
         "thinking": "Plain question.",
         "signature": sign_thinking("Plain question."),
     }
+
+
+def test_a_run_with_a_paused_turn_leaves_no_cycles(serve: Serve) -> None:
+    from test_no_cycles import cyclic_garbage
+
+    paused = [
+        ChatChunk(text="Searching."),
+        ChatChunk(finish_reason="stop", provider_finish_reason="pause_turn"),
+    ]
+    _server, model = serve([paused, text_reply(" Found.")] * 2)
+    agent = ReactAgent(model)
+    assert agent.call("warm up?") == "Searching. Found."
+    assert cyclic_garbage(lambda: agent.call("again?")) == []

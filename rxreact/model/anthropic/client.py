@@ -21,10 +21,10 @@ from typing import Any, Literal
 
 import httpx
 from reactivex import Observable, abc
-from reactivex.disposable import SerialDisposable
 
-from rxreact._fused import Fused, subscribe_fused
+from rxreact._fused import Fused
 from rxreact.messages import ChatRequest
+from rxreact.model.anthropic._turn import TurnSubscription
 from rxreact.model.anthropic.message import PausedResponse, parse_message
 from rxreact.model.anthropic.request_codec import encode_request
 from rxreact.model.anthropic.wire import PAUSE_TURN, Carry, MessagesStreamParser
@@ -162,39 +162,9 @@ class AnthropicModel(HTTPChatModel):
         def subscribe(
             observer: abc.ObserverBase[ChatChunk], scheduler: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
-            current = SerialDisposable()
-
-            def start(turn: ChatRequest, carry: Carry | None, pauses: int) -> None:
-                parsers: list[MessagesStreamParser] = []
-
-                def new_parser() -> StreamParser:
-                    parsers.append(MessagesStreamParser(carry.copy() if carry else None))
-                    return parsers[-1]
-
-                def on_completed() -> None:
-                    parser = parsers[-1] if parsers else None
-                    if parser is None or not parser.paused:
-                        observer.on_completed()
-                        return
-                    carry = parser.continuation()
-                    if pauses >= self.max_pause_turns:
-                        end = ChatChunk(
-                            finish_reason="length",
-                            usage=carry.usage,
-                            provider_finish_reason=PAUSE_TURN,
-                        )
-                        observer.on_next(end)
-                        observer.on_completed()
-                        return
-                    start(_continued(request, carry), carry, pauses + 1)
-
-                source = self._stream(turn, new_parser)
-                current.disposable = subscribe_fused(
-                    source, observer.on_next, observer.on_error, on_completed, scheduler
-                )
-
-            start(request, None, 0)
-            return current
+            subscription = TurnSubscription(self, request, _continued, observer, scheduler)
+            subscription.start()
+            return subscription
 
         return Fused(subscribe)
 
