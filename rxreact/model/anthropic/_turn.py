@@ -121,4 +121,5 @@ class TurnSubscription(abc.DisposableBase):
             self._observer.on_completed()
             return
         self._pauses += 1
-        self._send(self._continued(self._request, carry))
+        if not self._disposed:  # a dispose from now on also disposes the follow-up
+            self._send(self._continued(self._request, carry))
