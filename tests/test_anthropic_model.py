@@ -15,6 +15,7 @@ from anthropic_serve import Serve, ask, get_weather, served
 from pydantic import BaseModel
 
 from rxreact import (
+    AnthropicModel,
     FinalAnswer,
     InMemoryChatMemory,
     LLMJudge,
@@ -394,3 +395,15 @@ def test_a_finished_run_leaves_no_cycles(serve: Serve) -> None:
     agent = ReactAgent(model, [get_weather])
     assert agent.call("warm up?") == "Sunny."  # imports, pools, first connection
     assert cyclic_garbage(lambda: agent.call("weather?")) == []
+
+
+def test_a_base_url_ending_in_v1_is_taken_as_the_root(
+    serve: Serve, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server, _model = serve([text_reply("one"), text_reply("two")])
+    with AnthropicModel("m", base_url=server.origin + "/v1/") as model:
+        assert assemble(model.stream(ask()).pipe(ops.to_list()).run()).content == "one"
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.origin + "/v1")
+    with AnthropicModel("m") as model:
+        assert model.base_url == server.origin
+        assert assemble(model.stream(ask()).pipe(ops.to_list()).run()).content == "two"

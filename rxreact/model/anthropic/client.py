@@ -16,6 +16,7 @@ the usage reported at the end is the sum over the requests::
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -54,8 +55,9 @@ class AnthropicModel(HTTPChatModel):
 
     Args:
         model: the model name; default ``$RXREACT_MODEL``. Missing: :class:`ConfigurationError`.
-        base_url: the API root, without ``/v1`` (``https://api.anthropic.com``); default
-            ``$ANTHROPIC_BASE_URL``, else Anthropic's. Requests go to ``{base_url}/v1/messages``.
+        base_url: the API root, without ``/v1`` (``https://api.anthropic.com``; a trailing
+            ``/v1`` is dropped); default ``$ANTHROPIC_BASE_URL``, else Anthropic's. Requests go
+            to ``{base_url}/v1/messages``.
             :class:`~rxreact.testing.MockOpenAIServer` serves it at ``server.origin``.
         api_key: default ``$ANTHROPIC_API_KEY``, sent as ``x-api-key``. Missing: each request
             fails with :class:`ConfigurationError`, except against a loopback host.
@@ -123,6 +125,9 @@ class AnthropicModel(HTTPChatModel):
         max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
         max_tool_arguments: int | None = DEFAULT_MAX_TOOL_ARGUMENTS,
     ) -> None:
+        base_url = (base_url or os.environ.get(self.base_url_env) or "").rstrip("/") or None
+        if base_url is not None and base_url.endswith("/v1"):
+            base_url = base_url[: -len("/v1")]  # the path carries the version: never /v1/v1
         fixed = {"anthropic-version": anthropic_version}
         if betas:
             fixed["anthropic-beta"] = ",".join(betas)
