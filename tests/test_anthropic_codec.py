@@ -99,6 +99,10 @@ def test_tool_choice_is_anthropics_and_sent_only_with_tools(choice: Any, wire: A
     request = ChatRequest(messages=(UserMessage(content="Hi"),), tools=(SPEC,), tool_choice=choice)
     assert body(request)["tool_choice"] == wire
     assert body(request, default_options={"tool_choice": {"type": "any"}})["tool_choice"] == wire
+    loose = ChatRequest(
+        messages=(UserMessage(content="Hi"),), tools=(SPEC,), options={"tool_choice": choice}
+    )
+    assert body(loose)["tool_choice"] == wire  # OpenAI's names in the options
     bare = ChatRequest(messages=(UserMessage(content="Hi"),), options={"tool_choice": wire})
     assert "tool_choice" not in body(bare)
 

@@ -11,8 +11,8 @@ How our messages map onto Anthropic's:
   (``provider="anthropic"`` only: thinking blocks with their signature, redacted thinking, sent
   back unchanged and first, as the API requires), its text, then its ``tool_use`` blocks.
 - tools → ``tools`` with ``input_schema``; ``tool_choice`` ``auto``/``required``/``none`` →
-  ``{"type": "auto"|"any"|"none"}``, sent only with tools (the forced last round keeps the
-  tools declared and sends ``none``).
+  ``{"type": "auto"|"any"|"none"}`` (also when the options say it that way), sent only with
+  tools (the forced last round keeps the tools declared and sends ``none``).
 - ``response_format`` in the options → ``output_config.format`` (Anthropic's structured
   outputs) for a ``json_schema``, every object schema closed with
   ``additionalProperties: false`` as the API requires. A ``json_object`` (the judge's) has
@@ -109,16 +109,17 @@ def encode_request(
             {"name": t.name, "description": t.description, "input_schema": t.parameters}
             for t in request.tools
         ]
-        if request.tool_choice is not None:
-            body["tool_choice"] = dict(_TOOL_CHOICES[request.tool_choice])
     if thinking is not None:
         body["thinking"] = dict(thinking)
     body["stream"] = stream
     body.update(options)
-    if request.tools and request.tool_choice is not None:
-        body["tool_choice"] = dict(_TOOL_CHOICES[request.tool_choice])  # the forced round wins
-    elif not request.tools:
-        body.pop("tool_choice", None)  # the API rejects it without tools
+    # The request's own choice wins (the forced round's "none"); one in the options may use
+    # the OpenAI names too. Without tools the API rejects any.
+    choice = request.tool_choice or body.get("tool_choice")
+    if not request.tools:
+        body.pop("tool_choice", None)
+    elif isinstance(choice, str) and choice in _TOOL_CHOICES:
+        body["tool_choice"] = dict(_TOOL_CHOICES[choice])
     if cache:
         _mark_cache(body)
     return body
