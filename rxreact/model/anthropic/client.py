@@ -219,7 +219,7 @@ def _continued(request: ChatRequest, carry: Carry) -> _PausedTurn:
 
 def _joined(parts: list[ModelResponse]) -> ModelResponse:
     """The responses of one paused and continued turn as one."""
-    if len(parts) == 1:
+    if len(parts) == 1 and not isinstance(parts[0], PausedResponse):
         return parts[0]
     usage = None
     for part in parts:
