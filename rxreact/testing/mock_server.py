@@ -30,15 +30,15 @@ in-stream ``{"error": ...}`` event, :class:`Hang` goes silent until the client d
 :class:`RawSSE` sends recorded bytes verbatim. A non-streaming request gets the assembled reply
 as one ``chat.completion``. Usage is sent as scripted, whatever ``stream_options`` says.
 
-Like the real API, requests whose history leaves a tool call unanswered, answers a call that
-does not exist, or sets ``tool_choice`` without ``tools`` get HTTP 400
-(``validate_history=False`` turns that off).
-
 The same server speaks Anthropic's Messages API at ``/v1/messages``, with :attr:`origin` as
 its base URL (``AnthropicModel(base_url=server.origin)``: the path carries the version). The
 script's chunks become content blocks, reasoning a thinking block with a signature the server
 checks when it comes back, and Anthropic's request rules answer HTTP 400 with its error body
 (:mod:`rxreact.testing._anthropic`).
+
+Like the real API, requests whose history leaves a tool call unanswered, answers a call that
+does not exist, or sets ``tool_choice`` without ``tools`` get HTTP 400
+(``validate_history=False`` turns that off).
 """
 
 from __future__ import annotations
