@@ -22,6 +22,7 @@ from rxreact.messages import (
 from rxreact.model.anthropic.message import parse_message
 from rxreact.model.anthropic.request_codec import encode_request
 from rxreact.model.anthropic.wire import MessagesStreamParser
+from rxreact.model.assembly import ResponseAssembler
 from rxreact.model.scripted.replies import text_reply
 from rxreact.testing import MockOpenAIServer
 
@@ -281,3 +282,20 @@ def test_the_mock_records_anthropics_headers() -> None:
     assert response.status_code == 200 and response.json()["content"][0]["text"] == "ok"
     assert server.request_headers[0]["x-api-key"] == "k"
     assert server.request_headers[0]["anthropic-version"] == "2023-06-01"
+
+
+def test_a_tool_input_sent_whole_at_the_start_is_the_arguments() -> None:
+    parser, assembler = MessagesStreamParser(), ResponseAssembler()
+    events = [
+        '{"type":"message_start","message":{"usage":{"input_tokens":1}}}',
+        '{"type":"content_block_start","index":0,"content_block":'
+        '{"type":"tool_use","id":"t1","name":"f","input":{"x":1}}}',
+        '{"type":"content_block_stop","index":0}',
+        '{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":2}}',
+        '{"type":"message_stop"}',
+    ]
+    for data in events:
+        chunk = parser.parse(data, None)
+        if chunk is not None:
+            assembler.add(chunk)
+    assert [(c.id, c.arguments) for c in assembler.response().tool_calls] == [("t1", '{"x": 1}')]

@@ -247,6 +247,12 @@ class MessagesStreamParser(StreamParser):
             }
         elif kind == "redacted_thinking":
             item = {"type": "redacted_thinking", "data": block.data["data"]}
+        elif kind == "tool_use" and not block.pieces and block.data.get("input"):
+            # A compatible server that sends the input whole at the start, and no deltas.
+            arguments = json.dumps(block.data["input"], ensure_ascii=False)
+            block.pieces.append(arguments)
+            call = (ToolCallDelta(block.ordinal, None, None, arguments),)
+            return _new_chunk((None, None, call, None, None, None, (), None))
         else:
             return None
         replay = (ReplayItem(provider=PROVIDER, data=item),)
