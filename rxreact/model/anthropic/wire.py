@@ -80,8 +80,8 @@ class Carry:
     def __init__(self) -> None:
         self.content: list[dict[str, Any]] = []
         self.usage: Usage | None = None
-        self.tools = 0
-        self.thought = False
+        self.tools: int = 0
+        self.thought: bool = False
 
     def copy(self) -> Carry:
         """A copy for one attempt (a retried attempt starts from the same state)."""
@@ -129,7 +129,7 @@ class MessagesStreamParser(StreamParser):
         self._carry = carry if carry is not None else Carry()
         self._blocks: dict[int, _Block] = {}
         self._usage: dict[str, Any] = {}
-        self.paused = False
+        self.paused: bool = False
         """The message ended with ``pause_turn``: the turn goes on in another request."""
 
     def parse(self, data: str, event: str | None) -> ChatChunk | None:
