@@ -87,6 +87,7 @@ from rxreact.messages import (
     Usage,
     UserMessage,
 )
+from rxreact.model.anthropic.client import AnthropicModel
 from rxreact.model.base import ChatModel
 from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
 from rxreact.model.openai.client import OpenAIChatModel
@@ -107,6 +108,7 @@ __all__ = [
     "AgentResult",
     "AgentRun",
     "AnswerValidated",
+    "AnthropicModel",
     "ApprovalDecision",
     "Approver",
     "AssistantMessage",

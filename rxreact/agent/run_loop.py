@@ -358,7 +358,14 @@ class RunLoop:
             if result is None:  # cannot happen unless a tool observable completed empty
                 raise AgentError(f"tool call {call.id} completed without a result")
             content = result.parts or result.content
-            self._add(ToolMessage(tool_call_id=call.id, content=content, name=call.name))
+            self._add(
+                ToolMessage(
+                    tool_call_id=call.id,
+                    content=content,
+                    name=call.name,
+                    is_error=result.is_error,
+                )
+            )
             self.tool_errors += result.is_error
         if self.tool_errors > self.agent.max_tool_errors:
             raise ToolErrorBudgetExceededError(

@@ -233,19 +233,26 @@ class HTTPChatModel(Closeable):
             what :meth:`complete` returns for the same reply.
         """
 
+        return self._stream(request, self._stream_parser)
+
+    def _stream(
+        self, request: ChatRequest, new_parser: Callable[[], StreamParser]
+    ) -> Observable[ChatChunk]:
+        """:meth:`stream` with each attempt's parser made by ``new_parser``: a wire format
+        that carries state from one request to the next (Anthropic's ``pause_turn``, continued
+        by another request) keeps its parsers this way."""
+
         def attempt(call: ThreadCall[ChatChunk], content: bytes) -> None:
             with self._exchange(call, content, stream=True) as response:
                 self._check_stream(response)
-                read_sse(response, call, self._stream_parser(), self.think_tags, self._limits)
+                read_sse(response, call, new_parser(), self.think_tags, self._limits)
 
         async def aattempt(call: LoopCall[ChatChunk], content: bytes) -> None:
             async with self._aexchange(call, content, stream=True) as response:
                 if response.headers.get("content-type", "").startswith(NOT_A_STREAM_TYPES):
                     await response.aread()  # the check quotes the body
                 self._check_stream(response)
-                await aread_sse(
-                    response, call, self._stream_parser(), self.think_tags, self._limits
-                )
+                await aread_sse(response, call, new_parser(), self.think_tags, self._limits)
 
         return self._observable(request, stream=True, attempt=attempt, aattempt=aattempt)
 
