@@ -85,6 +85,7 @@ from rxreact.messages import (
 from rxreact.model.base import ChatModel
 from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
 from rxreact.model.openai.client import OpenAIChatModel
+from rxreact.model.openai.responses import OpenAIResponsesModel
 from rxreact.model.scripted.model import ScriptedModel
 from rxreact.operators import events_of
 from rxreact.runs import AgentRun, EventLog, InMemoryEventLog, RedisEventLog, follow
@@ -131,6 +132,7 @@ __all__ = [
     "ModelTimeoutError",
     "NotFoundError",
     "OpenAIChatModel",
+    "OpenAIResponsesModel",
     "ProviderStreamError",
     "RateLimitError",
     "ReactAgent",
