@@ -91,6 +91,8 @@ def test_options_merge_and_tool_only_keys_go_without_tools() -> None:
         default_options={"temperature": 1, "tool_choice": "required", "max_output_tokens": 9},
     )
     assert (sent["temperature"], sent["max_output_tokens"]) == (0.5, 9)
+    included = body(request, default_options={"include": ["message.output_text.logprobs"]})
+    assert included["include"] == ["message.output_text.logprobs", "reasoning.encrypted_content"]
     assert "tool_choice" not in sent
     forced = ChatRequest(
         messages=(UserMessage(content="hi"),),

@@ -43,6 +43,7 @@ IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/webp", "image/gif"})
 """The image types the API reads (a URL image is not checked: the provider reads it)."""
 
 _TOOL_ONLY_KEYS = ("tool_choice", "parallel_tool_calls")
+_ENCRYPTED = "reasoning.encrypted_content"
 
 
 def encode_request(
@@ -111,12 +112,16 @@ def encode_request(
     if reasoning is not None:
         body["reasoning"] = dict(reasoning)
     body["store"] = store
-    if not store:
-        body["include"] = ["reasoning.encrypted_content"]
     body["stream"] = stream
     for options in (default_options, request.options):
         if options:
             body.update(options)
+    if not store:
+        # Added to what the options include: without it no reasoning item could be replayed.
+        include = list(body.get("include") or ())
+        if _ENCRYPTED not in include:
+            include.append(_ENCRYPTED)
+        body["include"] = include
     if request.options and request.tool_choice is not None and request.tools:
         body["tool_choice"] = request.tool_choice  # the agent's forced round wins
     if not request.tools:
