@@ -24,6 +24,7 @@ from rxreact import (
     tool,
 )
 from rxreact.errors import (
+    BadRequestError,
     InvalidArgumentError,
     ProviderStreamError,
     StreamInterruptedError,
@@ -153,7 +154,9 @@ def test_reasoning_streams_as_reasoning_and_is_replayed_unchanged_never_shown() 
         position = body["input"].index(item.data)
         assert body["input"][position + 1]["type"] == "function_call"
     # Events carry no replay item, and the answer text knows nothing of them.
-    assert item.data["id"] not in json.dumps([e.model_dump(mode="json") for e in events])
+    assert item.data["encrypted_content"] not in json.dumps(
+        [e.model_dump(mode="json") for e in events]
+    )
 
 
 def test_a_changed_reasoning_item_is_refused_like_the_real_api_does() -> None:
@@ -175,6 +178,21 @@ def test_a_changed_reasoning_item_is_refused_like_the_real_api_does() -> None:
     assert answer.json()["error"]["type"] == "invalid_request_error"
 
 
+def test_a_history_that_drops_the_reasoning_a_call_needs_is_refused() -> None:
+    memory = InMemoryChatMemory()
+    script = [reasoned_call("Think.", ("get_weather", {"city": "Oslo"})), text_reply("Sunny.")]
+    with serve(script, max_retries=0) as (_, model):
+        ReactAgent(model, [get_weather], memory=memory).run("Oslo?", conversation_id="c")
+        history = memory.load("c")
+        stripped = [
+            m.model_copy(update={"replay": ()}) if isinstance(m, AssistantMessage) else m
+            for m in history
+        ]
+        error = stream_error(model, ChatRequest(messages=tuple(stripped)))
+    assert isinstance(error, BadRequestError)
+    assert "was provided without its required 'reasoning' item" in str(error)
+
+
 def test_a_conversation_continued_on_another_model_drops_the_reasoning_items() -> None:
     memory = InMemoryChatMemory()
     with serve(
@@ -188,7 +206,8 @@ def test_a_conversation_continued_on_another_model_drops_the_reasoning_items() -
             == "Still sunny."
         )
         chat.close()
-    assert "rs_mock" not in json.dumps(chat_server.requests[0])
+    assert "encrypted_content" not in json.dumps(chat_server.requests[0])
+    assert "reasoning" not in json.dumps(chat_server.requests[0]["messages"])
 
 
 def test_the_forced_last_round_declares_the_tools_and_forbids_calls() -> None:
@@ -245,8 +264,14 @@ def test_complete_reads_a_whole_response_like_the_stream() -> None:
         whole = model.complete(REQUEST)
         streamed = assemble(chunks_of(model))
     assert server.requests[0]["stream"] is False
-    assert whole.model_dump(exclude={"replay"}) == streamed.model_dump(exclude={"replay"})
-    # One reasoning item each, its own id and encryption per response.
+    # One reasoning item each, with its own id and encryption per response (which the call
+    # ids the mock writes name).
+    assert whole.model_dump(exclude={"replay", "tool_calls"}) == streamed.model_dump(
+        exclude={"replay", "tool_calls"}
+    )
+    assert [(c.name, c.arguments) for c in whole.tool_calls] == [
+        (c.name, c.arguments) for c in streamed.tool_calls
+    ]
     assert [r.data["summary"] for r in whole.replay] == [r.data["summary"] for r in streamed.replay]
     assert (whole.finish_reason, whole.usage, whole.reasoning) == ("tool_calls", USAGE, "Think.")
 

@@ -7,7 +7,10 @@ terminal ``response.completed`` (``response.incomplete`` for a ``length`` or
 becomes a ``reasoning`` item with a summary and an ``encrypted_content`` that the mock signs,
 so that it can tell, when the item comes back, that it came back unchanged. A script's
 :class:`~rxreact.model.scripted.replies.Fail` is an ``error`` event, then ``response.failed``.
-The requests it refuses, as the real API does: :mod:`rxreact.testing._responses_request`.
+A function call that follows a reasoning item has that item's id after an ``@`` in its
+``call_id`` (``call_0@rs_mock_1_0``), so that the mock can tell when a history drops the
+reasoning a call needs. The requests it refuses, as the real API does:
+:mod:`rxreact.testing._responses_request`.
 """
 
 from __future__ import annotations
@@ -40,6 +43,13 @@ def _usage(usage: Usage | None) -> dict[str, Any] | None:
         return None
     raw = usage.model_dump(exclude_none=True)
     return {_USAGE_NAMES.get(k, k): v for k, v in raw.items()}
+
+
+def _call_id(call_id: str, reasoning_id: str | None) -> str:
+    """A call that follows a reasoning item names it after an ``@`` (``call_0@rs_mock_1_0``):
+    the real API knows which reasoning a call came from, and so, without keeping state, does
+    the mock when the call comes back (see :mod:`~rxreact.testing._responses_request`)."""
+    return call_id if reasoning_id is None else f"{call_id}@{reasoning_id}"
 
 
 class _Writer:
@@ -227,7 +237,9 @@ class _Writer:
                 item = {
                     "type": "function_call",
                     "id": f"fc_{owner}_{len(self._calls)}",
-                    "call_id": delta.id or f"call_mock_{len(self._calls)}",
+                    "call_id": _call_id(
+                        delta.id or f"call_mock_{len(self._calls)}", self._reasoning_id
+                    ),
                     "name": delta.name or "",
                     "arguments": "",
                     "status": "in_progress",

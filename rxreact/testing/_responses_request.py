@@ -4,8 +4,9 @@
 parameters (and ``response_format``, which moved to ``text.format``), tools not in the flat
 function shape, a ``json_schema`` format without a name, a ``function_call_output`` that
 answers no earlier ``function_call``, a reasoning item whose encrypted content was changed
-(or, with ``store: false``, that has none to be read from), and a ``function_call`` carrying
-the id of an item of a response that reasoned, without that reasoning item before it.
+(or, with ``store: false``, that has none to be read from), and a ``function_call`` from a
+response that reasoned (its item id, or the call id the mock wrote, names the reasoning item)
+without that reasoning item before it.
 :func:`decode_request` reads a body back into a :class:`~rxreact.messages.ChatRequest` for
 script functions. :func:`seal` makes the encrypted reasoning these checks recognise.
 """
@@ -136,15 +137,19 @@ def request_problem(body: dict[str, Any]) -> str | None:
                 return problem
             reasoning.add(str(item.get("id")))
         elif kind == "function_call":
-            item_id = str(item.get("id") or "")
+            call_id = str(item.get("call_id"))
+            item_id = str(item.get("id") or call_id)
+            # The reasoning item a call came from: named by its id (fc_<rs id>_<n>) or, as the
+            # mock writes them, by its call_id (call_0@<rs id>).
+            needed = call_id.rpartition("@")[2] if "@rs_" in call_id else None
             if item_id.startswith("fc_rs_"):
                 needed = item_id[3:].rsplit("_", 1)[0]
-                if needed not in reasoning:
-                    return (
-                        f"Item '{item_id}' of type 'function_call' was provided without its "
-                        f"required 'reasoning' item: '{needed}'."
-                    )
-            calls.add(str(item.get("call_id")))
+            if needed is not None and needed not in reasoning:
+                return (
+                    f"Item '{item_id}' of type 'function_call' was provided without its "
+                    f"required 'reasoning' item: '{needed}'."
+                )
+            calls.add(call_id)
         elif kind == "function_call_output":
             if item.get("call_id") not in calls:
                 return (
