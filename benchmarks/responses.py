@@ -61,10 +61,12 @@ def weather(arguments: str) -> str:
     return f"{json.loads(arguments)['city']}: sunny"
 
 
-# -- the stacks (each returns a session function: () -> ttft seconds) ------------------------
+# -- the stacks (each gives a session function, () -> ttft seconds, and a close) --------------
+
+Session = tuple[Callable[[], float], Callable[[], None]]
 
 
-def _adapter(url: str, chunks: int, io: str) -> Callable[[], float]:
+def _adapter(url: str, chunks: int, io: str) -> Session:
     from rxreact import OpenAIResponsesModel
     from rxreact.messages import AssistantMessage, ChatRequest, ToolMessage, ToolSpec, UserMessage
     from rxreact.model.assembly import ResponseAssembler
@@ -98,10 +100,10 @@ def _adapter(url: str, chunks: int, io: str) -> Callable[[], float]:
         assert answer.content and answer.content.count(" ") == chunks
         return ttft
 
-    return session
+    return session, model.close
 
 
-def _agent(url: str, chunks: int) -> Callable[[], float]:
+def _agent(url: str, chunks: int) -> Session:
     from rxreact import OpenAIResponsesModel, ReactAgent, tool
 
     @tool
@@ -119,10 +121,10 @@ def _agent(url: str, chunks: int) -> Callable[[], float]:
                 ttft = time.perf_counter() - start
         return ttft
 
-    return session
+    return session, model.close
 
 
-def _floor(url: str, chunks: int) -> Callable[[], float]:
+def _floor(url: str, chunks: int) -> Session:
     import httpx
 
     loop = asyncio.new_event_loop()
@@ -176,10 +178,14 @@ def _floor(url: str, chunks: int) -> Callable[[], float]:
         assert text.count(" ") == chunks
         return ttft
 
-    return lambda: loop.run_until_complete(session())
+    def close() -> None:
+        loop.run_until_complete(client.aclose())
+        loop.close()
+
+    return lambda: loop.run_until_complete(session()), close
 
 
-def _sdk(url: str, chunks: int) -> Callable[[], float]:
+def _sdk(url: str, chunks: int) -> Session:
     import openai
 
     loop = asyncio.new_event_loop()
@@ -220,23 +226,29 @@ def _sdk(url: str, chunks: int) -> Callable[[], float]:
         assert "".join(text).count(" ") == chunks
         return ttft
 
-    return lambda: loop.run_until_complete(session())
+    def close() -> None:
+        loop.run_until_complete(client.close())
+        loop.close()
+
+    return lambda: loop.run_until_complete(session()), close
 
 
-def make_session(stack: str, url: str, chunks: int) -> Callable[[], float]:
+def make_session(stack: str, url: str, chunks: int) -> Session:
+    """The session of ``stack`` on the mock at ``url`` (answers of ``chunks`` deltas)."""
     if stack.startswith("adapter_"):
         return _adapter(url, chunks, stack.removeprefix("adapter_"))
     return {"agent": _agent, "floor": _floor, "sdk": _sdk}[stack](url, chunks)
 
 
 def child(stack: str, url: str, chunks: int, sessions: int) -> None:
-    session = make_session(stack, url, chunks)
+    session, close = make_session(stack, url, chunks)
     session()  # warm-up: imports, pools, connections
     runs = []
     for _ in range(sessions):
         c0, t0 = time.process_time(), time.perf_counter()
         ttft = session()
         runs.append((time.process_time() - c0, time.perf_counter() - t0, ttft))
+    close()
     cpu, wall, ttft = (statistics.median(r[i] for r in runs) for i in range(3))
     emit({"cpu_s": cpu, "wall_s": wall, "ttft_s": ttft})
 
@@ -259,6 +271,8 @@ def responses_mock() -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(10)
+        if proc.stdout is not None:
+            proc.stdout.close()
 
 
 def available(stack: str) -> bool:
