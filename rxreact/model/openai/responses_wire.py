@@ -45,7 +45,7 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import from_json
 
-from rxreact.errors import ProviderStreamError, StreamProtocolError
+from rxreact.errors import ProviderStreamError
 from rxreact.messages import ReplayItem, Usage
 from rxreact.model.assembly import ResponseAssembler
 from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
@@ -117,8 +117,7 @@ class ResponsesParser(StreamParser):
         try:
             chunk = self.event(obj, event)
         except (AttributeError, TypeError, KeyError, ValueError) as exc:
-            if isinstance(exc, StreamProtocolError):
-                raise
+            # A field of the wrong type or missing: the shape checks are these exceptions.
             raise _protocol_error("unexpected event shape", data) from exc
         if lenient and chunk is not None:
             return SurrogateChunk._make(chunk)
@@ -128,9 +127,7 @@ class ResponsesParser(StreamParser):
         """The chunk one decoded event carries (``parse`` without the JSON)."""
         kind = obj.get("type") or event
         if kind == "response.output_text.delta":
-            index = obj.get("output_index")
-            if index not in self._texted:
-                self._texted.add(index)
+            self._texted.add(obj.get("output_index"))
             return _new_chunk((_str(obj["delta"]), None, (), None, None, None, (), None))
         if kind == "response.function_call_arguments.delta":
             index = obj.get("output_index")
@@ -281,8 +278,6 @@ def parse_response(body: bytes | str | dict[str, Any]) -> ModelResponse:
                 assembler.add(chunk)
         end = parser.event({"type": f"response.{status}", "response": obj})
     except (AttributeError, TypeError, KeyError, ValueError) as exc:
-        if isinstance(exc, StreamProtocolError):
-            raise
         raise _protocol_error("unexpected response shape", obj) from exc
     if end is not None:
         assembler.add(end)
