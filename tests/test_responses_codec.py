@@ -76,6 +76,19 @@ def test_the_history_as_instructions_and_input_items() -> None:
     assert request_problem(sent) is None  # the mock server, as strict as the API, takes it
 
 
+def test_the_phase_of_the_text_goes_back_with_it() -> None:
+    phase = ReplayItem(provider=PROVIDER, data={"type": "message", "phase": "commentary"})
+    call = ToolCall(id="call_1", name="get_weather", arguments="{}")
+    said = AssistantMessage(content="Checking.", tool_calls=(call,), replay=(REASONING, phase))
+    answer = ToolMessage(tool_call_id="call_1", content="sunny")
+    items = body(ChatRequest(messages=(UserMessage(content="hi"), said, answer)))["input"]
+    assert isinstance(items, list)
+    assert items[1:3] == [
+        REASONING.data,
+        {"role": "assistant", "content": "Checking.", "phase": "commentary"},
+    ]
+
+
 def test_reasoning_and_store_pass_through() -> None:
     request = ChatRequest(messages=(UserMessage(content="hi"),))
     sent = body(request, reasoning={"effort": "low", "summary": "auto"}, store=True)

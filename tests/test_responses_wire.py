@@ -9,6 +9,7 @@ written as the events a server may send.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from itertools import pairwise
 from pathlib import Path
@@ -30,6 +31,10 @@ from rxreact.model.openai.responses_wire import (
     responses_usage,
 )
 
+PHASES = re.compile(
+    r'"type":"response\.output_item\.done".*"type":"message".*"phase":"(?P<phase>\w+)"'
+)
+"""A finished message item that carries a phase (in these recordings, one per line)."""
 STREAMS = Path(__file__).resolve().parent / "fixtures" / "streams-responses"
 FILES = sorted(STREAMS.glob("*.sse"))
 USAGE_NAMES = {
@@ -65,11 +70,11 @@ def check(path: Path, pieces: Iterable[bytes]) -> None:
     assert response.reasoning == expected["reasoning"]
     assert [c.model_dump() for c in response.tool_calls] == expected["tool_calls"]
     assert all(item.provider == PROVIDER for item in response.replay)
-    replay = [
-        {k: item.data.get(k) for k in ("type", "id", "encrypted_content")}
-        for item in response.replay
-    ]
+    reasoning = [item.data for item in response.replay if item.data["type"] == "reasoning"]
+    replay = [{k: data.get(k) for k in ("type", "id", "encrypted_content")} for data in reasoning]
     assert replay == expected["reasoning_replay"]
+    phases = [item.data["phase"] for item in response.replay if item.data["type"] == "message"]
+    assert phases == PHASES.findall(path.read_text())
     if "error" in expected:
         assert error is not None, "the stream must end in a ProviderStreamError"
         assert error.payload == expected["error"]
@@ -202,6 +207,22 @@ def test_what_a_server_puts_only_in_the_finished_item_is_emitted_once() -> None:
         ("call_9", '{"a":1}'),
         ("call_10", '{"a":1}'),
     ]
+
+
+def test_a_message_phase_is_kept_for_the_next_request() -> None:
+    message = {
+        "type": "message",
+        "phase": "commentary",
+        "content": [{"type": "output_text", "text": "Let me look."}],
+    }
+    chunks, _ = feed(
+        {"type": "response.output_text.delta", "output_index": 0, "delta": "Let me look."},
+        {"type": "response.output_item.done", "output_index": 0, "item": message},
+        completed(),
+    )
+    response = assemble(chunks)
+    assert response.content == "Let me look."  # commentary is still answer text
+    assert [r.data for r in response.replay] == [{"type": "message", "phase": "commentary"}]
 
 
 def test_streamed_text_is_not_repeated_by_the_finished_item() -> None:

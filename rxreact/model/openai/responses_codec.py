@@ -5,7 +5,8 @@
 - The history becomes ``input`` items: user messages (text, ``input_image``, ``input_file``),
   for each assistant message its reasoning items (the :class:`~rxreact.messages.ReplayItem` s
   tagged ``"openai-responses"``, sent back unchanged, before what they led to; another
-  provider's items are dropped), its text, its ``function_call`` s (``call_id``, name,
+  provider's items are dropped), its text (with the ``phase`` the provider gave it, when it
+  gave one), its ``function_call`` s (``call_id``, name,
   arguments), and for each tool result a ``function_call_output`` (a string, or a list of
   ``input_text`` / ``input_image`` / ``input_file`` when the tool returned parts).
 - Tools are flat ``{"type": "function", name, description, parameters}`` with
@@ -148,10 +149,15 @@ def text_format(response_format: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _assistant(message: AssistantMessage, items: list[dict[str, Any]]) -> None:
+    own = [item.data for item in message.replay if item.provider == PROVIDER]
     # Reasoning first: a function call must follow the reasoning item that produced it.
-    items.extend(dict(item.data) for item in message.replay if item.provider == PROVIDER)
+    items.extend(dict(data) for data in own if data.get("type") != "message")
     if message.content:
-        items.append({"role": "assistant", "content": message.content})
+        text: dict[str, Any] = {"role": "assistant", "content": message.content}
+        phases = [data["phase"] for data in own if data.get("type") == "message"]
+        if phases:
+            text["phase"] = phases[-1]  # one text per round: the latest label is its own
+        items.append(text)
     items.extend(
         {"type": "function_call", "call_id": c.id, "name": c.name, "arguments": c.arguments}
         for c in message.tool_calls

@@ -27,9 +27,13 @@ terminal event. :class:`ResponsesParser` keeps that state for one stream:
 
 Every other event (``response.created``, ``in_progress``, ``queued``, content parts, the
 ``.done`` events of text and arguments, events of server-side tools, types added later) is
-skipped. A message item's ``phase`` (``"commentary"`` before tool calls, ``"final_answer"``)
-is ignored: the API documents it as a label for clients that show progress, and the text is
-still the model's answer text, which the agent already shows as written before the calls.
+skipped.
+
+A message item's ``phase`` (``"commentary"``: a preamble before tool calls; ``"final_answer"``)
+does not change what its text is: answer text, which the agent already shows as written
+before the calls. The API asks for the phase back on every assistant message of later
+requests (newer models do worse without it), so it is kept as a replay item too
+(``{"type": "message", "phase": ...}``), which the encoder puts on the assistant's text.
 
 Usage is normalized to rxreact's names: ``input_tokens`` → ``prompt_tokens``,
 ``output_tokens`` → ``completion_tokens``, ``input_tokens_details`` →
@@ -170,14 +174,16 @@ class ResponsesParser(StreamParser):
     def _done(self, index: Any, item: dict[str, Any]) -> ChatChunk | None:
         kind = item.get("type")
         if kind == "message":
-            if index in self._texted:
-                return None
-            text = "".join(
-                _str(part.get("text") or part.get("refusal") or "")
-                for part in item.get("content") or ()
-                if part.get("type") in ("output_text", "refusal")
-            )
-            return ChatChunk(text=text) if text else None
+            phase = item.get("phase")
+            replay = () if phase is None else (_phase(phase),)
+            text = None
+            if index not in self._texted:
+                text = "".join(
+                    _str(part.get("text") or part.get("refusal") or "")
+                    for part in item.get("content") or ()
+                    if part.get("type") in ("output_text", "refusal")
+                )
+            return ChatChunk(text=text or None, replay=replay) if text or replay else None
         if kind == "function_call":
             self._called = True
             streamed = "".join(self._arguments.get(index) or ())
@@ -227,6 +233,11 @@ class ResponsesParser(StreamParser):
             usage=None if usage is None else responses_usage(usage),
             provider_finish_reason=provider,
         )
+
+
+def _phase(phase: Any) -> ReplayItem:
+    """The ``phase`` of a message item, to be sent back on the assistant's text."""
+    return ReplayItem(provider=PROVIDER, data={"type": "message", "phase": _str(phase)})
 
 
 def replay_data(item: dict[str, Any]) -> dict[str, Any]:
