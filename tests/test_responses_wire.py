@@ -225,6 +225,27 @@ def test_a_message_phase_is_kept_for_the_next_request() -> None:
     assert [r.data for r in response.replay] == [{"type": "message", "phase": "commentary"}]
 
 
+def test_a_call_announced_without_its_call_id_gets_it_from_the_finished_item() -> None:
+    added = call_added(0, "fc_1", "call_1", "f")
+    del added["item"]["call_id"]
+    done = {
+        "type": "function_call",
+        "id": "fc_1",
+        "call_id": "call_1",
+        "name": "f",
+        "arguments": "{}",
+    }
+    chunks, _ = feed(
+        added,
+        {"type": "response.function_call_arguments.delta", "output_index": 0, "delta": "{}"},
+        {"type": "response.output_item.done", "output_index": 0, "item": done},
+        completed(),
+    )
+    assert [(c.id, c.name, c.arguments) for c in assemble(chunks).tool_calls] == [
+        ("call_1", "f", "{}")
+    ]
+
+
 def test_streamed_text_is_not_repeated_by_the_finished_item() -> None:
     message = {"type": "message", "content": [{"type": "output_text", "text": "Hello"}]}
     chunks, _ = feed(

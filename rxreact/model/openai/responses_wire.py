@@ -90,7 +90,7 @@ def _new_chunk(fields: tuple[Any, ...]) -> ChatChunk:
 class ResponsesParser(StreamParser):
     """The events of ONE streamed Responses API answer → chunks (rules: the module doc)."""
 
-    __slots__ = ("_arguments", "_called", "_reasoned", "_reasoning_at", "_texted")
+    __slots__ = ("_arguments", "_called", "_named", "_reasoned", "_reasoning_at", "_texted")
 
     def __init__(self) -> None:
         super().__init__()
@@ -103,6 +103,8 @@ class ResponsesParser(StreamParser):
         paragraph."""
         self._arguments: dict[Any, list[str]] = {}
         """Argument pieces streamed so far, per function_call output index."""
+        self._named: set[Any] = set()
+        """Output indexes of calls announced with both their call_id and name."""
         self._called = False
 
     def parse(self, data: str, event: str | None) -> ChatChunk | None:
@@ -165,10 +167,12 @@ class ResponsesParser(StreamParser):
         if item.get("type") != "function_call":
             return None
         self._called = True
-        self._arguments.setdefault(index, [])
         call_id, name = item.get("call_id"), item.get("name")
         if not (_optional_str(call_id) and _optional_str(name)):
             raise TypeError("call_id or name is not a string")
+        self._arguments.setdefault(index, [])
+        if call_id and name:
+            self._named.add(index)
         return ChatChunk(tool_calls=(ToolCallDelta(index, call_id, name, None),))
 
     def _done(self, index: Any, item: dict[str, Any]) -> ChatChunk | None:
@@ -189,12 +193,13 @@ class ResponsesParser(StreamParser):
             streamed = "".join(self._arguments.get(index) or ())
             arguments = _str(item.get("arguments") or "")
             rest = arguments[len(streamed) :] if arguments.startswith(streamed) else ""
-            if index in self._arguments and not rest:
+            if index in self._named and not rest:
                 return None
             call_id, name = item.get("call_id"), item.get("name")
             if not (_optional_str(call_id) and _optional_str(name)):
                 raise TypeError("call_id or name is not a string")
-            # An item never announced (no .added) is announced here, whole.
+            # What the item's announcement lacked (the whole call, when there was none; its
+            # call_id or name), with the arguments no delta carried.
             return ChatChunk(tool_calls=(ToolCallDelta(index, call_id, name, rest),))
         if kind == "reasoning":
             replay = (ReplayItem(provider=PROVIDER, data=replay_data(item)),)
