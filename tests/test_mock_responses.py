@@ -102,3 +102,13 @@ def test_the_apis_refusals() -> None:
             "Item 'fc_rs_mock_1_0_0' of type 'function_call' was provided without its required "
             "'reasoning' item: 'rs_mock_1_0'."
         )
+
+
+def test_a_whole_response_is_the_apis_response_object() -> None:
+    with MockOpenAIServer([text_reply("Cut", finish_reason="length")]) as server:
+        answer = httpx.post(f"{server.base_url}/responses", json={"model": "m", "input": "hi"})
+    whole = answer.json()
+    assert (whole["object"], whole["status"]) == ("response", "incomplete")
+    assert whole["incomplete_details"] == {"reason": "max_output_tokens"}
+    (message,) = whole["output"]
+    assert message["content"][0] == {"type": "output_text", "text": "Cut", "annotations": []}

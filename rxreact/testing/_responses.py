@@ -270,13 +270,16 @@ class _Writer:
 
     def end(self) -> list[bytes]:
         events = self._close()
+        final = self.final()
+        return [*events, self._event(f"response.{final['status']}", response=final)]
+
+    def final(self) -> dict[str, Any]:
+        """The finished response: what the terminal event carries, and a whole response."""
         usage = _usage(self._usage)
         if self._finish in _INCOMPLETE:
             details = {"reason": _INCOMPLETE[self._finish]}
-            final = self._response("incomplete", usage=usage, incomplete_details=details)
-            return [*events, self._event("response.incomplete", response=final)]
-        final = self._response("completed", usage=usage)
-        return [*events, self._event("response.completed", response=final)]
+            return self._response("incomplete", usage=usage, incomplete_details=details)
+        return self._response("completed", usage=usage)
 
 
 class _Responses:
@@ -305,12 +308,8 @@ class _Responses:
                 ChatChunk(tool_calls=(ToolCallDelta(i, call.id, call.name, call.arguments),))
             )
         writer.chunk(ChatChunk(finish_reason=response.finish_reason, usage=response.usage))
-        writer.end()
-        status = "incomplete" if writer._finish in _INCOMPLETE else "completed"
-        whole = writer._response(status, usage=_usage(response.usage))
-        if status == "incomplete":
-            whole["incomplete_details"] = {"reason": _INCOMPLETE[str(writer._finish)]}
-        return whole
+        writer.end()  # the items written are the whole response's output
+        return writer.final()
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:
         body = error_body(status, message)
