@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import httpx
 import pytest
 import reactivex.operators as ops
 from pydantic import BaseModel
@@ -29,7 +28,17 @@ from rxreact.errors import (
     ProviderStreamError,
     StreamInterruptedError,
 )
-from rxreact.messages import AssistantMessage, ChatRequest, File, Image, Text, Usage, UserMessage
+from rxreact.messages import (
+    AssistantMessage,
+    ChatRequest,
+    File,
+    Image,
+    ReplayItem,
+    Text,
+    ToolMessage,
+    Usage,
+    UserMessage,
+)
 from rxreact.model.assembly import assemble
 from rxreact.model.chunks import ChatChunk
 from rxreact.model.retry_policy import Backoff
@@ -160,22 +169,20 @@ def test_reasoning_streams_as_reasoning_and_is_replayed_unchanged_never_shown() 
 
 
 def test_a_changed_reasoning_item_is_refused_like_the_real_api_does() -> None:
-    with serve([reasoned_call("Think.", ("get_weather", {"city": "Oslo"}))]) as (server, model):
+    script = [reasoned_call("Think.", ("get_weather", {"city": "Oslo"}))]
+    with serve(script, max_retries=0) as (_, model):
         first = assemble(chunks_of(model))
         (item,) = first.replay
         tampered = {**item.data, "encrypted_content": item.data["encrypted_content"] + "x"}
-        body = {
-            "model": "m",
-            "input": [{"role": "user", "content": "hi"}, tampered],
-            "store": False,
-        }
-        answer = httpx.post(f"{server.base_url}/responses", json=body)
-    assert answer.status_code == 400
-    assert (
-        answer.json()["error"]["message"]
-        == f"The encrypted content for item {item.data['id']} could not be verified."
+        said = AssistantMessage(
+            tool_calls=first.tool_calls, replay=(ReplayItem(provider=item.provider, data=tampered),)
+        )
+        result = ToolMessage(tool_call_id=first.tool_calls[0].id, content="sunny")
+        error = stream_error(model, ChatRequest(messages=(*REQUEST.messages, said, result)))
+    assert isinstance(error, BadRequestError)
+    assert error.provider_message == (
+        f"The encrypted content for item {item.data['id']} could not be verified."
     )
-    assert answer.json()["error"]["type"] == "invalid_request_error"
 
 
 def test_a_history_that_drops_the_reasoning_a_call_needs_is_refused() -> None:
