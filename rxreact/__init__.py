@@ -91,6 +91,7 @@ from rxreact.model.anthropic.client import AnthropicModel
 from rxreact.model.base import ChatModel
 from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
 from rxreact.model.openai.client import OpenAIChatModel
+from rxreact.model.openai.responses import OpenAIResponsesModel
 from rxreact.model.scripted.model import ScriptedModel
 from rxreact.model.spec import model_from
 from rxreact.operators import events_of
@@ -142,6 +143,7 @@ __all__ = [
     "ModelTimeoutError",
     "NotFoundError",
     "OpenAIChatModel",
+    "OpenAIResponsesModel",
     "OutputValidationError",
     "ProviderStreamError",
     "RateLimitError",
