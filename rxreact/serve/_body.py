@@ -22,11 +22,14 @@ _CONVERSATION_ID = re.compile(r"[A-Za-z0-9_.:-]{1,200}")
 class HTTPProblem(Exception):
     """A request the server refuses: answered as JSON ``{"error": ..., "detail": ...}``."""
 
-    def __init__(self, status: int, error: str, detail: str) -> None:
+    def __init__(
+        self, status: int, error: str, detail: str, headers: dict[str, str] | None = None
+    ) -> None:
         super().__init__(detail)
         self.status = status
         self.error = error
         self.detail = detail
+        self.headers = headers or {}
 
 
 class _Part(BaseModel):
