@@ -17,6 +17,7 @@ import hmac
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
+from urllib.parse import unquote
 
 from starlette.requests import Request
 
@@ -84,7 +85,7 @@ class TokenAuthenticator:
     def __call__(self, request: Request) -> str | None:
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
-            token = request.cookies.get(TOKEN_COOKIE, "")
+            token = unquote(request.cookies.get(TOKEN_COOKIE, ""))  # the page encodes it
         presented = token.strip().encode()
         found = None
         for known, user in self._tokens:  # every token compared: no early exit to time
