@@ -4,6 +4,7 @@ a hostile Last-Event-ID, runs in flight per user."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from rxreact.errors import ConfigurationError
 from rxreact.model.scripted.replies import text_reply
 from rxreact.serve import create_app
 from rxreact.serve.auth import TOKEN_COOKIE, RunIds, TokenAuthenticator, conversation_key
+from rxreact.serve.cli import is_loopback
 
 ALICE, BOB = "alice-token-0123456789", "bob-token-9876543210xx"
 USERS = TokenAuthenticator({ALICE: "alice", BOB: "bob"})
@@ -278,3 +280,35 @@ def test_invalid_limits_are_refused() -> None:
         create_app(agent, max_body_bytes=0)
     with pytest.raises(ValueError, match="max_message_chars"):
         create_app(agent, max_message_chars=-1)
+
+
+def test_serve_refuses_a_non_loopback_host_without_tokens(capsys: Any) -> None:
+    from rxreact.cli import main
+
+    assert main(["serve", "--demo", "--host", "0.0.0.0", "--port", "0"]) == 2
+    message = capsys.readouterr().err
+    assert "--token-file" in message and "--insecure-no-auth" in message
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
+    assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.2")
+    assert not is_loopback("my-host")  # a name may resolve to anything
+
+
+def test_serve_with_a_token_file(tmp_path: Path) -> None:
+    from test_serve_workers import rxreact_serve
+
+    tokens = tmp_path / "tokens.txt"
+    tokens.write_text(f"{ALICE} alice\n")
+    memory = str(tmp_path / "memory.db")
+    with rxreact_serve(
+        dict(os.environ), "--demo", "--memory", memory, "--token-file", str(tokens)
+    ) as url:
+        assert httpx.get(f"{url}/api/me").status_code == 401
+        assert httpx.get(f"{url}/api/me", headers=as_user(ALICE)).json() == {"user": "alice"}
+        body = chat_body("c1", "Weather in Paris?")
+        with httpx.stream("POST", f"{url}/api/chat", json=body, headers=as_user(ALICE)) as r:
+            assert r.status_code == 200 and answer_of(r)
+    bad = tmp_path / "bad.txt"
+    bad.write_text("short alice\n")
+    from rxreact.cli import main
+
+    assert main(["serve", "--demo", "--memory", memory, "--token-file", str(bad)]) == 2

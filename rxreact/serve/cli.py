@@ -20,8 +20,6 @@ import os
 import sys
 from typing import Any
 
-from rxreact.errors import ConfigurationError
-
 __all__ = ["CONFIG_ENV", "add_serve_command", "app_from_env", "is_loopback", "serve"]
 
 CONFIG_ENV = "RXREACT_SERVE_CONFIG"
@@ -115,11 +113,7 @@ def serve(args: argparse.Namespace) -> int:
     os.environ[CONFIG_ENV] = json.dumps(config)
     # Built here first so a bad option fails once, readably, rather than in every worker; one
     # worker serves this very app, several build their own from the environment.
-    try:
-        app = app_from_env()
-    except ConfigurationError as error:
-        print(f"rxreact serve: {error}", file=sys.stderr)
-        return 2
+    app = app_from_env()
     settings = uvicorn.Config(
         app if args.workers == 1 else "rxreact.serve.cli:app_from_env",
         factory=args.workers > 1,
@@ -153,6 +147,17 @@ def app_from_env() -> Any:
     from rxreact.serve.app import create_app
 
     config: dict[str, Any] = json.loads(os.environ.get(CONFIG_ENV, "{}"))
+    # Who may use the app first: a bad token file fails before anything starts.
+    options: dict[str, Any] = {"cors_origins": config.get("cors_origins") or ()}
+    if config.get("token_file"):
+        from rxreact.serve.auth import TokenAuthenticator
+
+        authenticator = TokenAuthenticator.from_file(config["token_file"])
+        # Every worker reads the same file: they derive the same secret, so a run id signed by
+        # one is recognised by all.
+        options.update(authenticate=authenticator, run_id_secret=authenticator.secret)
+    elif config.get("insecure_no_auth"):
+        options["allowed_hosts"] = ["*"]
     base_url, api_key = config.get("base_url"), None
     if config.get("demo"):
         from rxreact.demo import demo_model_script
@@ -183,16 +188,6 @@ def app_from_env() -> Any:
         event_log=event_log,
         on_busy=config.get("on_busy", "reject"),
     )
-    options: dict[str, Any] = {"cors_origins": config.get("cors_origins") or ()}
-    if config.get("token_file"):
-        from rxreact.serve.auth import TokenAuthenticator
-
-        authenticator = TokenAuthenticator.from_file(config["token_file"])
-        # Every worker reads the same file: they derive the same secret, so a run id signed by
-        # one is recognised by all.
-        options.update(authenticate=authenticator, run_id_secret=authenticator.secret)
-    elif config.get("insecure_no_auth"):
-        options["allowed_hosts"] = ["*"]
     return create_app(agent, **options)
 
 
