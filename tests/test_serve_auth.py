@@ -312,3 +312,33 @@ def test_serve_with_a_token_file(tmp_path: Path) -> None:
     from rxreact.cli import main
 
     assert main(["serve", "--demo", "--memory", memory, "--token-file", str(bad)]) == 2
+
+
+def test_a_websocket_handshake_from_a_foreign_origin_is_refused() -> None:
+    from starlette.applications import Starlette
+    from starlette.routing import WebSocketRoute
+    from starlette.testclient import TestClient
+    from starlette.websockets import WebSocket, WebSocketDisconnect
+
+    from rxreact.serve._guard import Guard
+
+    async def echo(socket: WebSocket) -> None:
+        await socket.accept()
+        await socket.send_text("hello")
+        await socket.close()
+
+    inner = Starlette(routes=[WebSocketRoute("/ws", echo)])
+    app = Guard(inner, authenticate=USERS, cors_origins=(), allowed_hosts=None, max_body_bytes=10)
+    client = TestClient(app, base_url="http://testserver")
+    with client.websocket_connect(
+        "/ws", headers={"origin": "http://testserver", **as_user(ALICE)}
+    ) as socket:
+        assert socket.receive_text() == "hello"
+    for headers in ({"origin": "http://evil.example", **as_user(ALICE)},
+                    {"origin": "http://testserver"}):  # fmt: skip
+        with (
+            pytest.raises(WebSocketDisconnect) as closed,
+            client.websocket_connect("/ws", headers=headers),
+        ):
+            pass
+        assert closed.value.code == 1008

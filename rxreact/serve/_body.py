@@ -12,6 +12,7 @@ __all__ = [
     "ChatBody",
     "HTTPProblem",
     "check_conversation_id",
+    "message_too_long",
     "parse_approval_body",
     "parse_chat_body",
 ]
@@ -74,6 +75,11 @@ def check_conversation_id(value: str) -> str:
             400, "invalid_conversation_id", "a conversation id is 1-200 of A-Z a-z 0-9 _ . : -"
         )
     return value
+
+
+def message_too_long(limit: int) -> HTTPProblem:
+    """The answer to a question over ``limit`` characters (``create_app(max_message_chars)``)."""
+    return HTTPProblem(413, "message_too_long", f"the message is over {limit} characters")
 
 
 def parse_chat_body(raw: bytes) -> ChatBody:

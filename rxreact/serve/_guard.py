@@ -21,16 +21,18 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import Any, cast
 from urllib.parse import urlsplit
 
-from starlette.requests import Request
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import HTTPConnection, Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from rxreact.serve._body import HTTPProblem
 
-__all__ = ["ANONYMOUS", "Authenticate", "Guard", "user_of"]
+__all__ = ["ANONYMOUS", "Authenticate", "Guard", "guard_middleware", "user_of"]
 
 Authenticate = Callable[[Request], "str | Awaitable[str | None] | None"]
 """``fn(request) -> user id | None`` (sync or async): ``None`` is a ``401``."""
@@ -42,6 +44,7 @@ LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 _PUBLIC_PATHS = ("/static/",)
 _USER_KEY = "rxreact.user"
+_CORS_HEADERS = ["authorization", "content-type", "last-event-id", "x-rxreact-conversation"]
 
 
 def user_of(request: Request) -> str:
@@ -83,17 +86,24 @@ class Guard:
         self.max_body_bytes = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        request = Request(scope)
+        # A WebSocket handshake has headers and cookies (all the checks read) but no body.
+        websocket = scope["type"] == "websocket"
+        request = cast(Request, HTTPConnection(scope)) if websocket else Request(scope)
         try:
             self._check_host(request)
-            self._check_origin(request)
+            # A WebSocket handshake is a GET no CORS protects: check its origin whatever it is.
+            self._check_origin(request, always=websocket)
             scope[_USER_KEY] = await self._user(request)
-            receive = self._limited(request, receive)
+            if not websocket:
+                receive = self._limited(request, receive)
         except HTTPProblem as problem:
-            await _answer(problem, send)
+            if websocket:  # closing before accept: the server answers 403
+                await send({"type": "websocket.close", "code": 1008, "reason": problem.error})
+            else:
+                await _answer(problem, send)
             return
         await self.app(scope, receive, send)
 
@@ -110,8 +120,8 @@ class Guard:
                 "authentication, or rxreact serve --insecure-no-auth)",
             )
 
-    def _check_origin(self, request: Request) -> None:
-        if request.method in _SAFE_METHODS:
+    def _check_origin(self, request: Request, *, always: bool = False) -> None:
+        if scope_method(request) in _SAFE_METHODS and not always:
             return
         origin = request.headers.get("origin")
         if origin is None:
@@ -123,7 +133,8 @@ class Guard:
                 )
             return  # not a browser: nothing to forge on a user's behalf
         origin = origin.rstrip("/").lower()
-        own = f"{request.url.scheme}://{request.headers.get('host', '')}".lower()
+        scheme = {"ws": "http", "wss": "https"}.get(request.url.scheme, request.url.scheme)
+        own = f"{scheme}://{request.headers.get('host', '')}".lower()
         if origin != own and origin not in self.origins:
             raise HTTPProblem(
                 403,
@@ -163,6 +174,38 @@ class Guard:
             return message
 
         return counting
+
+
+def guard_middleware(
+    *,
+    authenticate: Authenticate | None,
+    cors_origins: Sequence[str],
+    allowed_hosts: Sequence[str] | None,
+    max_body_bytes: int,
+) -> list[Middleware]:
+    """The app's middleware: CORS for ``cors_origins``, then the :class:`Guard`."""
+    return [
+        # CORS outside the guard: a preflight carries no credentials and must be answered.
+        Middleware(
+            CORSMiddleware,
+            allow_origins=list(cors_origins),
+            allow_methods=["GET", "POST"],
+            allow_headers=_CORS_HEADERS,
+            expose_headers=["x-rxreact-run-id"],
+        ),
+        Middleware(
+            Guard,
+            authenticate=authenticate,
+            cors_origins=cors_origins,
+            allowed_hosts=allowed_hosts,
+            max_body_bytes=max_body_bytes,
+        ),
+    ]
+
+
+def scope_method(request: Request) -> str:
+    method: str = request.scope.get("method", "GET")
+    return method
 
 
 def _too_large(limit: int) -> HTTPProblem:

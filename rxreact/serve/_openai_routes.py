@@ -27,7 +27,7 @@ from rxreact.errors import RxReactError
 from rxreact.events import FinalAnswer
 from rxreact.memory.in_memory import InMemoryChatMemory
 from rxreact.messages import AssistantMessage, Message, SystemMessage, UserMessage
-from rxreact.serve._body import HTTPProblem, _validated, check_conversation_id
+from rxreact.serve._body import HTTPProblem, _validated, check_conversation_id, message_too_long
 from rxreact.serve._bridge import ChunkPipe
 from rxreact.serve._guard import user_of
 from rxreact.serve._runs import RunRegistry
@@ -90,9 +90,7 @@ def openai_routes(
         if last.role != "user" or not question.strip():
             raise HTTPProblem(422, "invalid_body", "the last message must be a user message")
         if len(question) > max_message_chars:
-            raise HTTPProblem(
-                413, "message_too_long", f"the message is over {max_message_chars} characters"
-            )
+            raise message_too_long(max_message_chars)
         named = request.headers.get(CONVERSATION_HEADER) or body.user
         agent: ReactAgent | None = None
         if named:

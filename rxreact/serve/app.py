@@ -30,8 +30,6 @@ from reactivex import Observable
 from reactivex import operators as ops
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.middleware import Middleware
-from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
@@ -49,11 +47,12 @@ from rxreact.events import AgentEvent
 from rxreact.serve._body import (
     HTTPProblem,
     check_conversation_id,
+    message_too_long,
     parse_approval_body,
     parse_chat_body,
 )
 from rxreact.serve._bridge import ChunkPipe
-from rxreact.serve._guard import Authenticate, Guard, user_of
+from rxreact.serve._guard import Authenticate, guard_middleware, user_of
 from rxreact.serve._openai_routes import openai_routes
 from rxreact.serve._runs import RunRegistry
 from rxreact.serve.auth import RunIds, conversation_key
@@ -178,7 +177,7 @@ def create_app(
         body = parse_chat_body(await request.body())
         question = body.question()
         if len(question) > max_message_chars:
-            raise _too_long(max_message_chars)
+            raise message_too_long(max_message_chars)
         key = conversation_key(user, body.id)
         try:
             run = await run_in_threadpool(runs.start, question, key, user)
@@ -278,28 +277,12 @@ def create_app(
             ),
             Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
         ],
-        middleware=[
-            # CORS outside the guard: a preflight carries no credentials and must be answered.
-            Middleware(
-                CORSMiddleware,
-                allow_origins=list(cors_origins),
-                allow_methods=["GET", "POST"],
-                allow_headers=[
-                    "authorization",
-                    "content-type",
-                    "last-event-id",
-                    "x-rxreact-conversation",
-                ],
-                expose_headers=["x-rxreact-run-id"],
-            ),
-            Middleware(
-                Guard,
-                authenticate=authenticate,
-                cors_origins=cors_origins,
-                allowed_hosts=allowed_hosts,
-                max_body_bytes=max_body_bytes,
-            ),
-        ],
+        middleware=guard_middleware(
+            authenticate=authenticate,
+            cors_origins=cors_origins,
+            allowed_hosts=allowed_hosts,
+            max_body_bytes=max_body_bytes,
+        ),
         exception_handlers={HTTPProblem: problem, Exception: crash},
     )
     app.state.runs = runs
@@ -311,10 +294,6 @@ def refused(error: BaseException) -> HTTPProblem | None:
     if isinstance(error, TooManyRunsError):
         return HTTPProblem(429, "too_many_runs", str(error), headers={"retry-after": "5"})
     return _busy(error)
-
-
-def _too_long(limit: int) -> HTTPProblem:
-    return HTTPProblem(413, "message_too_long", f"the message is over {limit} characters")
 
 
 def _last_event_id(request: Request) -> int:
