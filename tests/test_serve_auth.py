@@ -342,3 +342,43 @@ def test_a_websocket_handshake_from_a_foreign_origin_is_refused() -> None:
         ):
             pass
         assert closed.value.code == 1008
+
+
+def test_two_processes_with_one_token_file_share_users_and_run_ids(tmp_path: Path) -> None:
+    from redis_server import running_redis_server
+    from test_serve_workers import rxreact_serve
+
+    from rxreact.testing import MockOpenAIServer
+
+    tokens = tmp_path / "tokens.txt"
+    tokens.write_text(f"{ALICE} alice\n{BOB} bob\n")
+    gate = Gate()
+    reply = text_reply("Started here, read there.")
+    with (
+        running_redis_server() as redis,
+        MockOpenAIServer([gate.reply(reply[:3], reply[3:])]) as mock,
+    ):
+        env = {**os.environ, "OPENAI_BASE_URL": mock.base_url, "OPENAI_API_KEY": "sk-test",
+               "RXREACT_MODEL": "mock"}  # fmt: skip
+        options = ("--redis", redis.url, "--token-file", str(tokens))
+        try:
+            with rxreact_serve(env, *options) as first, rxreact_serve(env, *options) as second:
+                chat = chat_body("shared", "Go")
+                with httpx.stream(
+                    "POST", f"{first}/api/chat", json=chat, headers=as_user(ALICE)
+                ) as r:
+                    run_id = r.headers["x-rxreact-run-id"]
+                    read_until_text(parse_sse(r.iter_lines()), "Started ")
+                # the other process knows alice's run id and alice's conversation, not bob's
+                replay = f"{second}/api/runs/{run_id}/stream"
+                assert httpx.get(replay, headers=as_user(BOB)).status_code == 404
+                assert (
+                    httpx.get(f"{second}/api/chat/shared/stream", headers=as_user(BOB)).status_code
+                    == 404
+                )
+                with httpx.stream("GET", replay, headers=as_user(ALICE)) as r:
+                    assert r.status_code == 200
+                    gate.open()
+                    assert answer_of(r) == "Started here, read there."
+        finally:
+            Gate.open_all()
