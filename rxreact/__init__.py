@@ -75,8 +75,11 @@ from rxreact.memory import ChatMemory, InMemoryChatMemory, RedisChatMemory, SQLi
 from rxreact.messages import (
     AssistantMessage,
     ChatRequest,
+    File,
+    Image,
     Message,
     SystemMessage,
+    Text,
     ToolCall,
     ToolMessage,
     ToolSpec,
@@ -119,7 +122,9 @@ __all__ = [
     "ContextTrimmed",
     "ConversationBusyError",
     "EventLog",
+    "File",
     "FinalAnswer",
+    "Image",
     "InMemoryChatMemory",
     "InMemoryEventLog",
     "InvalidArgumentError",
@@ -156,6 +161,7 @@ __all__ = [
     "StreamInterruptedError",
     "StreamProtocolError",
     "SystemMessage",
+    "Text",
     "TextDelta",
     "Tool",
     "ToolApprovalRequested",
@@ -184,9 +190,9 @@ __all__ = [
     "tool",
 ]
 
-# Module paths from before the package had rooms (``import rxreact.judge``, ``from
-# rxreact.validation import ...``) name the same module objects as their new homes. These are
-# imported above already, so the aliases cost nothing; new code uses the new paths.
+# Module paths from before the package had rooms (``judge``, ``validation``, ``round``... right
+# under ``rxreact``) name the same module objects as their new homes. These are imported above
+# already, so the aliases cost nothing; new code uses the new paths.
 for _old, _new in (
     ("approval", "rxreact.tools.approval"),
     ("context_budget", "rxreact.context.budget"),
@@ -198,5 +204,5 @@ for _old, _new in (
     ("validation", "rxreact.checks.validation"),
 ):
     _sys.modules.setdefault(f"rxreact.{_old}", _sys.modules[_new])
-    globals()[_old] = _sys.modules[_new]  # ``rxreact.judge`` as an attribute, as an import gives
+    globals()[_old] = _sys.modules[_new]  # an attribute too, as an import would make it
 del _old, _new

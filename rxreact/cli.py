@@ -14,7 +14,14 @@ import time
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from rxreact._cli.chat import default_memory_path, load_tools, open_memory, render_run, run_chat
+from rxreact._cli.chat import (
+    default_memory_path,
+    load_tools,
+    open_memory,
+    read_attachments,
+    render_run,
+    run_chat,
+)
 from rxreact._cli.terminal import TerminalRenderer
 from rxreact.agent.react_agent import ReactAgent
 from rxreact.errors import ConfigurationError, InvalidArgumentError, RxReactError
@@ -119,6 +126,13 @@ def _add_chat(commands: Any) -> None:
         help="tools to offer: a @tool function or a list of them (repeatable)",
     )
     chat.add_argument(
+        "--attach",
+        metavar="PATH",
+        action="append",
+        default=[],
+        help="send an image or a file with the question (repeatable)",
+    )
+    chat.add_argument(
         "--conversation",
         metavar="ID",
         default=None,
@@ -140,6 +154,7 @@ def _chat(args: argparse.Namespace) -> int:
 
     if not (args.model or os.environ.get("RXREACT_MODEL")):
         raise ConfigurationError("no model name: pass --model NAME or set RXREACT_MODEL")
+    attachments = read_attachments(args.attach)
     tools = load_tools(args.tools)
     # An interactive session always keeps history; a one-off question only when named.
     keep = args.conversation is not None or args.question is None
@@ -154,7 +169,7 @@ def _chat(args: argparse.Namespace) -> int:
             agent = ReactAgent(
                 model, tools, max_rounds=args.max_rounds, system_prompt=args.system, memory=memory
             )
-            return run_chat(args, agent, memory)
+            return run_chat(args, agent, memory, attachments)
     finally:
         if memory is not None:
             memory.close()

@@ -161,7 +161,7 @@ class _Task(abc.DisposableBase):
         self._action = None  # a held handle keeps nothing of the action (nor what it holds)
         timer = self.timer
         if timer is not None:
-            timer[2] = None  # the timer thread skips a cancelled entry
+            timer_thread().cancel(timer)
         inner = self._inner
         if inner is not None:
             inner.dispose()

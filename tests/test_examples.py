@@ -28,7 +28,7 @@ import pytest
 from redis_server import running_redis_server
 
 import rxreact
-from rxreact.messages import ChatRequest, ToolMessage, UserMessage
+from rxreact.messages import ChatRequest, ToolMessage, UserMessage, content_text
 from rxreact.model.scripted.replies import Reply, text_reply, tool_call_reply
 from rxreact.testing import MockOpenAIServer
 
@@ -128,10 +128,12 @@ def weather_desk(request: ChatRequest) -> Reply:
     A question naming a city ("... in Paris?") gets a call of the first tool offered, with
     ``{"city": ...}``; a tool result gets an answer quoting it; anything else a short answer.
     """
-    last = request.messages[-1]
+    *earlier, last = request.messages
+    if isinstance(last, UserMessage) and earlier and isinstance(earlier[-1], ToolMessage):
+        last = earlier[-1]  # a tool result's images follow it in a user message
     if isinstance(last, ToolMessage):
-        return text_reply(f"Here is what I found: {last.content}.", pieces=4)
-    city = CITY.search(last.content if isinstance(last, UserMessage) else "")
+        return text_reply(f"Here is what I found: {content_text(last.content)}.", pieces=4)
+    city = CITY.search(last.text if isinstance(last, UserMessage) else "")
     if city and request.tools and request.tool_choice != "none":
         return tool_call_reply((request.tools[0].name, {"city": city[1]}))
     return text_reply("Glad to help. Ask me about the weather anywhere.", pieces=4)

@@ -9,14 +9,20 @@ from typing import Any
 
 import httpx
 import pytest
+from browser_page import WAIT_S, Page, chromium
 from serve_helpers import chat_servers
-from test_serve_browser import WAIT_S, Page, browser  # noqa: F401 (the fixture)
 
 from rxreact.model.scripted.replies import text_reply, tool_call_reply
 from rxreact.serve.auth import TokenAuthenticator
 
 TOKEN = "alice-token-0123456789"
 HOSTILE = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>'
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with chromium() as driver:
+        yield driver
 
 
 @pytest.fixture
@@ -33,7 +39,7 @@ def signed_in_user(driver: Any) -> Any:
 
 
 def test_the_page_asks_for_the_token_once_and_keeps_it(
-    browser: Any,  # noqa: F811
+    browser: Any,
     chat_server: Any,
 ) -> None:
     from selenium.webdriver.support import expected_conditions
@@ -61,7 +67,7 @@ def test_the_page_asks_for_the_token_once_and_keeps_it(
 
 
 def test_html_and_script_in_messages_are_inert(
-    browser: Any,  # noqa: F811
+    browser: Any,
     chat_server: Any,
 ) -> None:
     url, _, _ = chat_server(
@@ -79,7 +85,7 @@ def test_html_and_script_in_messages_are_inert(
           pwned: window.pwned === undefined ? null : window.pwned,
           scripts: main.querySelectorAll('script').length,
           images: [...main.querySelectorAll('img')].map((i) => i.className),
-          question: main.querySelector('article.msg.user .answer-text').textContent,
+          question: main.querySelector('article.msg.user .user-text').textContent,
         };
         """
     )

@@ -20,16 +20,18 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from rxreact._cli.terminal import TerminalRenderer
+from rxreact._parts import Question
 from rxreact.agent.react_agent import ReactAgent
-from rxreact.errors import ChatMemoryError, ConfigurationError
+from rxreact.errors import ChatMemoryError, ConfigurationError, InvalidArgumentError
 from rxreact.memory import SQLiteChatMemory
+from rxreact.messages import File, Image
 from rxreact.tools.tool import Tool
 
-__all__ = ["default_memory_path", "load_tools", "render_run", "run_chat"]
+__all__ = ["default_memory_path", "load_tools", "read_attachments", "render_run", "run_chat"]
 
 
 def render_run(
-    agent: ReactAgent, question: str, conversation_id: str | None, renderer: TerminalRenderer
+    agent: ReactAgent, question: Question, conversation_id: str | None, renderer: TerminalRenderer
 ) -> None:
     """Run one question, rendering it live; raises the run's error, or ``KeyboardInterrupt``
     (the run is cancelled first)."""
@@ -128,6 +130,22 @@ def load_tools(specs: list[str]) -> list[Any]:
     return tools
 
 
+def read_attachments(paths: list[str]) -> tuple[Image | File, ...]:
+    """The ``--attach`` files, read now (a missing or too large one fails before any request):
+    an image when its name says so (``.png``, ``.jpg``...), any other file as a document."""
+    parts: list[Image | File] = []
+    for path in paths:
+        try:
+            file = File.from_path(path)
+        except InvalidArgumentError as error:
+            raise ConfigurationError(f"--attach {path}: {error}") from None
+        if file.media_type is not None and file.media_type.startswith("image/"):
+            parts.append(Image(data_base64=file.data_base64, media_type=file.media_type))
+        else:
+            parts.append(file)
+    return tuple(parts)
+
+
 def read_question(args: argparse.Namespace, stdin: TextIO) -> str:
     """The question argument, or all of stdin for ``-``."""
     question: str = args.question
@@ -138,12 +156,21 @@ def read_question(args: argparse.Namespace, stdin: TextIO) -> str:
     return question
 
 
-def run_chat(args: argparse.Namespace, agent: ReactAgent, memory: SQLiteChatMemory | None) -> int:
-    """Answer the question, or hold a session when none was given; the exit status."""
+def run_chat(
+    args: argparse.Namespace,
+    agent: ReactAgent,
+    memory: SQLiteChatMemory | None,
+    attachments: tuple[Image | File, ...] = (),
+) -> int:
+    """Answer the question, or hold a session when none was given; the exit status.
+
+    ``attachments`` go with the question, or with a session's first question.
+    """
     renderer = TerminalRenderer(sys.stdout, sys.stderr)
     if args.question is not None:
+        question = read_question(args, sys.stdin)
         try:
-            render_run(agent, read_question(args, sys.stdin), args.conversation, renderer)
+            render_run(agent, _with(question, attachments), args.conversation, renderer)
         except KeyboardInterrupt:
             renderer.interrupted()
             return 130
@@ -179,6 +206,11 @@ def run_chat(args: argparse.Namespace, agent: ReactAgent, memory: SQLiteChatMemo
         if question in ("/exit", "/quit"):
             return 0
         try:
-            render_run(agent, question, conversation, renderer)
+            render_run(agent, _with(question, attachments), conversation, renderer)
         except KeyboardInterrupt:
             renderer.interrupted()
+        attachments = ()
+
+
+def _with(question: str, attachments: tuple[Image | File, ...]) -> Question:
+    return [question, *attachments] if attachments else question

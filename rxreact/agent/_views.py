@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from reactivex.scheduler import VirtualTimeScheduler
 
+from rxreact._parts import Question
 from rxreact._validate import check_question
 from rxreact.agent.run_loop import RunLoop
 from rxreact.errors import AgentError
@@ -33,7 +34,7 @@ class AgentViews:
 
     def run(
         self,
-        question: str,
+        question: Question,
         conversation_id: str | None = None,
         *,
         options: Mapping[str, Any] | None = None,
@@ -45,7 +46,7 @@ class AgentViews:
             RxReactError: whatever ended the run.
         """
         agent = _agent(self)
-        check_question(question)
+        content = check_question(question)
         done = threading.Event()
         outcome: dict[str, Any] = {}
 
@@ -57,7 +58,7 @@ class AgentViews:
             outcome["error"] = error
             done.set()
 
-        run = RunLoop(agent, question, conversation_id, options, output_type)
+        run = RunLoop(agent, content, conversation_id, options, output_type)
         subscription = agent._subscribe(run, on_next, on_error, done.set)
         try:
             if isinstance(agent.scheduler, VirtualTimeScheduler) and not done.is_set():
@@ -73,7 +74,7 @@ class AgentViews:
 
     def call(
         self,
-        question: str,
+        question: Question,
         conversation_id: str | None = None,
         *,
         options: Mapping[str, Any] | None = None,
@@ -84,7 +85,7 @@ class AgentViews:
 
     def iter(
         self,
-        question: str,
+        question: Question,
         conversation_id: str | None = None,
         *,
         buffer_size: int = 256,
@@ -106,7 +107,7 @@ class AgentViews:
 
     def iter_text(
         self,
-        question: str,
+        question: Question,
         conversation_id: str | None = None,
         *,
         buffer_size: int = 256,
@@ -123,7 +124,7 @@ class AgentViews:
 
     async def arun(
         self,
-        question: str,
+        question: Question,
         conversation_id: str | None = None,
         *,
         options: Mapping[str, Any] | None = None,
@@ -137,7 +138,7 @@ class AgentViews:
             RxReactError: whatever ended the run.
         """
         agent = _agent(self)
-        check_question(question)
+        content = check_question(question)
         loop = asyncio.get_running_loop()
         finished: asyncio.Future[FinalAnswer] = loop.create_future()
 
@@ -160,7 +161,7 @@ class AgentViews:
             missing = AgentError("the run completed without a final_answer event")
             loop.call_soon_threadsafe(settle, None, missing)
 
-        run = RunLoop(agent, question, conversation_id, options, output_type)
+        run = RunLoop(agent, content, conversation_id, options, output_type)
         subscription = agent._subscribe(run, on_next, on_error, on_completed)
         try:
             if isinstance(agent.scheduler, VirtualTimeScheduler):
@@ -172,7 +173,7 @@ class AgentViews:
 
     async def acall(
         self,
-        question: str,
+        question: Question,
         conversation_id: str | None = None,
         *,
         options: Mapping[str, Any] | None = None,
@@ -183,7 +184,7 @@ class AgentViews:
 
     async def astream(
         self,
-        question: str,
+        question: Question,
         conversation_id: str | None = None,
         *,
         options: Mapping[str, Any] | None = None,

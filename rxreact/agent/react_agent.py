@@ -16,6 +16,7 @@ from typing import Any, Literal, cast
 from reactivex import Observable, abc
 from reactivex import operators as ops
 
+from rxreact._parts import Question
 from rxreact._validate import check_int, check_optional_seconds, check_question, described
 from rxreact.agent._views import AgentViews
 from rxreact.agent.run_loop import RunLoop
@@ -244,7 +245,7 @@ class ReactAgent(AgentViews):
 
     def stream(
         self,
-        question: str,
+        question: Question,
         conversation_id: str | None = None,
         *,
         options: Mapping[str, Any] | None = None,
@@ -257,7 +258,9 @@ class ReactAgent(AgentViews):
         Failures arrive through ``on_error`` as :class:`~rxreact.RxReactError` subclasses.
 
         Args:
-            question: the user's message.
+            question: the user's message: a ``str``, or a sequence of ``str`` and
+                :class:`~rxreact.Text` / :class:`~rxreact.Image` / :class:`~rxreact.File`
+                parts (``["What is in this picture?", Image.from_path("cat.png")]``).
             conversation_id: the conversation in ``memory`` to continue and append to.
             options: request body parameters for this run's requests, over the agent's.
             output_type: a pydantic model the answer must be: every round asks for it
@@ -265,19 +268,19 @@ class ReactAgent(AgentViews):
                 like a judge's rejection, and ``final_answer.output`` holds the parsed value.
         """
 
-        check_question(question)
+        content = check_question(question)
 
         def subscribe(
             observer: abc.ObserverBase[Any], _: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
-            run = RunLoop(self, question, conversation_id, options, output_type)
+            run = RunLoop(self, content, conversation_id, options, output_type)
             return self._subscribe(run, observer)
 
         return Observable(subscribe)
 
     def start(
         self,
-        question: str,
+        question: Question,
         conversation_id: str | None = None,
         *,
         options: Mapping[str, Any] | None = None,
@@ -291,7 +294,8 @@ class ReactAgent(AgentViews):
         :class:`AgentResult`. See :class:`~rxreact.AgentRun`. ``options`` and ``output_type``
         as for :meth:`stream`.
         """
-        return AgentRun(self, RunLoop(self, question, conversation_id, options, output_type))
+        content = check_question(question)
+        return AgentRun(self, RunLoop(self, content, conversation_id, options, output_type))
 
     def _subscribe(
         self,
@@ -333,7 +337,7 @@ class ReactAgent(AgentViews):
 
     def text(
         self,
-        question: str,
+        question: Question,
         conversation_id: str | None = None,
         *,
         options: Mapping[str, Any] | None = None,

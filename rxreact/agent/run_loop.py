@@ -60,12 +60,14 @@ from rxreact.memory._process_leases import leasing
 from rxreact.memory.lease import Lease
 from rxreact.messages import (
     ChatRequest,
+    ContentPart,
     Message,
     SystemMessage,
     ToolCall,
     ToolMessage,
     Usage,
     UserMessage,
+    content_text,
 )
 from rxreact.operators import (
     concat_steps,
@@ -97,7 +99,7 @@ class RunLoop:
     def __init__(
         self,
         agent: ReactAgent,
-        question: str,
+        question: str | tuple[ContentPart, ...],
         conversation_id: str | None,
         options: Mapping[str, Any] | None = None,
         output_type: Any = None,
@@ -106,6 +108,7 @@ class RunLoop:
         # Merged once per run: model defaults sit under these, in the model's encoder.
         self.options: dict[str, Any] = {**agent.options, **(options or {})}
         self.question = question
+        """The user message's content: a string, or parts (checked by ``check_question``)."""
         self.conversation_id = conversation_id
         self.history: list[Message] = []
         self.turn: list[Message] = []  # what this run adds to memory, committed at the end
@@ -249,7 +252,12 @@ class RunLoop:
         and the judge."""
         self.outcome = DraftOutcome()
         return self.agent.checks.check(
-            state.round, self.question, state.text, self.history[:-1], self.output, self.outcome
+            state.round,
+            content_text(self.question),
+            state.text,
+            self.history[:-1],
+            self.output,
+            self.outcome,
         )
 
     def _revise(self) -> bool:
@@ -329,7 +337,8 @@ class RunLoop:
         for call, result in zip(calls, results, strict=True):
             if result is None:  # cannot happen unless a tool observable completed empty
                 raise AgentError(f"tool call {call.id} completed without a result")
-            self._add(ToolMessage(tool_call_id=call.id, content=result.content, name=call.name))
+            content = result.parts or result.content
+            self._add(ToolMessage(tool_call_id=call.id, content=content, name=call.name))
             self.tool_errors += result.is_error
         if self.tool_errors > self.agent.max_tool_errors:
             raise ToolErrorBudgetExceededError(

@@ -1,5 +1,6 @@
 """Estimating prompt tokens for :class:`~rxreact.ContextBudget`: a text counter plus a few
-tokens per message, scaled per conversation by what the provider reported."""
+tokens per message and a flat estimate per image or file, scaled per conversation by what the
+provider reported."""
 
 from __future__ import annotations
 
@@ -9,13 +10,34 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from rxreact.messages import AssistantMessage, ChatRequest, Message, ToolSpec, content_text
+from rxreact._parts import byte_size
+from rxreact.messages import (
+    AssistantMessage,
+    ChatRequest,
+    ContentPart,
+    File,
+    Image,
+    Message,
+    ToolSpec,
+    content_text,
+)
 
-__all__ = ["TokenCounter", "longest", "remember"]
+__all__ = ["FILE_URL_TOKENS", "IMAGE_TOKENS", "TokenCounter", "longest", "remember"]
 
 _V = TypeVar("_V")
 _PER_MESSAGE = 4  # role and separators: what the chat format adds around each message
 _MIN_RATIO, _MAX_RATIO = 0.25, 4.0  # a calibration outside this is a provider's odd report
+
+IMAGE_TOKENS = 1_000
+"""The estimate for one image, whatever its size: the images are not decoded to measure them.
+Providers charge by pixels (OpenAI 765 tokens for a 1024x1024 image at high detail, Anthropic
+about width x height / 750, at most ~1,600); 1,000 sits in between, and the calibration by
+the provider's reported usage corrects it per conversation."""
+
+FILE_URL_TOKENS = 1_000
+"""The estimate for a file given by URL (its size is unknown). A file given as bytes counts
+as its text would, about 4 bytes a token: more than a compressed PDF costs, which errs on the
+side of keeping the request within the budget."""
 
 
 class TokenCounter:
@@ -44,11 +66,13 @@ class TokenCounter:
 
     def message(self, message: Message, ratio: float) -> int:
         """Tokens of one message as sent (content, tool calls, reasoning, the chat format's)."""
-        text = content_text(message.content or "")
+        content = message.content or ""
+        text = content_text(content)
         if isinstance(message, AssistantMessage):
             text += "".join(c.id + c.name + c.arguments for c in message.tool_calls)
             text += message.reasoning or ""
-        return _PER_MESSAGE + self.text(text, ratio)
+        media = 0 if isinstance(content, str) else sum(map(_media_tokens, content))
+        return _PER_MESSAGE + self.text(text, ratio) + _scaled(media, ratio)
 
     def tools(self, tools: Sequence[ToolSpec], ratio: float) -> int:
         """Tokens the declared tools take."""
@@ -89,6 +113,17 @@ def remember(store: OrderedDict[str, _V], key: str, value: _V) -> None:
 
 def _scaled(tokens: int, ratio: float) -> int:
     return -(-int(tokens * ratio * 1000) // 1000)  # ceiling, without float noise
+
+
+def _media_tokens(part: ContentPart) -> int:
+    """The flat estimate of an image or a file (:data:`IMAGE_TOKENS`, :data:`FILE_URL_TOKENS`)."""
+    if isinstance(part, Image):
+        return IMAGE_TOKENS
+    if isinstance(part, File):
+        if part.data_base64 is None:
+            return FILE_URL_TOKENS
+        return (byte_size(part) + 3) // 4
+    return 0
 
 
 def _chars(text: str) -> int:

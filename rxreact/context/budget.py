@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from rxreact._parts import content_label
 from rxreact.context._token_counter import TokenCounter, longest, remember
 from rxreact.errors import InvalidArgumentError
 from rxreact.messages import (
@@ -320,5 +321,5 @@ def _transcript_line(message: Message) -> str:
         text = message.content or ""
         return f"assistant: {text}" + (f" [calls: {calls}]" if calls else "")
     if isinstance(message, ToolMessage):
-        return f"tool {message.name or message.tool_call_id}: {message.content}"
-    return f"{message.role}: {message.content}"
+        return f"tool {message.name or message.tool_call_id}: {content_label(message.content)}"
+    return f"{message.role}: {content_label(message.content)}"

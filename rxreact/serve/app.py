@@ -61,7 +61,8 @@ from rxreact.serve.ui_stream import UI_MESSAGE_STREAM_HEADERS, to_ui_message_str
 __all__ = ["STATIC_DIR", "create_app"]
 
 STATIC_DIR = Path(__file__).parent / "static"
-"""The chat page's files (``index.html``, ``chat.js``, ``chat.css``)."""
+"""The chat page's files: ``index.html``, ``chat.css``, and ``chat.js`` with the ES modules it
+imports (``draw.js``, ``markdown.js``, ``scroll.js``, ...)."""
 
 
 def create_app(

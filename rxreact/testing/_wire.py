@@ -14,7 +14,7 @@ from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
 from rxreact.model.http.sse import SSEDecoder
 from rxreact.model.openai.request_codec import decode_request
 from rxreact.model.openai.wire import DONE, parse_chunk
-from rxreact.testing._api_rules import history_error
+from rxreact.testing._api_rules import content_error, history_error
 
 __all__ = [
     "CHAT_COMPLETIONS",
@@ -183,7 +183,7 @@ class _ChatCompletions:
         return decode_request(body)
 
     def problem(self, body: dict[str, Any]) -> str | None:
-        return history_error(body)
+        return history_error(body) or content_error(body)
 
     def writer(self, model: str, number: int) -> _ChatWriter:
         return _ChatWriter(model, number)

@@ -31,8 +31,11 @@ in-stream ``{"error": ...}`` event, :class:`Hang` goes silent until the client d
 as one ``chat.completion``. Usage is sent as scripted, whatever ``stream_options`` says.
 
 Like the real API, requests whose history leaves a tool call unanswered, answers a call that
-does not exist, or sets ``tool_choice`` without ``tools`` get HTTP 400
-(``validate_history=False`` turns that off).
+does not exist, or sets ``tool_choice`` without ``tools`` get HTTP 400, and so do content
+parts it refuses: an image or a file outside a user message, an unknown part type, an image
+URL that is neither ``http(s)://`` nor a base64 PNG/JPEG/GIF/WebP ``data:`` URL, a file
+without base64 ``file_data`` (or a ``file_id``) and a ``filename`` (``validate_history=False``
+turns all that off).
 """
 
 from __future__ import annotations
