@@ -76,7 +76,7 @@ def create_app(
     allowed_hosts: Sequence[str] | None = None,
     max_body_bytes: int = 1 << 20,
     max_message_chars: int = 100_000,
-    max_runs_per_user: int = 16,
+    max_runs_per_user: int | None = None,
     run_id_secret: bytes | None = None,
     model_name: str = "rxreact",
 ) -> Starlette:
@@ -101,7 +101,8 @@ def create_app(
         max_body_bytes: the largest request body (``413`` past it).
         max_message_chars: the longest question (``413`` past it).
         max_runs_per_user: runs in flight per user in this process (``429`` with
-            ``Retry-After`` past it); ``0``: no limit.
+            ``Retry-After`` past it); ``0``: no limit. Default: 16 with ``authenticate``, no
+            limit for the anonymous user (everyone an app without users serves is that one).
         run_id_secret: the key run ids are signed with for their user; workers serving the same
             users share it (default: random, one process).
         model_name: the model ``/v1/models`` lists and ``/v1/chat/completions`` answers as.
@@ -117,6 +118,8 @@ def create_app(
     for name, value in limits.items():
         if value <= 0:
             raise InvalidArgumentError(f"{name} must be positive, not {value!r}")
+    if max_runs_per_user is None:
+        max_runs_per_user = 16 if authenticate is not None else 0
     runs = RunRegistry(agent, max_runs_per_user=max_runs_per_user)
     run_ids = RunIds(run_id_secret)
     known: set[str] = set()  # conversation keys this process saw, for 404 vs 204 without memory
