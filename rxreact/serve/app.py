@@ -62,7 +62,8 @@ __all__ = ["STATIC_DIR", "create_app"]
 
 STATIC_DIR = Path(__file__).parent / "static"
 """The chat page's files: ``index.html``, ``chat.css``, and ``chat.js`` with the ES modules it
-imports (``draw.js``, ``markdown.js``, ``scroll.js``, ...)."""
+imports (``draw.js``, ``markdown.js``, ``scroll.js``, ...), and ``auth.js``, which asks for the
+token of a server with users and adds it to the page's requests."""
 
 
 def create_app(
