@@ -32,8 +32,10 @@ call such as ``agent.call``) is an instance of :class:`RxReactError`::
     │   ├── RunCancelledError             cancelled (``run.cancel()``, ``request_cancel``)
     │   ├── RunNotFoundError              not in the event log (never started, or expired)
     │   └── RunLostError                  the process that owned it stopped before it ended
-    └── ConversationBusyError         another run holds the conversation (rejected, waited too
-                                      long, or this run's lease was lost before its commit)
+    ├── ConversationBusyError         another run holds the conversation (rejected, waited too
+    │                                 long, or this run's lease was lost before its commit)
+    └── TooManyRunsError              a user already has as many runs in flight as a server
+                                      allows (``rxreact serve``: 429)
 
 Foreign exceptions (httpx, json, pydantic) are mapped to this tree in exactly one place
 per layer (``rxreact.model.http._errors.transport_error`` for HTTP), and never carry the
@@ -71,6 +73,7 @@ __all__ = [
     "ServerError",
     "StreamInterruptedError",
     "StreamProtocolError",
+    "TooManyRunsError",
     "ToolDefinitionError",
     "ToolErrorBudgetExceededError",
     "ToolSourceError",
@@ -318,6 +321,11 @@ class ConversationBusyError(RxReactError):
     def __init__(self, message: str, conversation_id: str | None = None) -> None:
         self.conversation_id = conversation_id
         super().__init__(message)
+
+
+class TooManyRunsError(RxReactError):
+    """A user already has as many runs in flight as the server allows
+    (``create_app(max_runs_per_user=...)``); answered ``429`` with ``Retry-After``."""
 
 
 def http_error_for_status(

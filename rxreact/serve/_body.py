@@ -16,6 +16,7 @@ __all__ = [
     "HTTPProblem",
     "check_conversation_id",
     "check_run_id",
+    "message_too_long",
     "parse_approval_body",
     "parse_chat_body",
 ]
@@ -26,11 +27,14 @@ _RUN_ID = re.compile(r"[A-Za-z0-9_.:-]{1,200}")
 class HTTPProblem(Exception):
     """A request the server refuses: answered as JSON ``{"error": ..., "detail": ...}``."""
 
-    def __init__(self, status: int, error: str, detail: str) -> None:
+    def __init__(
+        self, status: int, error: str, detail: str, headers: dict[str, str] | None = None
+    ) -> None:
         super().__init__(detail)
         self.status = status
         self.error = error
         self.detail = detail
+        self.headers = headers or {}
 
 
 class _Part(BaseModel):
@@ -82,6 +86,11 @@ def check_run_id(value: str) -> str:
     if not _RUN_ID.fullmatch(value):
         raise HTTPProblem(400, "invalid_run_id", "a run id is 1-200 of A-Z a-z 0-9 _ . : -")
     return value
+
+
+def message_too_long(limit: int) -> HTTPProblem:
+    """The answer to a question over ``limit`` characters (``create_app(max_message_chars)``)."""
+    return HTTPProblem(413, "message_too_long", f"the message is over {limit} characters")
 
 
 def parse_chat_body(raw: bytes) -> ChatBody:

@@ -4,6 +4,10 @@ One worker keeps conversations in a SQLite file and runs in an in-memory event l
 ``--redis URL`` the memory and the event log are in Redis, so several workers (``--workers N``,
 or processes on several machines) share conversations and a resume can land on any of them.
 
+Without ``--token-file`` the server has one anonymous user and answers on loopback only;
+``--token-file PATH`` (one ``token user`` a line) gives each user their own conversations, and
+is what a server on another interface needs (or ``--insecure-no-auth``, for a trusted network).
+
 The workers are separate processes that import the app by name, so the command line travels to
 them as JSON in ``RXREACT_SERVE_CONFIG`` and :func:`app_from_env` builds each worker's app.
 """
@@ -17,7 +21,7 @@ import os
 import sys
 from typing import Any
 
-__all__ = ["CONFIG_ENV", "add_serve_command", "app_from_env", "serve"]
+__all__ = ["CONFIG_ENV", "add_serve_command", "app_from_env", "is_loopback", "serve"]
 
 CONFIG_ENV = "RXREACT_SERVE_CONFIG"
 """The environment variable that carries ``rxreact serve``'s options to its workers."""
@@ -53,6 +57,19 @@ def add_serve_command(commands: Any) -> None:
         help="answer with the no-key demo model (a loopback mock) instead of a real endpoint",
     )  # fmt: skip
     parser.add_argument("--on-busy", choices=("queue", "reject"), default="reject")
+    parser.add_argument(
+        "--token-file", metavar="PATH", default=None,
+        help="bearer tokens, one 'token user' a line: each user sees only their conversations",
+    )  # fmt: skip
+    parser.add_argument(
+        "--insecure-no-auth", action="store_true",
+        help="serve a non-loopback host without --token-file (anyone who reaches it is the user)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--cors-origin", metavar="ORIGIN", action="append", default=[], dest="cors_origins",
+        help="another origin (scheme://host[:port]) allowed to call the API from a browser; "
+        "repeatable",
+    )  # fmt: skip
     parser.set_defaults(run=serve)
 
 
@@ -62,6 +79,14 @@ def serve(args: argparse.Namespace) -> int:
         import uvicorn
     except ImportError:
         print("rxreact serve needs the serve extra: pip install 'rxreact[serve]'", file=sys.stderr)
+        return 2
+    if not args.token_file and not args.insecure_no_auth and not is_loopback(args.host):
+        print(
+            f"rxreact serve: without --token-file anyone who can reach {args.host} would run the "
+            "agent (and its tools, on your API key): add --token-file PATH, or "
+            "--insecure-no-auth if the network is yours alone",
+            file=sys.stderr,
+        )
         return 2
     if args.workers > 1 and not args.redis:
         print(
@@ -81,6 +106,9 @@ def serve(args: argparse.Namespace) -> int:
             "system",
             "demo",
             "on_busy",
+            "token_file",
+            "insecure_no_auth",
+            "cors_origins",
         )
     }
     os.environ[CONFIG_ENV] = json.dumps(config)
@@ -120,6 +148,17 @@ def app_from_env() -> Any:
     from rxreact.serve.app import create_app
 
     config: dict[str, Any] = json.loads(os.environ.get(CONFIG_ENV, "{}"))
+    # Who may use the app first: a bad token file fails before anything starts.
+    options: dict[str, Any] = {"cors_origins": config.get("cors_origins") or ()}
+    if config.get("token_file"):
+        from rxreact.serve.auth import TokenAuthenticator
+
+        authenticator = TokenAuthenticator.from_file(config["token_file"])
+        # Every worker reads the same file: they derive the same secret, so a run id signed by
+        # one is recognised by all.
+        options.update(authenticate=authenticator, run_id_secret=authenticator.secret)
+    elif config.get("insecure_no_auth"):
+        options["allowed_hosts"] = ["*"]
     base_url, api_key = config.get("base_url"), None
     if config.get("demo"):
         from rxreact.demo import demo_model_script
@@ -150,10 +189,22 @@ def app_from_env() -> Any:
         event_log=event_log,
         on_busy=config.get("on_busy", "reject"),
     )
-    app = create_app(agent)
+    app = create_app(agent, **options)
     # What start-up made (modules, the app, the agent) lives as long as the worker: frozen, it
     # is no longer walked by every full collection, which at thousands of conversations is
     # what sets the p99 latency.
     gc.collect()
     gc.freeze()
     return app
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding ``host`` reaches this machine only."""
+    import ipaddress
+
+    if host.strip("[]").lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a name: it may resolve to anything
