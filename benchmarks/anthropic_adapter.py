@@ -25,13 +25,11 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import statistics
-import subprocess
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 from benchmarks._anthropic_stacks import make_session
-from benchmarks._harness import ROOT, BenchError, Table, emit, medians, run_child
+from benchmarks._harness import Table, emit, medians, mock_server, run_child
 
 STACKS = ("rxreact", "rxreact_loop", "httpx_async", "anthropic_sdk")
 LABELS = {
@@ -48,30 +46,9 @@ def available() -> tuple[str, ...]:
     return tuple(s for s in STACKS if s != "anthropic_sdk" or sdk)
 
 
-@contextlib.contextmanager
-def anthropic_mock() -> Iterator[str]:
+def anthropic_mock() -> contextlib.AbstractContextManager[str]:
     """Start :mod:`benchmarks._anthropic_mock` in a child process; yield its base URL."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks._anthropic_mock", "0"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        if not line.startswith("PORT "):
-            raise BenchError(f"the Anthropic mock did not start: {line!r}")
-        yield f"http://127.0.0.1:{int(line.split()[1])}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
-        if proc.stdout is not None:
-            proc.stdout.close()
+    return mock_server("benchmarks._anthropic_mock", path="")
 
 
 # -- the workload ---------------------------------------------------------------------------

@@ -26,14 +26,12 @@ import asyncio
 import contextlib
 import json
 import statistics
-import subprocess
-import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-from benchmarks._harness import MODEL, PROMPT, ROOT, Table, emit, run_child
+from benchmarks._harness import MODEL, PROMPT, Table, emit, mock_server, run_child
 
 STACKS = ("adapter_loop", "adapter_thread", "agent", "floor", "sdk")
 LABELS = {
@@ -256,23 +254,9 @@ def child(stack: str, url: str, chunks: int, sessions: int) -> None:
 # -- the parent ---------------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def responses_mock() -> Iterator[str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks._responses_mock", "0"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        port = proc.stdout.readline().split()[1]
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        proc.terminate()
-        proc.wait(10)
-        if proc.stdout is not None:
-            proc.stdout.close()
+def responses_mock() -> contextlib.AbstractContextManager[str]:
+    """Start :mod:`benchmarks._responses_mock` in a child process; yield its ``/v1`` URL."""
+    return mock_server("benchmarks._responses_mock")
 
 
 def available(stack: str) -> bool:
