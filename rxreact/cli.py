@@ -14,7 +14,16 @@ import time
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from rxreact._cli.chat import default_memory_path, load_tools, open_memory, render_run, run_chat
+from rxreact._cli.chat import (
+    default_memory_path,
+    load_tools,
+    open_memory,
+    read_question,
+    render_run,
+    require_key,
+    run_chat,
+)
+from rxreact._cli.help import HelpFormatter, command_parser, examples
 from rxreact._cli.terminal import TerminalRenderer
 from rxreact.agent import ReactAgent
 from rxreact.errors import ConfigurationError, InvalidArgumentError, RxReactError
@@ -28,12 +37,23 @@ A streaming ReAct agent in your terminal.
   rxreact demo                     the weather demo against a loopback mock model (no key)
   rxreact chat "question"          ask the endpoint in your environment
   rxreact chat                     an interactive session (history kept in SQLite)
+  rxreact mock --weather           a loopback mock model that answers weather questions
   rxreact mock replies.json        a loopback mock server playing scripted replies
   rxreact serve                    a chat page and the AI SDK UI stream (needs rxreact[serve])
 
 The endpoint comes from OPENAI_BASE_URL (a local server on 127.0.0.1 needs no key),
 OPENAI_API_KEY and RXREACT_MODEL, or from --base-url and --model.
+`rxreact COMMAND --help` describes each command.
 """
+
+ENDPOINT = """\
+The endpoint is OPENAI_BASE_URL (else OpenAI's), the key OPENAI_API_KEY (a server on a
+loopback address such as 127.0.0.1 needs none), the model RXREACT_MODEL; --base-url and
+--model override them."""
+
+SIGPIPE_STATUS = 128 + 13
+"""The exit status when stdout's reader went away (``rxreact chat q | head``): what a shell
+reports for a command that SIGPIPE ended, as ``yes | head`` does."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -57,12 +77,23 @@ def _positive_int(text: str) -> int:
 
 
 def _add_demo(commands: Any) -> None:
-    demo = commands.add_parser(
+    demo = command_parser(
+        commands,
         "demo",
         help="the weather demo against a loopback mock model (no key needed)",
-        description="The weather demo: a real HTTP + SSE round trip to a loopback mock model.",
+        description=(
+            "The weather demo: a real HTTP + SSE round trip to a loopback mock model, which\n"
+            "calls four mock tools at once, writes a report from their results, then answers\n"
+            "a follow-up question from the conversation's memory."
+        ),
+        epilog=examples(
+            ("rxreact demo", "the demo, its tools taking 0.35-0.6 s each"),
+            ("rxreact demo --latency 0", "the same with instant tools"),
+        ),
     )
-    demo.add_argument("--latency", type=float, default=1.0, help="scale of the mock tools' latency")
+    demo.add_argument(
+        "--latency", type=float, default=1.0, help="scale of the mock tools' latency (0: none)"
+    )
     demo.set_defaults(run=_demo)
 
 
@@ -94,35 +125,63 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _add_chat(commands: Any) -> None:
-    chat = commands.add_parser(
+    chat = command_parser(
+        commands,
         "chat",
         help="ask an OpenAI-compatible endpoint (no question: an interactive session)",
         description=(
-            "Ask an OpenAI-compatible endpoint. Only the answer goes to stdout; rounds, tools "
-            "and reasoning go to stderr."
+            "Ask an OpenAI-compatible endpoint. Only the answer goes to stdout; rounds, tools\n"
+            "and reasoning go to stderr. Without a question, an interactive session: one\n"
+            "question a line, its history kept in SQLite; Ctrl-C stops an answer, Ctrl-D quits.\n\n"
+            + ENDPOINT
+        ),
+        epilog=examples(
+            ('rxreact chat "Weather in Paris?"', "one question; only the answer goes to stdout"),
+            ("rxreact chat --tools my_tools:get_weather", "a session with your own tools"),
+            ('echo "Summarise this" | rxreact chat -', "the question from stdin"),
+            ('rxreact chat --conversation trip "And Rome?"', "go on with a kept conversation"),
+            ("rxreact mock --weather", "in another shell first: a model to try all this on"),
         ),
     )
     chat.add_argument(
-        "question", nargs="?", default=None, help="the question; '-' reads it from stdin"
+        "question",
+        nargs="?",
+        default=None,
+        help="the question; '-' reads it from stdin (default: an interactive session)",
     )
     chat.add_argument("--model", default=None, help="model name (default: $RXREACT_MODEL)")
     chat.add_argument("--base-url", default=None, help="endpoint (default: $OPENAI_BASE_URL)")
-    chat.add_argument("--max-rounds", type=_positive_int, default=5, help="default: 5")
-    chat.add_argument("--system", default=None, help="system prompt")
-    chat.add_argument("--temperature", type=float, default=None, help="sampling temperature")
-    chat.add_argument("--max-tokens", type=_positive_int, default=None, help="max tokens per reply")
+    chat.add_argument(
+        "--max-rounds", type=_positive_int, default=5, help="model requests with tools offered"
+    )
+    chat.add_argument(
+        "--system", default=None, help="system prompt (default: none, the model's own behaviour)"
+    )
+    chat.add_argument(
+        "--temperature",
+        type=float,
+        default=None,
+        help="sampling temperature (default: the model's)",
+    )
+    chat.add_argument(
+        "--max-tokens",
+        type=_positive_int,
+        default=None,
+        help="max tokens per reply (default: the model's limit)",
+    )
     chat.add_argument(
         "--tools",
         metavar="MODULE:NAME",
         action="append",
         default=[],
-        help="tools to offer: a @tool function or a list of them (repeatable)",
+        help="tools to offer: a @tool function or a list of them, repeatable (default: none)",
     )
     chat.add_argument(
         "--conversation",
         metavar="ID",
         default=None,
-        help="go on with this conversation across invocations (kept in --memory)",
+        help="go on with this conversation across invocations, kept in --memory "
+        "(default: a question keeps nothing; a session starts a new conversation)",
     )
     chat.add_argument(
         "--memory",
@@ -140,24 +199,27 @@ def _chat(args: argparse.Namespace) -> int:
 
     if not (args.model or os.environ.get("RXREACT_MODEL")):
         raise ConfigurationError("no model name: pass --model NAME or set RXREACT_MODEL")
+    if args.question is not None:  # before anything is set up, as a usage error would be
+        args.question = read_question(args, sys.stdin)
     tools = load_tools(args.tools)
-    # An interactive session always keeps history; a one-off question only when named.
-    keep = args.conversation is not None or args.question is None
-    memory = open_memory(args.memory) if keep else None
-    try:
-        options = {
-            key: value
-            for key, value in (("temperature", args.temperature), ("max_tokens", args.max_tokens))
-            if value is not None
-        }
-        with OpenAIChatModel(args.model, base_url=args.base_url, options=options) as model:
+    options = {
+        key: value
+        for key, value in (("temperature", args.temperature), ("max_tokens", args.max_tokens))
+        if value is not None
+    }
+    with OpenAIChatModel(args.model, base_url=args.base_url, options=options) as model:
+        require_key(model)  # before any file is made or any round is shown
+        # An interactive session always keeps history; a one-off question only when named.
+        keep = args.conversation is not None or args.question is None
+        memory = open_memory(args.memory) if keep else None
+        try:
             agent = ReactAgent(
                 model, tools, max_rounds=args.max_rounds, system_prompt=args.system, memory=memory
             )
             return run_chat(args, agent, memory)
-    finally:
-        if memory is not None:
-            memory.close()
+        finally:
+            if memory is not None:
+                memory.close()
 
 
 # -- mock ---------------------------------------------------------------------------------------
@@ -166,16 +228,46 @@ def _chat(args: argparse.Namespace) -> int:
 def _add_mock(commands: Any) -> None:
     from rxreact._cli import mock
 
-    parser = commands.add_parser(
+    parser = command_parser(
+        commands,
         "mock",
-        help="a loopback mock OpenAI-compatible server playing replies from a file",
-        description=(mock.__doc__ or "").replace("::", ":").replace("``", "'"),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="a loopback mock model: the weather desk, or replies from a file (no key)",
+        description=(
+            "A loopback OpenAI-compatible server (real HTTP + SSE) to try rxreact without a key,\n"
+            "or to test your own front end. It prints OPENAI_BASE_URL=... on stdout; any model\n"
+            "name is accepted and no key is needed.\n\n"
+            "--weather answers like a small weather desk, deciding from each request: a question\n"
+            'naming a city ("Weather in Paris?") gets a call of the offered tool that fits it\n'
+            "best, with the city as its argument; the tool's result gets an answer quoting it.\n\n"
+            + mock.FILE_FORMAT
+        ),
+        epilog=examples(
+            ("rxreact mock --weather", "the weather desk; then, in another shell:"),
+            (
+                "export OPENAI_BASE_URL=http://127.0.0.1:PORT/v1 RXREACT_MODEL=mock",
+                "the address it printed, and any model name",
+            ),
+            ('rxreact chat --tools my_tools:get_weather "Weather in Paris?"', "ask it"),
+            ("rxreact mock replies.json --port 8001", "scripted replies on a fixed port"),
+        ),
     )
-    parser.add_argument("file", help="JSON list of replies")
-    parser.add_argument("--host", default="127.0.0.1", help="default: 127.0.0.1 (keep it loopback)")
-    parser.add_argument("--port", type=int, default=0, help="default: a free port")
-    parser.set_defaults(run=lambda args: mock.run_mock(args.file, args.host, args.port))
+    parser.add_argument(
+        "file", nargs="?", default=None, help="a JSON list of replies (default: the weather desk)"
+    )
+    parser.add_argument(
+        "--weather", action="store_true", help="answer as the weather desk (what no FILE means)"
+    )
+    parser.add_argument(
+        "--interval",
+        type=float,
+        default=0.02,
+        help="seconds between the weather desk's streamed pieces",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="interface (keep it loopback)")
+    parser.add_argument("--port", type=int, default=0, help="port (default: 0, a free one)")
+    parser.set_defaults(
+        run=lambda args: mock.run_mock(args.file, args.weather, args.interval, args.host, args.port)
+    )
 
 
 def _add_serve(commands: Any) -> None:
@@ -192,23 +284,32 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``rxreact`` parser with every subcommand of :data:`COMMANDS`."""
     from rxreact import __version__
 
-    parser = _Parser(
-        prog="rxreact",
-        description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = _Parser(prog="rxreact", description=DESCRIPTION, formatter_class=HelpFormatter)
     parser.add_argument("--version", action="version", version=f"rxreact {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    commands = parser.add_subparsers(
+        dest="command", metavar="COMMAND", title="commands", parser_class=_Parser
+    )
     for add in COMMANDS:
         add(commands)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``rxreact`` command; errors are one line on stderr, never a traceback."""
-    args = build_parser().parse_args(argv)
+    """Entry point of the ``rxreact`` command; errors are one line on stderr, never a traceback.
+
+    A reader of stdout that goes away (``rxreact chat q | head``) ends the command quietly,
+    with :data:`SIGPIPE_STATUS`.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
     try:
+        if args.command is None:  # a bare `rxreact`: what it can do
+            parser.print_help()
+            return 0
         status: int = args.run(args)
+    except BrokenPipeError:
+        _silence_stdout()
+        return SIGPIPE_STATUS
     except (ConfigurationError, InvalidArgumentError) as error:
         print(f"rxreact: {error}", file=sys.stderr)
         return 2
@@ -228,6 +329,17 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 1
     return status
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null: the interpreter flushes it at exit, and a flush into the
+    closed pipe would print "Exception ignored ... BrokenPipeError" after all."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout is not a file descriptor (tests redirect it)
+        pass
 
 
 if __name__ == "__main__":

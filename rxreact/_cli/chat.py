@@ -1,5 +1,7 @@
 """``rxreact chat``: one question (an argument, or ``-`` for stdin), or an interactive session.
 
+The question is read (``args.question`` holds it) before :func:`run_chat` is called.
+
 The session keeps its history in SQLite (``--conversation ID``, by default a new one per
 session), so a later ``rxreact chat --conversation ID`` goes on from it. Ctrl-C during an
 answer cancels that run only: nothing of it is stored, so the conversation stays valid, and
@@ -17,7 +19,7 @@ import threading
 import uuid
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from rxreact._cli.terminal import TerminalRenderer
 from rxreact.agent import ReactAgent
@@ -25,22 +27,38 @@ from rxreact.errors import ChatMemoryError, ConfigurationError
 from rxreact.memory import SQLiteChatMemory
 from rxreact.tools import Tool
 
-__all__ = ["default_memory_path", "load_tools", "render_run", "run_chat"]
+if TYPE_CHECKING:  # imported when a command needs it: `rxreact --help` starts faster
+    from rxreact.model.openai.client import OpenAIChatModel
+
+__all__ = [
+    "default_memory_path",
+    "load_tools",
+    "read_question",
+    "render_run",
+    "require_key",
+    "run_chat",
+]
 
 
 def render_run(
     agent: ReactAgent, question: str, conversation_id: str | None, renderer: TerminalRenderer
 ) -> None:
-    """Run one question, rendering it live; raises the run's error, or ``KeyboardInterrupt``
-    (the run is cancelled first)."""
+    """Run one question, rendering it live; raises the run's error, or ``KeyboardInterrupt``,
+    or ``BrokenPipeError`` when the reader of the output went away (the run is cancelled
+    first in both cases)."""
     done = threading.Event()
     errors: list[BaseException] = []
+
+    def on_next(event: Any) -> None:
+        renderer(event)
+        if renderer.broken_pipe.is_set():
+            done.set()  # nobody reads the answer any more: stop the run rather than finish it
 
     def on_error(error: Exception) -> None:
         errors.append(error)
         done.set()
 
-    subscription = agent.stream(question, conversation_id).subscribe(renderer, on_error, done.set)
+    subscription = agent.stream(question, conversation_id).subscribe(on_next, on_error, done.set)
     try:
         # Short waits, not one long one: SIGINT may be delivered to any of the process's
         # threads, and a main thread blocked without a timeout would only see Ctrl-C at the end.
@@ -49,6 +67,8 @@ def render_run(
     finally:
         subscription.dispose()
         renderer.spinner.stop()
+    if renderer.broken_pipe.is_set():
+        raise BrokenPipeError("the reader of the output went away")
     if errors:
         raise errors[0]
 
@@ -129,13 +149,25 @@ def load_tools(specs: list[str]) -> list[Any]:
 
 
 def read_question(args: argparse.Namespace, stdin: TextIO) -> str:
-    """The question argument, or all of stdin for ``-``."""
+    """The question argument, or all of stdin for ``-``; an empty one is refused."""
     question: str = args.question
     if question == "-":
         question = stdin.read().strip()
         if not question:
             raise ConfigurationError("chat -: stdin held no question")
+    elif not question.strip():
+        raise ConfigurationError('chat "": the question is empty')
     return question
+
+
+def require_key(model: OpenAIChatModel) -> None:
+    """Refuse to start when the endpoint needs a key and none is set (in the command's terms:
+    the library's own message speaks of ``api_key=``)."""
+    if model.needs_api_key:
+        raise ConfigurationError(
+            f"no API key for {model.base_url}: set OPENAI_API_KEY "
+            "(a server on a loopback address such as 127.0.0.1 needs none)"
+        )
 
 
 def run_chat(args: argparse.Namespace, agent: ReactAgent, memory: SQLiteChatMemory | None) -> int:
@@ -143,7 +175,7 @@ def run_chat(args: argparse.Namespace, agent: ReactAgent, memory: SQLiteChatMemo
     renderer = TerminalRenderer(sys.stdout, sys.stderr)
     if args.question is not None:
         try:
-            render_run(agent, read_question(args, sys.stdin), args.conversation, renderer)
+            render_run(agent, args.question, args.conversation, renderer)
         except KeyboardInterrupt:
             renderer.interrupted()
             return 130

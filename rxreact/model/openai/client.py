@@ -218,6 +218,12 @@ class OpenAIChatModel(Closeable):
     def __repr__(self) -> str:
         return f"OpenAIChatModel(model={self.model!r}, base_url={self.base_url!r})"
 
+    @property
+    def needs_api_key(self) -> bool:
+        """No key is set and the host is not loopback: every request would fail with
+        :class:`~rxreact.errors.ConfigurationError`. A command line checks this before it starts."""
+        return self._api_key is None and not self._keyless_ok
+
     def stream(self, request: ChatRequest) -> Observable[ChatChunk]:
         """Stream one response as normalized chunks (cold: one HTTP request per subscription).
 
