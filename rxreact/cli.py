@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from rxreact._cli.chat import (
+    check_endpoint,
     default_memory_path,
     load_tools,
     open_memory,
@@ -197,8 +198,7 @@ def _add_chat(commands: Any) -> None:
 def _chat(args: argparse.Namespace) -> int:
     from rxreact.model.openai.client import OpenAIChatModel
 
-    if not (args.model or os.environ.get("RXREACT_MODEL")):
-        raise ConfigurationError("no model name: pass --model NAME or set RXREACT_MODEL")
+    check_endpoint(args.model, args.base_url)
     if args.question is not None:  # before anything is set up, as a usage error would be
         args.question = read_question(args, sys.stdin)
     tools = load_tools(args.tools)

@@ -119,3 +119,30 @@ def test_chat_with_a_memory_file_that_is_not_ours_says_so_plainly(
     assert code == 1
     assert "ChatMemoryError" in err.getvalue() and "notes.txt" in err.getvalue()
     assert "Traceback" not in err.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("environment", "expected"),
+    [
+        ({"RXREACT_MODEL": ""}, "rxreact: no model name: pass --model NAME or set RXREACT_MODEL"),
+        (
+            {"RXREACT_MODEL": "gpt-test", "OPENAI_BASE_URL": "https://api.example.com/v1"},
+            "rxreact: no API key for https://api.example.com/v1: set OPENAI_API_KEY",
+        ),
+    ],
+)
+def test_serve_refuses_a_missing_setting_at_start_in_the_commands_terms(
+    monkeypatch: pytest.MonkeyPatch, environment: dict[str, str], expected: str
+) -> None:
+    pytest.importorskip("uvicorn")
+    from rxreact.serve.cli import CONFIG_ENV
+
+    monkeypatch.setenv(CONFIG_ENV, "{}")  # serve sets it: restored after the test
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    err = io.StringIO()
+    with redirect_stderr(err):
+        assert main(["serve", "--port", "0"]) == 2
+    assert err.getvalue().startswith(expected)
+    assert "api_key=" not in err.getvalue()

@@ -218,6 +218,8 @@ def run_main(
             {"OPENAI_BASE_URL": "https://api.example.com/v1"},
             "no API key for https://api.example.com/v1: set OPENAI_API_KEY (a server on a",
         ),
+        (["chat", "hi", "--base-url", "localhost:8001"], {}, "--base-url: expected an http(s) URL"),
+        (["chat", "hi"], {"OPENAI_BASE_URL": "127.0.0.1:8001"}, "OPENAI_BASE_URL: expected an"),
         (["chat", ""], {}, 'chat "": the question is empty'),
         (["chat", "  \n"], {}, 'chat "": the question is empty'),
         (["mock", "/nonexistent.json"], {}, "cannot read /nonexistent.json"),

@@ -51,12 +51,12 @@ def test_page_runs_as_written(
 
 
 def test_pages_speak_to_users() -> None:
-    """No pointer a reader cannot follow: the project's issue numbers, "the seed", shared/."""
+    """No pointer a reader cannot follow (the project's issue numbers, "the seed", shared/), in
+    the pages and the notebooks."""
     root = DOCS.parent
-    for path in [
-        *DOCS.glob("*.md"),
-        *(root / name for name in ("README.md", "BENCHMARKS.md", "RELIABILITY.md")),
-    ]:
+    pages = [*DOCS.glob("*.md"), *(root / "notebooks").glob("*.ipynb")]
+    pages += [root / name for name in ("README.md", "BENCHMARKS.md", "RELIABILITY.md")]
+    for path in pages:
         text = path.read_text(encoding="utf-8")
         for pattern in (r"\b[Ii]ssue \d+", r"\b[Tt]he (?:\w+ )?seed's\b", r"\bshared/"):
             found = re.search(pattern, text)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import select
 import sys
 import threading
@@ -31,6 +32,7 @@ if TYPE_CHECKING:  # imported when a command needs it: `rxreact --help` starts f
     from rxreact.model.openai.client import OpenAIChatModel
 
 __all__ = [
+    "check_endpoint",
     "default_memory_path",
     "load_tools",
     "read_question",
@@ -158,6 +160,19 @@ def read_question(args: argparse.Namespace, stdin: TextIO) -> str:
     elif not question.strip():
         raise ConfigurationError('chat "": the question is empty')
     return question
+
+
+def check_endpoint(model: str | None, base_url: str | None) -> None:
+    """The model name and endpoint from ``--model`` / ``--base-url`` or the environment, checked
+    before anything starts and reported in the command's terms (the flag or the variable)."""
+    if not (model or os.environ.get("RXREACT_MODEL")):
+        raise ConfigurationError("no model name: pass --model NAME or set RXREACT_MODEL")
+    url = base_url or os.environ.get("OPENAI_BASE_URL")
+    if url and not re.match(r"https?://[^/\s]", url):
+        where = "--base-url" if base_url else "OPENAI_BASE_URL"
+        raise ConfigurationError(
+            f"{where}: expected an http(s) URL such as http://127.0.0.1:8001/v1, got {url!r}"
+        )
 
 
 def require_key(model: OpenAIChatModel) -> None:

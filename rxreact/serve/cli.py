@@ -145,14 +145,16 @@ def serve(args: argparse.Namespace) -> int:
 def app_from_env() -> Any:
     """The app of one worker, from ``$RXREACT_SERVE_CONFIG`` (uvicorn's factory)."""
     from rxreact import ChatMemory, EventLog, InMemoryEventLog, RedisChatMemory, RedisEventLog
-    from rxreact._cli.chat import load_tools, open_memory, require_key
+    from rxreact._cli.chat import check_endpoint, load_tools, open_memory, require_key
     from rxreact.agent import ReactAgent
     from rxreact.model.openai.client import OpenAIChatModel
     from rxreact.serve.app import create_app
 
     config: dict[str, Any] = json.loads(os.environ.get(CONFIG_ENV, "{}"))
     base_url, api_key = config.get("base_url"), None
-    if config.get("demo"):
+    if not config.get("demo"):
+        check_endpoint(config.get("model"), base_url)
+    else:
         from rxreact.demo import demo_model_script
         from rxreact.testing import MockOpenAIServer
 
