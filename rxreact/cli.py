@@ -1,7 +1,8 @@
 """The ``rxreact`` command: ``demo``, ``chat``, ``mock`` and ``serve``.
 
-Each subcommand is one ``_add_*`` function that adds its parser and sets ``run`` to its
-handler (``handler(args) -> exit status``); :data:`COMMANDS` lists them, so a new subcommand
+Each subcommand is one ``add`` function that adds its parser and sets ``run`` to its handler
+(``handler(args) -> exit status``): ``chat``'s is here, the others' beside their handlers in
+``rxreact._cli`` and ``rxreact.serve.cli``. :data:`COMMANDS` lists them, so a new subcommand
 is one function and one entry.
 """
 
@@ -10,7 +11,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from collections.abc import Callable
 from typing import Any, NoReturn
 
@@ -20,15 +20,15 @@ from rxreact._cli.chat import (
     load_tools,
     open_memory,
     read_question,
-    render_run,
     require_key,
     run_chat,
 )
+from rxreact._cli.demo import add_demo_command
 from rxreact._cli.help import HelpFormatter, command_parser, examples
+from rxreact._cli.mock import add_mock_command
 from rxreact._cli.terminal import TerminalRenderer
 from rxreact.agent import ReactAgent
 from rxreact.errors import ConfigurationError, InvalidArgumentError, RxReactError
-from rxreact.memory import InMemoryChatMemory
 
 __all__ = ["COMMANDS", "TerminalRenderer", "build_parser", "default_memory_path", "main"]
 
@@ -72,54 +72,6 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
-
-
-# -- demo ---------------------------------------------------------------------------------------
-
-
-def _add_demo(commands: Any) -> None:
-    demo = command_parser(
-        commands,
-        "demo",
-        help="the weather demo against a loopback mock model (no key needed)",
-        description=(
-            "The weather demo: a real HTTP + SSE round trip to a loopback mock model, which\n"
-            "calls four mock tools at once, writes a report from their results, then answers\n"
-            "a follow-up question from the conversation's memory."
-        ),
-        epilog=examples(
-            ("rxreact demo", "the demo, its tools taking 0.35-0.6 s each"),
-            ("rxreact demo --latency 0", "the same with instant tools"),
-        ),
-    )
-    demo.add_argument(
-        "--latency", type=float, default=1.0, help="scale of the mock tools' latency (0: none)"
-    )
-    demo.set_defaults(run=_demo)
-
-
-def _demo(args: argparse.Namespace) -> int:
-    from rxreact.demo import FOLLOW_UP, QUESTION, demo_model_script, demo_tools
-    from rxreact.model.openai.client import OpenAIChatModel
-    from rxreact.testing import MockOpenAIServer
-
-    out = sys.stdout
-    renderer = TerminalRenderer(out)  # the demo shows everything on stdout
-    with MockOpenAIServer(demo_model_script) as server:
-        print(f"mock OpenAI-compatible server on {server.base_url} (real HTTP + SSE)\n", file=out)
-        with OpenAIChatModel(
-            "mock-weather-model", base_url=server.base_url, api_key="sk-demo"
-        ) as model:
-            agent = ReactAgent(
-                model, demo_tools(args.latency), max_rounds=5, memory=InMemoryChatMemory()
-            )
-            started = time.perf_counter()
-            for question in (QUESTION, FOLLOW_UP):
-                renderer.line(renderer.style(f"you: {question}", "1"))
-                render_run(agent, question, "demo", renderer)
-                print(file=out)
-            print(f"done in {time.perf_counter() - started:.2f} s", file=out)
-    return 0
 
 
 # -- chat ---------------------------------------------------------------------------------------
@@ -222,61 +174,18 @@ def _chat(args: argparse.Namespace) -> int:
                 memory.close()
 
 
-# -- mock ---------------------------------------------------------------------------------------
-
-
-def _add_mock(commands: Any) -> None:
-    from rxreact._cli import mock
-
-    parser = command_parser(
-        commands,
-        "mock",
-        help="a loopback mock model: the weather desk, or replies from a file (no key)",
-        description=(
-            "A loopback OpenAI-compatible server (real HTTP + SSE) to try rxreact without a key,\n"
-            "or to test your own front end. It prints OPENAI_BASE_URL=... on stdout; any model\n"
-            "name is accepted and no key is needed.\n\n"
-            "--weather answers like a small weather desk, deciding from each request: a question\n"
-            'naming a city ("Weather in Paris?") gets a call of the offered tool that fits it\n'
-            "best, with the city as its argument; the tool's result gets an answer quoting it.\n\n"
-            + mock.FILE_FORMAT
-        ),
-        epilog=examples(
-            ("rxreact mock --weather", "the weather desk; then, in another shell:"),
-            (
-                "export OPENAI_BASE_URL=http://127.0.0.1:PORT/v1 RXREACT_MODEL=mock",
-                "the address it printed, and any model name",
-            ),
-            ('rxreact chat --tools my_tools:get_weather "Weather in Paris?"', "ask it"),
-            ("rxreact mock replies.json --port 8001", "scripted replies on a fixed port"),
-        ),
-    )
-    parser.add_argument(
-        "file", nargs="?", default=None, help="a JSON list of replies (default: the weather desk)"
-    )
-    parser.add_argument(
-        "--weather", action="store_true", help="answer as the weather desk (what no FILE means)"
-    )
-    parser.add_argument(
-        "--interval",
-        type=float,
-        default=0.02,
-        help="seconds between the weather desk's streamed pieces",
-    )
-    parser.add_argument("--host", default="127.0.0.1", help="interface (keep it loopback)")
-    parser.add_argument("--port", type=int, default=0, help="port (default: 0, a free one)")
-    parser.set_defaults(
-        run=lambda args: mock.run_mock(args.file, args.weather, args.interval, args.host, args.port)
-    )
-
-
 def _add_serve(commands: Any) -> None:
     from rxreact.serve.cli import add_serve_command
 
     add_serve_command(commands)
 
 
-COMMANDS: list[Callable[[Any], None]] = [_add_demo, _add_chat, _add_mock, _add_serve]
+COMMANDS: list[Callable[[Any], None]] = [
+    add_demo_command,
+    _add_chat,
+    add_mock_command,
+    _add_serve,
+]
 """Subcommands, in the order ``--help`` lists them: each adds its parser and sets ``run``."""
 
 

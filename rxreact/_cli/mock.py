@@ -16,6 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from rxreact._cli.help import command_parser, examples
 from rxreact._cli.terminal import counted
 from rxreact.errors import ConfigurationError
 from rxreact.messages import ChatRequest
@@ -27,7 +28,14 @@ from rxreact.model.scripted.replies import (
     tool_call_reply,
 )
 
-__all__ = ["FILE_FORMAT", "parse_replies", "read_replies", "run_mock", "weather_script"]
+__all__ = [
+    "FILE_FORMAT",
+    "add_mock_command",
+    "parse_replies",
+    "read_replies",
+    "run_mock",
+    "weather_script",
+]
 
 FILE_FORMAT = """\
 FILE is JSON: a list of replies, played in request order and then from the start again.
@@ -42,6 +50,51 @@ A reply is one of:
 Replies stream as real SSE; "interval": 0.05 in a text or tool-call reply spaces its chunks
 0.05 s apart."""
 """The reply-file format, as ``rxreact mock --help`` shows it."""
+
+
+def add_mock_command(commands: Any) -> None:
+    """Register ``mock`` on the ``rxreact`` command's subparsers."""
+    parser = command_parser(
+        commands,
+        "mock",
+        help="a loopback mock model: the weather desk, or replies from a file (no key)",
+        description=(
+            "A loopback OpenAI-compatible server (real HTTP + SSE) to try rxreact without a key,\n"
+            "or to test your own front end. It prints OPENAI_BASE_URL=... on stdout; any model\n"
+            "name is accepted and no key is needed.\n\n"
+            "--weather answers like a small weather desk, deciding from each request: a question\n"
+            'naming a city ("Weather in Paris?") gets a call of the offered tool that fits it\n'
+            "best, with the city as its argument; the tool's result gets an answer quoting it.\n\n"
+            + FILE_FORMAT
+        ),
+        epilog=examples(
+            ("rxreact mock --weather", "the weather desk; then, in another shell:"),
+            (
+                "export OPENAI_BASE_URL=http://127.0.0.1:PORT/v1 RXREACT_MODEL=mock",
+                "the address it printed, and any model name",
+            ),
+            ('rxreact chat --tools my_tools:get_weather "Weather in Paris?"', "ask it"),
+            ("rxreact mock replies.json --port 8001", "scripted replies on a fixed port"),
+        ),
+    )
+    parser.add_argument(
+        "file", nargs="?", default=None, help="a JSON list of replies (default: the weather desk)"
+    )
+    parser.add_argument(
+        "--weather", action="store_true", help="answer as the weather desk (what no FILE means)"
+    )
+    parser.add_argument(
+        "--interval",
+        type=float,
+        default=0.02,
+        help="seconds between the weather desk's streamed pieces",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="interface (keep it loopback)")
+    parser.add_argument("--port", type=int, default=0, help="port (default: 0, a free one)")
+    parser.set_defaults(
+        run=lambda args: run_mock(args.file, args.weather, args.interval, args.host, args.port)
+    )
+
 
 _FIELDS = {
     "text": {"text", "reasoning", "interval"},
