@@ -44,7 +44,7 @@ A streaming ReAct agent in your terminal.
 
 The endpoint comes from OPENAI_BASE_URL (a local server on 127.0.0.1 needs no key),
 OPENAI_API_KEY and RXREACT_MODEL, or from --base-url and --model.
-`rxreact COMMAND --help` describes each command.
+"rxreact COMMAND --help" describes each command.
 """
 
 ENDPOINT = """\

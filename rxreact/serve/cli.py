@@ -68,7 +68,7 @@ def add_serve_command(commands: Any) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--memory", metavar="PATH", default=None,
-        help="SQLite file of the conversations without --redis (default: as for `rxreact chat`)",
+        help="SQLite file of the conversations without --redis (default: the one rxreact chat uses)",
     )  # fmt: skip
     parser.add_argument("--model", default=None, help="model name (default: $RXREACT_MODEL)")
     parser.add_argument("--base-url", default=None, help="endpoint (default: $OPENAI_BASE_URL)")
