@@ -12,6 +12,7 @@ Workloads (``--only`` takes their numbers or names):
 8. ``queued``     one run per conversation: lease cost and queued hand-off vs a cold stream
 9. ``conversations`` 10,000 concurrent slow conversations: RSS, threads, latency
 10. ``workers``   1 and 2 worker processes on one Redis: chunks/s, what Redis adds per run
+11. ``serve``     concurrent SSE clients through the web app vs a bare Starlette relay
 
 ``--quick`` shrinks every workload (about a minute in all); the default takes about
 five minutes on a 2-core machine. ``--json FILE`` also writes the raw numbers.
@@ -33,6 +34,7 @@ from benchmarks import (
     queued_run,
     runs,
     scale,
+    serve_path,
     slow_subscriber,
     tool_concurrency,
     workers,
@@ -50,6 +52,7 @@ WORKLOADS = (
     "queued",
     "conversations",
     "workers",
+    "serve",
 )
 
 
@@ -95,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
             ("queued", queued_run),
             ("conversations", conversations),
             ("workers", workers),
+            ("serve", serve_path),
         ):
             if name in chosen:
                 tables[name] = workload.run(url, args.quick)

@@ -13,7 +13,8 @@ harness's mock), so every stack reads exactly what the peers read:
 
 Differences, all opt-in per request so one server serves every workload:
 
-- headers ``X-Mock-Chunks`` (``n``, default 2000), ``X-Mock-Tool-Calls`` (``k``, default 2)
+- headers ``X-Mock-Chunks`` (``n``, default 2000), ``X-Mock-Tool-Calls`` (``k``, default 2;
+  ``0`` answers the user's message at once, with no tool round)
   and ``X-Mock-Delay-Ms`` (pace: one write per event, event ``i`` due ``i * delay`` after
   the headers, on an absolute schedule so the server's own lag does not accumulate);
 - a paced answer records the ``time.monotonic()`` at which each event was written, keyed by
@@ -173,7 +174,7 @@ class MockServer:
             await writer.drain()
             return True
         req = json.loads(body)
-        answer = req["messages"][-1]["role"] == "tool"
+        answer = req["messages"][-1]["role"] == "tool" or headers.get("x-mock-tool-calls") == "0"
         size = int(
             headers.get("x-mock-chunks", DEFAULT_CHUNKS)
             if answer

@@ -47,12 +47,12 @@ def _answer_request() -> Any:
 def stages(url: str, chunks: int, sessions: int) -> list[tuple[str, float]]:
     """Per-chunk CPU of the answer stream read by more and more of the stack."""
     from rxreact import ReactAgent, tool
+    from rxreact.agent.round import RoundState
     from rxreact.events import TextDelta
+    from rxreact.model.http.sse import SSEDecoder
     from rxreact.model.openai.client import OpenAIChatModel
-    from rxreact.model.openai.sse import SSEDecoder
     from rxreact.model.openai.wire import DONE, parse_chunk
     from rxreact.operators import deliver_on, finish_round, process_chunk
-    from rxreact.round import RoundState
     from rxreact.scheduling import ElasticScheduler
 
     headers = mock_headers(chunks)
@@ -85,7 +85,7 @@ def stages(url: str, chunks: int, sessions: int) -> list[tuple[str, float]]:
                         parse_chunk(event.data, event.event)
 
     def fast_sse_parse() -> None:
-        from rxreact.model.openai._chunked import chunked_body
+        from rxreact.model.http._chunked import chunked_body
 
         with client.stream("POST", f"{url}/chat/completions", content=body) as r:
             decoder = SSEDecoder()
@@ -188,9 +188,9 @@ def pyinstrument_consumer(url: str, chunks: int, sessions: int) -> None:
     from pyinstrument import Profiler
     from reactivex.scheduler import CurrentThreadScheduler
 
+    from rxreact.agent.round import RoundState
     from rxreact.model.openai.client import OpenAIChatModel
     from rxreact.operators import deliver_on, finish_round, process_chunk
-    from rxreact.round import RoundState
 
     model = OpenAIChatModel(MODEL, base_url=url, api_key="sk-x", headers=mock_headers(chunks))
     request = _answer_request()

@@ -15,10 +15,12 @@
     print()
 """
 
-from rxreact.agent import FORCED_FINAL_INSTRUCTION, AgentResult, ReactAgent
-from rxreact.approval import ApprovalDecision, Approver
+import sys as _sys
+
+from rxreact.agent.react_agent import FORCED_FINAL_INSTRUCTION, AgentResult, ReactAgent
 from rxreact.cancellation import CancellationToken
-from rxreact.context_budget import ContextBudget
+from rxreact.checks.judge import LLMJudge, Verdict
+from rxreact.context.budget import ContextBudget
 from rxreact.errors import (
     AgentError,
     AuthenticationError,
@@ -69,13 +71,15 @@ from rxreact.events import (
     ValidationStarted,
 )
 from rxreact.history import ensure_tool_calls_closed
-from rxreact.judge import LLMJudge, Verdict
 from rxreact.memory import ChatMemory, InMemoryChatMemory, RedisChatMemory, SQLiteChatMemory
 from rxreact.messages import (
     AssistantMessage,
     ChatRequest,
+    File,
+    Image,
     Message,
     SystemMessage,
+    Text,
     ToolCall,
     ToolMessage,
     ToolSpec,
@@ -86,10 +90,12 @@ from rxreact.model.base import ChatModel
 from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
 from rxreact.model.openai.client import OpenAIChatModel
 from rxreact.model.scripted.model import ScriptedModel
+from rxreact.model.spec import model_from
 from rxreact.operators import events_of
 from rxreact.runs import AgentRun, EventLog, InMemoryEventLog, RedisEventLog, follow
-from rxreact.tool_source import ToolSource
-from rxreact.tools import Tool, tool
+from rxreact.tools.approval import ApprovalDecision, Approver
+from rxreact.tools.source import ToolSource
+from rxreact.tools.tool import Tool, tool
 
 __version__ = "0.1.0"
 
@@ -116,7 +122,9 @@ __all__ = [
     "ContextTrimmed",
     "ConversationBusyError",
     "EventLog",
+    "File",
     "FinalAnswer",
+    "Image",
     "InMemoryChatMemory",
     "InMemoryEventLog",
     "InvalidArgumentError",
@@ -153,6 +161,7 @@ __all__ = [
     "StreamInterruptedError",
     "StreamProtocolError",
     "SystemMessage",
+    "Text",
     "TextDelta",
     "Tool",
     "ToolApprovalRequested",
@@ -177,5 +186,23 @@ __all__ = [
     "ensure_tool_calls_closed",
     "events_of",
     "follow",
+    "model_from",
     "tool",
 ]
+
+# Module paths from before the package had rooms (``judge``, ``validation``, ``round``... right
+# under ``rxreact``) name the same module objects as their new homes. These are imported above
+# already, so the aliases cost nothing; new code uses the new paths.
+for _old, _new in (
+    ("approval", "rxreact.tools.approval"),
+    ("context_budget", "rxreact.context.budget"),
+    ("judge", "rxreact.checks.judge"),
+    ("round", "rxreact.agent.round"),
+    ("run_loop", "rxreact.agent.run_loop"),
+    ("tool_results", "rxreact.tools.results"),
+    ("tool_source", "rxreact.tools.source"),
+    ("validation", "rxreact.checks.validation"),
+):
+    _sys.modules.setdefault(f"rxreact.{_old}", _sys.modules[_new])
+    globals()[_old] = _sys.modules[_new]  # an attribute too, as an import would make it
+del _old, _new

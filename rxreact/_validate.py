@@ -6,9 +6,12 @@ explained badly; these raise :class:`~rxreact.errors.InvalidArgumentError` at on
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from typing import Any
 
 from rxreact.errors import InvalidArgumentError
+from rxreact.messages import ContentPart, File, Image, Text
 
 __all__ = ["check_int", "check_optional_seconds", "check_question", "described"]
 
@@ -43,8 +46,43 @@ def check_optional_seconds(name: str, value: Any) -> float | None:
     return float(value)
 
 
-def check_question(value: Any) -> str:
-    """``value`` if it is a ``str``: a run's question."""
-    if not isinstance(value, str):
-        raise InvalidArgumentError(f"question must be a str, got {described(value)}")
-    return value
+def check_question(value: Any) -> str | tuple[ContentPart, ...]:
+    """A run's question as a user message's content: a ``str`` as is; a sequence of
+    ``str | Text | Image | File`` (or one part alone) as a tuple of parts, each ``str`` a
+    :class:`~rxreact.Text`.
+
+    Raises:
+        InvalidArgumentError: anything else, an empty sequence, or an item that is not one of
+            these (the message names its position).
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Text | Image | File):
+        return (value,)
+    if isinstance(value, bytes | bytearray | memoryview) or not isinstance(value, Sequence):
+        raise InvalidArgumentError(
+            "question must be a str or a sequence of str, Text, Image and File, got "
+            f"{described(value)}"
+        )
+    if not value:
+        raise InvalidArgumentError("question is an empty sequence: give a str or some parts")
+    parts: list[ContentPart] = []
+    for i, item in enumerate(value):
+        if isinstance(item, str):
+            parts.append(Text(text=item))
+        elif isinstance(item, Text | Image | File):
+            parts.append(item)
+        else:
+            raise InvalidArgumentError(
+                f"question[{i}] must be a str, Text, Image or File, got {described(item)}"
+                + (
+                    ": read a file with Image.from_path or File.from_path"
+                    if _pathlike(item)
+                    else ""
+                )
+            )
+    return tuple(parts)
+
+
+def _pathlike(value: Any) -> bool:
+    return isinstance(value, os.PathLike)

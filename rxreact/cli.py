@@ -19,6 +19,7 @@ from rxreact._cli.chat import (
     default_memory_path,
     load_tools,
     open_memory,
+    read_attachments,
     read_question,
     require_key,
     run_chat,
@@ -27,7 +28,7 @@ from rxreact._cli.demo import add_demo_command
 from rxreact._cli.help import HelpFormatter, command_parser, examples
 from rxreact._cli.mock import add_mock_command
 from rxreact._cli.terminal import TerminalRenderer
-from rxreact.agent import ReactAgent
+from rxreact.agent.react_agent import ReactAgent
 from rxreact.errors import ConfigurationError, InvalidArgumentError, RxReactError
 
 __all__ = ["COMMANDS", "TerminalRenderer", "build_parser", "default_memory_path", "main"]
@@ -130,6 +131,13 @@ def _add_chat(commands: Any) -> None:
         help="tools to offer: a @tool function or a list of them, repeatable (default: none)",
     )
     chat.add_argument(
+        "--attach",
+        metavar="PATH",
+        action="append",
+        default=[],
+        help="send an image or a file with the question, repeatable (default: none)",
+    )
+    chat.add_argument(
         "--conversation",
         metavar="ID",
         default=None,
@@ -153,6 +161,7 @@ def _chat(args: argparse.Namespace) -> int:
     check_endpoint(args.model, args.base_url)
     if args.question is not None:  # before anything is set up, as a usage error would be
         args.question = read_question(args, sys.stdin)
+    attachments = read_attachments(args.attach)
     tools = load_tools(args.tools)
     options = {
         key: value
@@ -168,7 +177,7 @@ def _chat(args: argparse.Namespace) -> int:
             agent = ReactAgent(
                 model, tools, max_rounds=args.max_rounds, system_prompt=args.system, memory=memory
             )
-            return run_chat(args, agent, memory)
+            return run_chat(args, agent, memory, attachments)
         finally:
             if memory is not None:
                 memory.close()

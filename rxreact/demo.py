@@ -15,7 +15,7 @@ from typing import Any
 from rxreact.cancellation import CancellationToken
 from rxreact.messages import ChatRequest, ToolMessage, UserMessage, content_text
 from rxreact.model.scripted.replies import Reply, text_reply, tool_call_reply
-from rxreact.tools import Tool, tool
+from rxreact.tools.tool import Tool, tool
 
 __all__ = ["FOLLOW_UP", "QUESTION", "demo_model_script", "demo_tools"]
 

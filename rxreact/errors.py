@@ -35,7 +35,7 @@ call such as ``agent.call``) is an instance of :class:`RxReactError`::
                                       long, or this run's lease was lost before its commit)
 
 Foreign exceptions (httpx, json, pydantic) are mapped to this tree in exactly one place
-per layer (``rxreact.model.openai._http_errors.transport_error`` for HTTP), and never carry the
+per layer (``rxreact.model.http._errors.transport_error`` for HTTP), and never carry the
 API key: messages are built from our own fields, not from request reprs.
 """
 
@@ -198,7 +198,7 @@ class StreamInterruptedError(ModelError):
 
 
 class ResponseTooLargeError(ModelError):
-    """The response went past a size cap of the model (see :mod:`rxreact.model.openai.limits`): one
+    """The response went past a size cap of the model (see :mod:`rxreact.model.http.limits`): one
     SSE line, or the tool-call arguments of one response. The stream is closed at once, so a
     runaway response costs at most the cap in memory, and nothing of it is stored.
 

@@ -31,7 +31,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from rxreact.messages import Usage
+from rxreact.messages import ContentPart, Usage
 
 __all__ = [
     "AgentEvent",
@@ -76,7 +76,7 @@ class _Event(BaseModel):
 
     def _repr_html_(self) -> str:
         """A one-line card in Jupyter: the kind, the round, the interesting field."""
-        from rxreact._html import event_html
+        from rxreact.marbles._html import event_html
 
         return event_html(self)
 
@@ -175,6 +175,11 @@ class ToolResult(_Event):
     call_id: str
     name: str
     content: str
+    """The result's text; for a result with images or files, its text with each of them
+    labelled (``[image: image/png, 1,234 bytes]``)."""
+    parts: tuple[ContentPart, ...] = ()
+    """The result made of parts, when the tool returned images or files (the model reads
+    these); empty for a text result."""
     is_error: bool = False
     """True when the call failed (unknown tool, bad arguments, exception, timeout)."""
     duration_s: float

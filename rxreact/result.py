@@ -37,6 +37,6 @@ class AgentResult(BaseModel):
 
     def _repr_html_(self) -> str:
         """A compact card in Jupyter: the answer, rounds and tokens, the messages folded."""
-        from rxreact._html import result_html
+        from rxreact.marbles._html import result_html
 
         return result_html(self)

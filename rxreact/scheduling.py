@@ -8,7 +8,7 @@ timeouts) on its pool, so rxreact uses this scheduler instead, the Python counte
 Reactor's ``boundedElastic``:
 
 - ``schedule`` hands the action to a bounded pool of daemon threads
-  (:class:`~rxreact._daemon_pool.DaemonPool`);
+  (:class:`~rxreact.rx._daemon_pool.DaemonPool`);
 - ``schedule_relative`` / ``schedule_absolute`` put the action on ONE shared timer thread
   (a heap), which hands it to the pool when due; disposing a pending timer removes it.
 
@@ -28,8 +28,8 @@ from reactivex import abc, typing
 from reactivex.scheduler import ImmediateScheduler, TrampolineScheduler
 from reactivex.scheduler.periodicscheduler import PeriodicScheduler
 
-from rxreact._daemon_pool import DaemonPool, LoopBatch, handoff_lateness
-from rxreact._timer_thread import timer_thread
+from rxreact.rx._daemon_pool import DaemonPool, LoopBatch, handoff_lateness
+from rxreact.rx._timer_thread import timer_thread
 
 __all__ = ["ElasticScheduler", "handoff_lateness", "shared_scheduler", "timer_scheduler"]
 
@@ -75,8 +75,8 @@ class ElasticScheduler(PeriodicScheduler):
 
         With ``loop`` (called on that event loop's thread, such as rxreact's I/O loop, where
         every stream's chunks arrive): the loop's posts are handed to the pool together, at most
-        once a millisecond, or once per :data:`~rxreact._daemon_pool.HANDOFF_TICK` while the
-        loop is busy (:class:`~rxreact._daemon_pool.LoopBatch`). A post after a quiet tick goes
+        once a millisecond, or once per :data:`~rxreact.rx._daemon_pool.HANDOFF_TICK` while the
+        loop is busy (:class:`~rxreact.rx._daemon_pool.LoopBatch`). A post after a quiet tick goes
         at once; under load, the chunks of many streams share one wake-up.
         """
         if loop is None:
@@ -161,7 +161,7 @@ class _Task(abc.DisposableBase):
         self._action = None  # a held handle keeps nothing of the action (nor what it holds)
         timer = self.timer
         if timer is not None:
-            timer[2] = None  # the timer thread skips a cancelled entry
+            timer_thread().cancel(timer)
         inner = self._inner
         if inner is not None:
             inner.dispose()

@@ -33,11 +33,12 @@ from reactivex import Observable, abc
 from reactivex.disposable import CompositeDisposable, Disposable
 
 from rxreact.events import FinalAnswer, RoundFinished, ToolResult
-from rxreact.messages import ChatRequest, ToolCall, Usage
+from rxreact.messages import ChatRequest, ContentPart, File, Image, ToolCall, Usage
+from rxreact.messages._labels import content_label, part_label
 
 if TYPE_CHECKING:
-    from rxreact.agent import ReactAgent
-    from rxreact.round import RoundState
+    from rxreact.agent.react_agent import ReactAgent
+    from rxreact.agent.round import RoundState
 
 __all__ = ["CONTENT_ENV", "SCHEMA_URL", "RunTracer", "run_tracer"]
 
@@ -281,15 +282,27 @@ def _input_json(request: ChatRequest) -> str:
     for message in request.messages:
         parts: list[dict[str, Any]] = []
         content = getattr(message, "content", None)
-        if content:
+        if isinstance(content, tuple):
+            parts.extend(_content_part(part) for part in content)
+        elif content:
             parts.append({"type": "text", "content": content})
         for call in getattr(message, "tool_calls", None) or ():
             parts.append(_call_part(call))
         call_id = getattr(message, "tool_call_id", None)
         if call_id is not None:
-            parts = [{"type": "tool_call_response", "id": call_id, "response": content}]
+            response = content_label(content) if isinstance(content, tuple) else content
+            parts = [{"type": "tool_call_response", "id": call_id, "response": response}]
         messages.append({"role": message.role, "parts": parts})
     return json.dumps(messages, ensure_ascii=False)
+
+
+def _content_part(part: ContentPart) -> dict[str, Any]:
+    """A part of a message made of parts: an image or file at a URL as a ``uri`` part; bytes
+    are never copied into a span, a label says what they were."""
+    if isinstance(part, Image | File) and part.url is not None and not part.url.startswith("data:"):
+        modality = "image" if isinstance(part, Image) else "document"
+        return {"type": "uri", "modality": modality, "uri": part.url}
+    return {"type": "text", "content": part_label(part)}
 
 
 def _output_json(text: str, calls: Sequence[ToolCall]) -> str:

@@ -20,8 +20,8 @@ from reactivex.testing import TestScheduler
 
 from rxreact.messages import ChatRequest, UserMessage
 from rxreact.model.chunks import ChatChunk
-from rxreact.model.openai._admission import BATCH, LATE_S, Admission
-from rxreact.model.openai._aio import admission, io_loop, run_on_io_loop
+from rxreact.model.http._admission import BATCH, LATE_S, Admission
+from rxreact.model.http._aio import admission, io_loop, run_on_io_loop
 from rxreact.model.openai.client import OpenAIChatModel
 from rxreact.model.scripted.replies import Hang, text_reply
 from rxreact.operators import deliver_on

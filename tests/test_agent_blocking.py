@@ -19,8 +19,8 @@ from rxreact import (
     Tool,
     tool,
 )
-from rxreact._blocking import _Buffer
 from rxreact.model.scripted.replies import HTTPErrorReply, Script, text_reply, tool_call_reply
+from rxreact.rx._blocking import _Buffer
 from rxreact.testing import MockOpenAIServer
 
 MakeAgent = Callable[..., ReactAgent]

@@ -15,14 +15,14 @@ import pytest
 from reactivex import operators as ops
 from reactivex.scheduler import ThreadPoolScheduler
 
-from rxreact import _valve
 from rxreact.errors import ConfigurationError
 from rxreact.messages import ChatRequest, UserMessage
 from rxreact.model.assembly import assemble
-from rxreact.model.openai._aio import io_loop, on_io_loop
+from rxreact.model.http._aio import io_loop, on_io_loop
 from rxreact.model.openai.client import DEFAULT_IO, OpenAIChatModel, run_on_io_loop
 from rxreact.model.scripted.replies import text_reply
 from rxreact.operators import deliver_on
+from rxreact.rx import _valve
 from rxreact.testing import MockOpenAIServer
 
 pytestmark = pytest.mark.integration

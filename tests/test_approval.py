@@ -13,14 +13,14 @@ from reactivex import operators as ops
 from reactivex.testing import TestScheduler
 
 from rxreact import InMemoryChatMemory, ReactAgent, RunCancelledError, tool
-from rxreact.approval import ApprovalDecision
+from rxreact.agent.run_loop import RunLoop
 from rxreact.events import ToolApprovalRequested
 from rxreact.model.scripted.model import ScriptedModel
 from rxreact.model.scripted.replies import text_reply, tool_call_reply
-from rxreact.run_loop import RunLoop
 from rxreact.scheduling import ElasticScheduler
 from rxreact.testing import ChaosScheduler
 from rxreact.testing.agent_marbles import run_marbles
+from rxreact.tools.approval import ApprovalDecision
 
 ran: list[str] = []
 

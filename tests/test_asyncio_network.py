@@ -17,7 +17,7 @@ import httpcore
 import httpx
 import pytest
 
-from rxreact.model.openai._asyncio_network import HIGH_WATER, AsyncioBackend, AsyncioTransport
+from rxreact.model.http._asyncio_network import HIGH_WATER, AsyncioBackend, AsyncioTransport
 
 TLS = Path(__file__).parent / "fixtures" / "tls"  # a self-signed cert for 127.0.0.1
 LIMITS = httpx.Limits(max_connections=4, max_keepalive_connections=4)

@@ -13,7 +13,15 @@ from typing import Any
 
 import pytest
 
-from benchmarks import conversations, peers, queued_run, scale, slow_subscriber, workers
+from benchmarks import (
+    conversations,
+    peers,
+    queued_run,
+    scale,
+    serve_path,
+    slow_subscriber,
+    workers,
+)
 from benchmarks.__main__ import _selected
 from benchmarks._harness import BenchError, Table, check_answer, mock_server, run_child
 from benchmarks._stacks import STACKS, make_session
@@ -153,3 +161,12 @@ def test_queued_run_measures_each_case(url: str, tmp_path: Any) -> None:
     result = queued_run.measure(url, lambda: SQLiteChatMemory(tmp_path / "q.db"), 2, shared=True)
     assert result["cold_wall_s"] > 0 and result["uncontended_wall_s"] > 0
     assert result["handoff_same_s"] >= 0 and result["handoff_other_s"] >= 0
+
+
+def test_the_serve_path_delivers_every_chunk_through_both_servers(url: str) -> None:
+    table = serve_path.run(url, True, clients=3, chunks=5)
+    results = table.data["results"]
+    assert {kind: (r["complete"], r["received"]) for kind, r in results.items()} == {
+        "relay": (3, 15),
+        "rxreact": (3, 15),
+    }

@@ -1,4 +1,4 @@
-"""Tests of rxreact.model.openai._call: the watchdog when the reader cannot be woken."""
+"""Tests of rxreact.model.http._call: the watchdog when the reader cannot be woken."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from reactivex.scheduler import NewThreadScheduler
 from reactivex.testing import TestScheduler
 
 from rxreact.errors import ModelTimeoutError
-from rxreact.model.openai._call import CallSettings, Timeouts
-from rxreact.model.openai._thread_call import ThreadCall
+from rxreact.model.http._call import CallSettings, Timeouts
+from rxreact.model.http._thread_call import ThreadCall
 from rxreact.model.retry_policy import Backoff
 
 

@@ -14,7 +14,7 @@ from fault_server import read_request
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rxreact.model.openai._chunked import (
+from rxreact.model.http._chunked import (
     ChunkedDecoder,
     ChunkedFramingError,
     achunked_body,
@@ -283,7 +283,7 @@ def test_async_client_reads_and_reuses_the_connection() -> None:
 @pytest.fixture
 def fast_path_uses(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """Record, for every streamed response, whether the chunked fast path took it."""
-    from rxreact.model.openai import _http_stream
+    from rxreact.model.http import _read_sse as _http_stream
 
     uses: list[bool] = []
 

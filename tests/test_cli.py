@@ -121,6 +121,65 @@ def test_chat_with_a_memory_file_that_is_not_ours_says_so_plainly(
     assert "Traceback" not in err.getvalue()
 
 
+@pytest.mark.integration
+def test_chat_attach_sends_images_and_files_with_the_question(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    (tmp_path / "cat.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    (tmp_path / "notes.txt").write_bytes(b"feed the cat")
+    with MockOpenAIServer([text_reply("A cat, and a note.")]) as server:
+        flags = ["--base-url", server.base_url, "--model", "mock"]
+        attach = ["--attach", str(tmp_path / "cat.png"), "--attach", str(tmp_path / "notes.txt")]
+        code, text = chat("What is this?", *flags, *attach)
+    assert code == 0 and "A cat, and a note." in text
+    content = server.requests[0]["messages"][0]["content"]
+    assert [part["type"] for part in content] == ["text", "image_url", "file"]
+    assert content[1]["image_url"]["url"] == "data:image/png;base64,iVBORw0KGgo="
+    assert content[2]["file"] == {
+        "filename": "notes.txt",
+        "file_data": "data:text/plain;base64,ZmVlZCB0aGUgY2F0",
+    }
+
+
+def test_chat_attach_of_a_missing_file_fails_before_any_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    err = io.StringIO()
+    with MockOpenAIServer([text_reply("never")]) as server, redirect_stderr(err):
+        flags = ["--base-url", server.base_url, "--model", "mock"]
+        code, _ = chat("What is this?", *flags, "--attach", str(tmp_path / "nope.png"))
+    assert code == 2
+    assert err.getvalue().startswith(f"rxreact: --attach {tmp_path / 'nope.png'}: cannot read ")
+    assert "Traceback" not in err.getvalue()
+    assert server.requests == []
+
+
+@pytest.mark.integration
+def test_a_session_sends_the_attachments_with_its_first_question(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setattr("sys.stdin", io.StringIO("What is this?\nAnd now?\n"))
+    (tmp_path / "cat.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    with MockOpenAIServer([text_reply("A cat."), text_reply("Still a cat.")]) as server:
+        flags = [
+            "--base-url",
+            server.base_url,
+            "--model",
+            "mock",
+            "--memory",
+            str(tmp_path / "m.db"),
+        ]
+        code, text = chat(*flags, "--attach", str(tmp_path / "cat.png"))
+    assert code == 0 and "Still a cat." in text
+    first, second = (body["messages"] for body in server.requests)
+    assert [part["type"] for part in first[-1]["content"]] == ["text", "image_url"]
+    assert second[0] == first[-1]  # the first question, image and all, from memory
+    assert second[-1] == {"role": "user", "content": "And now?"}  # sent once, not again
+
+
 @pytest.mark.parametrize(
     ("environment", "expected"),
     [

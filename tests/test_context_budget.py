@@ -11,13 +11,16 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from rxreact import InMemoryChatMemory, ReactAgent, ScriptedModel, Usage, tool
-from rxreact.context_budget import CUT_MARKER, SUMMARY_PREFIX, ContextBudget
+from rxreact.context._token_counter import IMAGE_TOKENS
+from rxreact.context.budget import CUT_MARKER, SUMMARY_PREFIX, ContextBudget
 from rxreact.history import ensure_tool_calls_closed
 from rxreact.messages import (
     AssistantMessage,
     ChatRequest,
+    Image,
     Message,
     SystemMessage,
+    Text,
     ToolCall,
     ToolMessage,
     UserMessage,
@@ -364,3 +367,24 @@ def test_many_summarizing_runs_on_a_chaotic_scheduler_all_end() -> None:
     assert sorted(answers) == sorted(f"answer {n}" for n in range(count))
     for n, model in enumerate(models):  # each conversation got its own summary
         assert model.requests[1].messages[0].content == SUMMARY_PREFIX + f"summary {n}"
+
+
+def test_images_count_a_flat_estimate_and_summaries_label_them() -> None:
+    budget = ContextBudget(10_000, strategy="summarize", count_tokens=len)
+    png = Image.from_bytes(b"\x89PNG", "image/png")
+    plain = budget.estimate([UserMessage(content="What is this?")], ())
+    with_image = budget.estimate([UserMessage(content=(Text(text="What is this?"), png))], ())
+    assert with_image == plain + IMAGE_TOKENS
+    dropped: list[Message] = [
+        UserMessage(content=(Text(text="What is this?"), png)),
+        AssistantMessage(tool_calls=(ToolCall(id="c", name="zoom", arguments="{}"),)),
+        ToolMessage(tool_call_id="c", name="zoom", content=(Text(text="closer:"), png)),
+        AssistantMessage(content="A dot."),
+    ]
+    transcript = budget.summary_request("k", dropped).messages[1].content
+    assert transcript == (
+        "user: What is this?\n[image: image/png, 4 bytes]\n"
+        "assistant:  [calls: zoom({})]\n"
+        "tool zoom: closer:\n[image: image/png, 4 bytes]\n"
+        "assistant: A dot."
+    )

@@ -16,7 +16,7 @@ from rxreact import ReactAgent
 from rxreact.events import FinalAnswer, TextDelta
 from rxreact.messages import ChatRequest, UserMessage
 from rxreact.model.assembly import assemble
-from rxreact.model.openai._clients import Shards
+from rxreact.model.http._clients import Shards
 from rxreact.model.openai.client import OpenAIChatModel
 from rxreact.model.scripted.replies import text_reply
 from rxreact.operators import deliver_on

@@ -11,7 +11,7 @@ import pytest
 
 from rxreact import InMemoryChatMemory, OpenAIChatModel, ReactAgent, tool
 from rxreact.errors import ProviderStreamError, ResponseTooLargeError
-from rxreact.model.openai._aio import io_loop
+from rxreact.model.http._aio import io_loop
 from rxreact.model.scripted.replies import RawSSE, text_reply, tool_call_reply
 from rxreact.testing import MockOpenAIServer
 
@@ -245,8 +245,8 @@ def test_tool_arguments_past_the_cap_end_the_run_before_anything_is_stored(
 
 
 def test_the_default_caps_are_documented_and_sane() -> None:
-    from rxreact.model.openai.limits import DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_TOOL_ARGUMENTS
-    from rxreact.tool_results import DEFAULT_MAX_RESULT_CHARS
+    from rxreact.model.http.limits import DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_TOOL_ARGUMENTS
+    from rxreact.tools.results import DEFAULT_MAX_RESULT_CHARS
 
     assert (DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_TOOL_ARGUMENTS) == (8 << 20, 1 << 20)
     assert DEFAULT_MAX_RESULT_CHARS == 100_000

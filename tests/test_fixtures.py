@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from rxreact.errors import ProviderStreamError
 from rxreact.model.assembly import ResponseAssembler
 from rxreact.model.chunks import ModelResponse
-from rxreact.model.openai.sse import SSEDecoder, SSEEvent
+from rxreact.model.http.sse import SSEDecoder, SSEEvent
 from rxreact.model.openai.wire import DONE, parse_chunk
 
 _KEYS = {"content", "reasoning", "tool_calls", "finish_reason", "usage", "error"}

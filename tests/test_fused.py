@@ -1,4 +1,4 @@
-"""Operator fusion (``rxreact._fused``): rxreact's operators subscribe to one another without
+"""Operator fusion (``rxreact.rx._fused``): rxreact's operators subscribe to one another without
 RxPY's per-subscription wrapper, and keep what that wrapper guaranteed themselves: an error
 raised in subscribe reaches ``on_error``, nothing passes after a terminal notification, and
 a run's subscription is disposed when the run ends."""
@@ -15,11 +15,11 @@ from reactivex.observer.autodetachobserver import AutoDetachObserver
 from reactivex.scheduler import ImmediateScheduler
 from reactivex.subject import Subject
 
-from rxreact._fused import Fused, subscribe_fused
-from rxreact._run_output import RunOutput
+from rxreact.agent.round import RoundState
 from rxreact.model.chunks import ChatChunk
 from rxreact.operators import process_chunk
-from rxreact.round import RoundState
+from rxreact.rx._fused import Fused, subscribe_fused
+from rxreact.rx._run_output import RunOutput
 
 
 class Log(abc.ObserverBase[Any]):

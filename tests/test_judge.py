@@ -22,12 +22,12 @@ from rxreact import (
     Verdict,
     tool,
 )
+from rxreact.checks.validation import REVISION_INSTRUCTION
 from rxreact.messages import Message
 from rxreact.model.scripted.replies import HTTPErrorReply, text_reply, tool_call_reply
 from rxreact.scheduling import ElasticScheduler
 from rxreact.testing import ChaosScheduler
 from rxreact.testing.agent_marbles import assert_marbles, run_marbles
-from rxreact.validation import REVISION_INSTRUCTION
 
 JSON_MODE = {"type": "json_object"}
 

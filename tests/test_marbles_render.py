@@ -12,6 +12,7 @@ from reactivex.observable.marbles import parse
 from reactivex.testing import TestScheduler
 
 from rxreact import ReactAgent, tool
+from rxreact.errors import RunCancelledError
 from rxreact.marbles import Recording, record
 from rxreact.messages import ChatRequest
 from rxreact.model.scripted.model import ScriptedModel
@@ -195,6 +196,17 @@ def test_a_failed_run_shows_its_error() -> None:
     rec = virtual("-x-#", error=RuntimeError("model went away"))
     labels = texts(svg_of(rec))
     assert any("failed at 3 s: RuntimeError: model went away" in t for t in labels)
+
+
+def test_a_stopped_run_is_drawn_as_stopped_not_as_a_failure() -> None:
+    rec = virtual("-x-#", error=RunCancelledError("run 0a1b2c was cancelled"))
+    root = svg_of(rec)
+    labels = texts(root)
+    assert "■ stopped at 3 s" in labels and "stopped" in labels  # the header and the legend
+    assert not any("✕" in t or "failed" in t or "0a1b2c" in t for t in labels)
+    assert not any("RunCancelledError" in t for t in titles(root))
+    ends = [line for line in root.iter(f"{SVG}line") if line.get("stroke") == "#6b7385"]
+    assert len(ends) == 2  # the grey end line across the lanes, and the legend's sample
 
 
 def test_5000_chunks_are_summarised_not_drawn_one_by_one() -> None:

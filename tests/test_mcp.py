@@ -3,6 +3,7 @@ HTTP, whole agent runs against the loopback OpenAI mock."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -85,7 +86,16 @@ def test_a_run_calls_mcp_tools_beside_local_ones(weather: MCPServer, serve_model
     results = _tool_messages(server.requests[1])
     assert results["get_weather"] == "sunny in Oslo, 21 C"
     assert results["local_time"] == "12:00 in Oslo"
-    assert results["picture"] == "a red square\n[image: image/png, 8 bytes]"  # described
+    # An image block reaches the model as an image: chat completions takes none in a tool
+    # message, so it follows in a user message after the round's tool messages.
+    assert results["picture"] == "a red square\n[image attached below]"
+    follow_up = server.requests[1]["messages"][-1]
+    assert follow_up["role"] == "user"
+    image = base64.b64encode(b"\x89PNG....").decode()
+    assert follow_up["content"][-1] == {
+        "type": "image_url",
+        "image_url": {"url": f"data:image/png;base64,{image}"},
+    }
     assert "no such city" in results["fail"]  # isError: the model reads the server's text
     assert results["fail"].startswith("Error")
 

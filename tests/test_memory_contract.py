@@ -21,8 +21,12 @@ from rxreact.memory import (
 )
 from rxreact.messages import (
     AssistantMessage,
+    File,
+    Image,
     Message,
+    ReplayItem,
     SystemMessage,
+    Text,
     ToolCall,
     ToolMessage,
     UserMessage,
@@ -121,6 +125,31 @@ def test_every_message_kind_round_trips(make_memory: MakeMemory) -> None:
     assert [type(m) for m in loaded] == [type(m) for m in (*first, *second)]
     assert loaded[2].tool_calls[1].arguments == '{"city": "a1"}'
     assert loaded[2].reasoning == "a: need weather"
+
+
+def test_parts_and_replay_items_round_trip(make_memory: MakeMemory) -> None:
+    memory = make_memory()
+    png = Image.from_bytes(bytes(range(256)) * 40, "image/png")  # every byte value
+    pdf = File.from_bytes(b"%PDF-1.4\n\x00\xff", "application/pdf", name="r\u00e9port.pdf")
+    thinking = ReplayItem(
+        provider="anthropic",
+        data={"type": "thinking", "thinking": "weather first", "signature": "c2ln", "n": [1, 2.5]},
+    )
+    stored = [
+        UserMessage(
+            content=(Text(text="What are these?"), png, pdf, Image.from_url("https://x.test/a.jpg"))
+        ),
+        AssistantMessage(
+            tool_calls=(ToolCall(id="c1", name="chart", arguments="{}"),), replay=(thinking,)
+        ),
+        ToolMessage(tool_call_id="c1", name="chart", content=(Text(text="chart:"), png)),
+        AssistantMessage(content="A chart and a report.", replay=(thinking, thinking)),
+    ]
+    memory.append("c", stored)
+    loaded = memory.load("c")
+    assert loaded == stored
+    assert loaded[0].content[1].data == bytes(range(256)) * 40
+    assert loaded[1].replay[0].data["signature"] == "c2ln"
 
 
 def test_unicode_and_odd_ids_round_trip(make_memory: MakeMemory) -> None:

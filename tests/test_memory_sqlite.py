@@ -11,7 +11,7 @@ import pytest
 from rxreact import ChatMemoryError, ConversationBusyError, ReactAgent
 from rxreact.memory import SQLiteChatMemory
 from rxreact.memory.sqlite import SCHEMA_VERSION
-from rxreact.messages import AssistantMessage, UserMessage
+from rxreact.messages import AssistantMessage, Image, ReplayItem, Text, UserMessage
 from rxreact.model.scripted.model import ScriptedModel
 from rxreact.model.scripted.replies import text_reply
 
@@ -170,12 +170,62 @@ def test_a_version_1_file_is_migrated_and_keeps_its_turns(tmp_path: Path) -> Non
         memory.append("c", qa("new"), lease=lease)
     db = sqlite3.connect(path)
     try:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
     finally:
         db.close()
     with SQLiteChatMemory(path) as memory:  # reopening a migrated file changes nothing
         assert memory.load("c") == [*qa("old"), *qa("new")]
         assert memory.try_acquire("c", "other", 30) is None
+
+
+def test_a_version_2_file_is_migrated_and_keeps_its_rows(tmp_path: Path) -> None:
+    path = tmp_path / "v2.db"
+    db = sqlite3.connect(path)
+    with db:  # the schema and rows rxreact wrote before messages had parts and replay items
+        db.execute("PRAGMA application_id = 0x7278524D")
+        db.execute("PRAGMA user_version = 2")
+        db.execute(
+            "CREATE TABLE turns (seq INTEGER PRIMARY KEY AUTOINCREMENT, "
+            "conversation_id TEXT NOT NULL, messages TEXT NOT NULL)"
+        )
+        db.execute("CREATE INDEX turns_by_conversation ON turns (conversation_id, seq)")
+        db.execute(
+            "CREATE TABLE leases (conversation_id TEXT PRIMARY KEY, owner TEXT, "
+            "token INTEGER NOT NULL, expires_at REAL NOT NULL)"
+        )
+        old_turn = (
+            '[{"role":"user","content":"weather?"},'
+            '{"role":"assistant","content":null,"tool_calls":[{"id":"c1","name":"w",'
+            '"arguments":"{}"}],"reasoning":null},'
+            '{"role":"tool","tool_call_id":"c1","content":"sunny","name":"w"},'
+            '{"role":"assistant","content":"Sunny.","tool_calls":[],"reasoning":"easy"}]'
+        )
+        db.execute("INSERT INTO turns (conversation_id, messages) VALUES ('c', ?)", (old_turn,))
+        db.execute("INSERT INTO turns (conversation_id, messages) VALUES ('d', ?)", (old_turn,))
+        db.execute("INSERT INTO leases VALUES ('c', NULL, 7, 0)")  # a released lease's token
+    db.close()
+    image = Image.from_bytes(b"\x89PNG", "image/png")
+    replay = ReplayItem(provider="openai-responses", data={"type": "reasoning", "id": "rs_1"})
+    new_turn = [
+        UserMessage(content=(Text(text="and this?"), image)),
+        AssistantMessage(content="A dot.", replay=(replay,)),
+    ]
+    with SQLiteChatMemory(path) as memory:
+        old = memory.load("c")
+        assert [m.role for m in old] == ["user", "assistant", "tool", "assistant"]
+        assert old[3] == AssistantMessage(content="Sunny.", reasoning="easy")
+        assert memory.load("d") == old
+        lease = memory.try_acquire("c", "run", 30)
+        assert lease is not None and lease.token == 8  # the lease row was kept too
+        memory.append("c", new_turn, lease=lease)
+    db = sqlite3.connect(path)
+    try:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+        assert db.execute("SELECT count(*) FROM turns").fetchone()[0] == 3
+    finally:
+        db.close()
+    with SQLiteChatMemory(path) as memory:
+        assert memory.load("c") == [*old, *new_turn]
 
 
 def test_leases_are_shared_by_two_connections_to_one_file(tmp_path: Path) -> None:

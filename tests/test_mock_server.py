@@ -17,7 +17,7 @@ from rxreact.errors import ProviderStreamError
 from rxreact.messages import ChatRequest, Usage
 from rxreact.model.assembly import assemble
 from rxreact.model.chunks import ChatChunk, ToolCallDelta
-from rxreact.model.openai.sse import SSEDecoder
+from rxreact.model.http.sse import SSEDecoder
 from rxreact.model.openai.wire import DONE, parse_chunk, parse_completion
 from rxreact.model.scripted.replies import (
     Disconnect,
@@ -315,3 +315,56 @@ def test_the_docstring_example_runs() -> None:
     namespace: dict[str, Any] = {}
     exec(textwrap.dedent(example), namespace)
     namespace["test_answer_after_a_rate_limit"]()
+
+
+PNG_URL = "data:image/png;base64,iVBORw0KGgo="
+IMAGE_PART = {"type": "image_url", "image_url": {"url": PNG_URL}}
+
+
+def test_content_parts_the_real_api_refuses_get_400(client: httpx.Client) -> None:
+    calls = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+        ],
+    }
+    refused = [
+        ([calls, {"role": "tool", "tool_call_id": "c", "content": [IMAGE_PART]}], "role 'tool'"),
+        ([{"role": "system", "content": [IMAGE_PART]}], "role 'system'"),
+        ([{"role": "user", "content": [{"type": "video"}]}], "Invalid value: 'video'"),
+        (
+            [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "cat.png"}}]}],
+            "Expected a valid URL",
+        ),
+        (
+            [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "image_url", "image_url": {"url": "data:image/bmp;base64,AAAA"}}
+                    ],
+                }
+            ],
+            "unsupported image",
+        ),
+        (
+            [{"role": "user", "content": [{"type": "file", "file": {"file_data": PNG_URL}}]}],
+            "file.filename",
+        ),
+        (
+            [
+                {
+                    "role": "user",
+                    "content": [{"type": "file", "file": {"filename": "a", "file_data": "%PDF"}}],
+                }
+            ],
+            "base64 data URL",
+        ),
+    ]
+    with MockOpenAIServer([text_reply("ok")]) as server:
+        for messages, problem in refused:
+            response = post(client, server, messages=messages)
+            assert response.status_code == 400 and problem in response.text, messages
+        accepted = [{"role": "user", "content": [{"type": "text", "text": "hi"}, IMAGE_PART]}]
+        assert post(client, server, messages=accepted).status_code == 200

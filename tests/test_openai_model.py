@@ -39,7 +39,7 @@ from rxreact.errors import (
 from rxreact.messages import ChatRequest, Usage, UserMessage
 from rxreact.model.assembly import assemble
 from rxreact.model.chunks import ChatChunk, ModelResponse
-from rxreact.model.openai._http_errors import provider_message, retry_after
+from rxreact.model.http._errors import provider_message, retry_after
 from rxreact.model.openai.client import OpenAIChatModel, run_on_io_loop
 from rxreact.model.retry_policy import Backoff
 from rxreact.model.scripted.replies import (
@@ -159,7 +159,7 @@ def test_think_tags_are_split_only_when_asked() -> None:
     with serve([reply, reply]) as (_, model):
         split = assemble(collect(model.stream(REQUEST)).items)
     with serve([reply]) as (_, model_raw):
-        model_raw._think_tags = False
+        model_raw.think_tags = False
         raw = assemble(collect(model_raw.stream(REQUEST)).items)
 
     assert (split.reasoning, split.content) == ("Hmm.", "Sunny.")
@@ -441,7 +441,7 @@ def test_a_503_retry_after_past_max_retry_wait_fails_at_once_carrying_it() -> No
 
 
 def test_dispose_during_backoff_cancels_the_retry(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.DEBUG, "rxreact.model.openai.client")
+    caplog.set_level(logging.DEBUG, "rxreact.model.http")
     scheduler = RecordingTestScheduler()
     options = {"first_chunk_timeout": None, "chunk_timeout": None}
     with serve([HTTPErrorReply(503), text_reply("never")], **options) as (server, model):
@@ -467,7 +467,7 @@ def test_a_trampoline_scheduler_is_not_used_for_waits() -> None:
 def test_connection_refused_is_retried_then_a_connection_error(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.DEBUG, "rxreact.model.openai.client")
+    caplog.set_level(logging.DEBUG, "rxreact.model.http")
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]

@@ -11,9 +11,9 @@ from reactivex.scheduler import ThreadPoolScheduler
 from reactivex.testing import ReactiveTest, TestScheduler
 from reactivex.testing.marbles import marbles_testing
 
+from rxreact.agent.round import RoundState
 from rxreact.model.chunks import ChatChunk, ToolCallDelta
 from rxreact.operators import deliver_on, finish_round, process_chunk
-from rxreact.round import RoundState
 
 CHUNKS = {
     "r": ChatChunk(role="assistant"),

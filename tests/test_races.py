@@ -25,12 +25,12 @@ from reactivex.subject import Subject
 from reactivex.testing import TestScheduler
 
 from rxreact import ModelConnectionError, OpenAIChatModel, ReactAgent, RunStalledError, tool
-from rxreact._immediate import immediately
 from rxreact.messages import ChatRequest, UserMessage
 from rxreact.model.retry_policy import Backoff
 from rxreact.model.scripted.model import ScriptedModel
 from rxreact.model.scripted.replies import Hang, text_reply, tool_call_reply
 from rxreact.operators import concat_steps, retry_unstarted, timeout_with
+from rxreact.rx._immediate import immediately
 from rxreact.scheduling import ElasticScheduler
 from rxreact.testing import ChaosScheduler
 

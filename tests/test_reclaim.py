@@ -1,4 +1,4 @@
-"""Tests of rxreact.model.openai._reclaim: loop mode gives back the pool slots httpcore loses
+"""Tests of rxreact.model.http._reclaim: loop mode gives back the pool slots httpcore loses
 when an attempt's task is cancelled (a loop-mode matter: thread mode cancels no task)."""
 
 from __future__ import annotations

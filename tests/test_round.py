@@ -1,4 +1,4 @@
-"""RoundState: the decision table of rxreact.round."""
+"""RoundState: the decision table of rxreact.agent.round."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
+from rxreact.agent.round import Mode, RoundState
 from rxreact.messages import Usage
 from rxreact.model.chunks import ChatChunk, ToolCallDelta
-from rxreact.round import Mode, RoundState
 
 
 def feed(state: RoundState, *chunks: ChatChunk) -> list[Any]:

@@ -288,7 +288,7 @@ def test_a_shut_down_pool_is_behind_by_nothing() -> None:
 
 
 def test_a_loops_hand_offs_wait_a_millisecond_while_quiet_and_a_tick_while_busy() -> None:
-    from rxreact._daemon_pool import BUSY_POSTS, HANDOFF_TICK, QUIET_TICK
+    from rxreact.rx._daemon_pool import BUSY_POSTS, HANDOFF_TICK, QUIET_TICK
 
     scheduler = ElasticScheduler(1, name="ticks")
     loop = ClockLoop()
@@ -320,3 +320,22 @@ def test_a_loops_hand_offs_wait_a_millisecond_while_quiet_and_a_tick_while_busy(
     finally:
         scheduler.shutdown()
         loop.close()
+
+
+def test_the_timer_heap_is_rebuilt_without_cancelled_entries() -> None:
+    """Cancelled timers do not pile up: past COMPACT_AT, once they are half the heap, the next
+    call_later rebuilds it with only the live ones (which still fire)."""
+    from rxreact.rx._timer_thread import COMPACT_AT, TimerThread
+
+    timers = TimerThread()
+    live = [timers.call_later(3600, lambda: None) for _ in range(10)]
+    dead = [timers.call_later(3600, lambda: None) for _ in range(2 * COMPACT_AT)]
+    for entry in dead:
+        timers.cancel(entry)
+    timers.cancel(dead[0])  # cancelling twice counts once
+    assert timers.pending == len(live) + len(dead)
+    fired = threading.Event()
+    timers.call_later(0.0, fired.set)
+    assert timers.pending <= len(live) + 1
+    assert fired.wait(5.0)
+    assert all(entry[2] is not None for entry in live)

@@ -1,6 +1,6 @@
 """The chat page in a real headless Chromium (Debian's, driven by chromedriver through Selenium):
 text streams in before the run ends, tool rows, a reload mid-answer continues, a dropped
-connection resumes, stop cancels.
+connection resumes, stop cancels and shows the answer as stopped.
 
 The mock model's replies stop at a :class:`Gate` the test opens, so "before the run ends" is a
 fact of the script, not a race with the clock.
@@ -8,96 +8,23 @@ fact of the script, not a race with the clock.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from serve_helpers import Gate, chat_servers, require_executable, serving, unavailable
+from browser_page import WAIT_S, Page, chromium
+from serve_helpers import Gate, chat_servers, serving
 
 from rxreact import InMemoryChatMemory, OpenAIChatModel, ReactAgent
 from rxreact.model.scripted.replies import Hang, text_reply, tool_call_reply
 from rxreact.serve import create_app
 from rxreact.testing import MockOpenAIServer
 
-CHROMIUM_FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--window-size=1100,900",
-)  # fmt: skip
-WAIT_S = 20
-
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    chromium = require_executable("chromium")
-    chromedriver = require_executable("chromedriver")
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        unavailable("selenium is not installed")
-    with tempfile.TemporaryDirectory(prefix="rxreact-chromium-") as profile:
-        options = webdriver.ChromeOptions()
-        options.binary_location = chromium
-        for flag in (*CHROMIUM_FLAGS, f"--user-data-dir={profile}"):
-            options.add_argument(flag)
-        driver = webdriver.Chrome(service=Service(executable_path=chromedriver), options=options)
-        try:
-            yield driver
-        finally:
-            driver.quit()
-
-
-class Page:
-    """The chat page of one server, as a user sees it."""
-
-    def __init__(self, driver: Any, url: str) -> None:
-        from selenium.webdriver.support.ui import WebDriverWait
-
-        self.driver = driver
-        self.wait = WebDriverWait(driver, WAIT_S)
-        driver.get(url)
-        driver.execute_script("localStorage.clear()")
-        driver.refresh()
-
-    def ask(self, question: str) -> None:
-        from selenium.webdriver.common.by import By
-        from selenium.webdriver.common.keys import Keys
-
-        box = self.driver.find_element(By.ID, "input")
-        box.send_keys(question)
-        box.send_keys(Keys.ENTER)
-
-    def answer(self) -> dict[str, Any]:
-        """The last assistant message: its state, answer text and tool rows."""
-        result: dict[str, Any] = self.driver.execute_script(
-            """
-            const all = document.querySelectorAll('article.msg.assistant');
-            const msg = all[all.length - 1];
-            if (!msg) return {state: null, text: '', tools: [], count: 0, marbles: 0};
-            const img = msg.querySelector('img.marble-svg');
-            return {
-              state: msg.dataset.state,
-              count: all.length,
-              text: [...msg.querySelectorAll('.answer-text')].map(e => e.textContent).join(''),
-              tools: [...msg.querySelectorAll('.tool-row')].map(r => ({
-                state: r.dataset.state,
-                name: r.querySelector('.name').textContent,
-                args: r.querySelector('.args').textContent,
-                result: (r.querySelector('.result') || {}).textContent || null,
-              })),
-              marbles: img && img.complete ? img.naturalWidth : 0,
-            };
-            """
-        )
-        return result
-
-    def until(self, condition: Any) -> dict[str, Any]:
-        seen: dict[str, Any] = self.wait.until(
-            lambda _: a if condition(a := self.answer()) else None
-        )
-        return seen
+    with chromium() as driver:
+        yield driver
 
 
 @pytest.fixture
@@ -156,9 +83,27 @@ def test_stop_cancels_the_run(browser: Any, chat_server: Any) -> None:
     page.until(lambda a: a["text"] == "Paris is sunny ")
     browser.find_element(By.ID, "stop").click()
 
-    stopped = page.until(lambda a: a["state"] == "aborted")
-    assert stopped["text"] == "Paris is sunny "
+    stopped = page.until(lambda a: a["state"] == "stopped" and a["marbles"] > 0)
+    assert stopped["text"] == "Paris is sunny " and stopped["status"] == "stopped"
     assert mock.wait_for_disconnects(1, timeout=WAIT_S)  # the model's stream was closed
+
+    # Stopped is an ending the reader chose: shown neutral, not as a failure.
+    shown = page.js(
+        """
+        const msg = document.querySelector('article.msg.assistant');
+        const svg = await (await fetch(msg.querySelector('img.marble-svg').src)).text();
+        return {
+          text: msg.innerText, runId: msg.dataset.runId,
+          errors: msg.querySelectorAll('.error-text').length,
+          status: getComputedStyle(msg.querySelector('.status')).color,
+          muted: getComputedStyle(msg.querySelector('.who')).color, svg,
+        };
+        """
+    )
+    assert shown["errors"] == 0 and shown["status"] == shown["muted"]  # grey, like the labels
+    assert "Error" not in shown["text"] and shown["runId"] not in shown["text"]
+    assert "■ stopped at" in shown["svg"] and "RunCancelledError" not in shown["svg"]
+    assert shown["runId"] not in shown["svg"] and "failed" not in shown["svg"]
 
 
 def test_a_dropped_connection_resumes_from_the_last_event_id(browser: Any) -> None:

@@ -1,4 +1,4 @@
-"""Tests of rxreact.model.openai.sse: WHATWG event-stream rules, and any split of the bytes."""
+"""Tests of rxreact.model.http.sse: WHATWG event-stream rules, and any split of the bytes."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rxreact.model.openai.sse import SSEDecoder, SSEEvent
+from rxreact.model.http.sse import SSEDecoder, SSEEvent
 
 
 def decode(*pieces: bytes) -> list[SSEEvent]:

@@ -1,11 +1,11 @@
-"""Tests of rxreact.model.openai.surrogates, and of lone surrogates in a stream (issue 11)."""
+"""Tests of rxreact.model.http.surrogates, and of lone surrogates in a stream (issue 11)."""
 
 from __future__ import annotations
 
 import pytest
 
 from rxreact.model.chunks import ChatChunk
-from rxreact.model.openai.surrogates import SurrogateChunk, SurrogatePairing, join_surrogates
+from rxreact.model.http.surrogates import SurrogateChunk, SurrogatePairing, join_surrogates
 from rxreact.model.openai.wire import parse_chunk
 
 

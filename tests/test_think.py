@@ -1,4 +1,4 @@
-"""Tests of rxreact.model.openai.think: <think> blocks at the start of streamed text."""
+"""Tests of rxreact.model.http.think: <think> blocks at the start of streamed text."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rxreact.model.openai.think import ThinkTagSplitter, split_think
+from rxreact.model.http.think import ThinkTagSplitter, split_think
 
 
 def run(*pieces: str) -> tuple[str, str]:

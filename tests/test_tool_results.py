@@ -1,4 +1,4 @@
-"""Tests of rxreact.tool_results: what the model reads for each kind of return value."""
+"""Tests of rxreact.tools.results: what the model reads for each kind of return value."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from rxreact.tool_results import ToolResultError, result_text, truncate_result
+from rxreact.messages import File, Image, Text
+from rxreact.tools.results import ToolResultError, result_content, result_text, truncate_result
 
 
 class Weather(BaseModel):
@@ -82,3 +83,39 @@ def test_long_results_are_cut_with_a_visible_marker() -> None:
     assert truncate_result("short", 10) == "short"
     assert truncate_result("x" * 50, None) == "x" * 50
     assert result_text("y" * 30, 5).startswith("yyyyy\n[truncated")
+
+
+PNG = Image.from_bytes(b"\x89PNG1", "image/png")
+
+
+def test_an_image_or_a_list_holding_parts_is_parts() -> None:
+    assert result_content(PNG) == (PNG,)
+    pdf = File.from_bytes(b"%PDF", "application/pdf")
+    assert result_content(["a map:", PNG, Text(text="and a report"), pdf]) == (
+        Text(text="a map:"),
+        PNG,
+        Text(text="and a report"),
+        pdf,
+    )
+
+
+def test_lists_without_part_objects_keep_the_other_rules() -> None:
+    assert result_content(["a", "b"]) == '["a","b"]'  # JSON, as before parts existed
+    assert result_content("text") == "text"
+    assert result_content([Text(text="a"), "b"]) == "a\nb"  # parts, but text only: a string
+    assert result_content(Text(text="alone")) == "alone"
+    with pytest.raises(ToolResultError, match="a list mixing parts with a int"):
+        result_content([PNG, 3])
+
+
+def test_text_parts_share_the_limit_and_images_are_kept() -> None:
+    parts = result_content(["0123456789", PNG, "abcdefghij", "dropped", PNG], max_chars=15)
+    assert parts == (
+        Text(text="0123456789"),
+        PNG,
+        Text(text=truncate_result("abcdefghij", 5)),
+        PNG,
+    )
+    assert "[truncated: the result was 10 characters; the first 5 are shown]" in parts[2].text  # type: ignore[union-attr]
+    whole = ["0123456789", PNG]
+    assert result_content(whole, max_chars=None) == (Text(text="0123456789"), PNG)

@@ -16,12 +16,12 @@ from reactivex.subject import Subject
 from reactivex.testing import TestScheduler
 
 from rxreact import Tool, tool
-from rxreact._immediate import immediately
 from rxreact.cancellation import CancellationToken
 from rxreact.events import ToolExecutionStarted, ToolProgress, ToolResult
 from rxreact.messages import ToolCall
 from rxreact.operators import run_tools
 from rxreact.operators._tool_call import Call
+from rxreact.rx._immediate import immediately
 from rxreact.scheduling import ElasticScheduler
 
 

@@ -14,7 +14,7 @@ from reactivex import operators as ops
 from reactivex.scheduler import ThreadPoolScheduler
 
 from rxreact import CancellationToken, ToolDefinitionError, tool
-from rxreact.tools import Tool, ToolArgumentsError
+from rxreact.tools.tool import Tool, ToolArgumentsError
 
 POOL = ThreadPoolScheduler(4)
 

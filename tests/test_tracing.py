@@ -14,7 +14,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
-from rxreact import ReactAgent, tool
+from rxreact import Image, ReactAgent, tool
 from rxreact.errors import BadRequestError
 from rxreact.events import TextDelta
 from rxreact.messages import Usage
@@ -127,6 +127,27 @@ def test_content_is_recorded_when_opted_in(
     assert json.loads(str((weather.attributes or {})["gen_ai.tool.call.arguments"])) == {
         "city": "Oslo"
     }
+
+
+def test_parts_are_recorded_without_their_bytes(
+    serve_model: Any, provider: TracerProvider, exporter: InMemorySpanExporter
+) -> None:
+    _, model = serve_model([text_reply("A dot.")])
+    agent = ReactAgent(model, tracer_provider=provider, trace_content=True)
+    png = Image.from_bytes(b"\x89PNG", "image/png")
+    agent.run(["What is this?", png, Image.from_url("https://x.test/cat.png")])
+    (chat,) = _by_name(exporter.get_finished_spans())["chat mock"]
+    inputs = json.loads(str((chat.attributes or {})["gen_ai.input.messages"]))
+    assert inputs == [
+        {
+            "role": "user",
+            "parts": [
+                {"type": "text", "content": "What is this?"},
+                {"type": "text", "content": "[image: image/png, 4 bytes]"},
+                {"type": "uri", "modality": "image", "uri": "https://x.test/cat.png"},
+            ],
+        }
+    ]
 
 
 def test_a_failed_request_is_recorded_on_the_chat_and_run_spans(

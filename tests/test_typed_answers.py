@@ -11,8 +11,8 @@ import reactivex
 from pydantic import BaseModel
 
 from rxreact import ReactAgent, ScriptedModel, Verdict, tool
+from rxreact.checks.validation import OutputSpec
 from rxreact.model.scripted.replies import text_reply, tool_call_reply
-from rxreact.validation import OutputSpec
 
 pytestmark = pytest.mark.integration
 

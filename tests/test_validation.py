@@ -44,7 +44,8 @@ def test_the_error_is_in_rxreacts_tree_and_a_builtin_kind() -> None:
     ("kwargs", "message"),
     [
         ({"model": None}, r"^model must be a ChatModel .*got None$"),
-        ({"model": "gpt-4o"}, r"^model must be a ChatModel .*got 'gpt-4o' \(str\)$"),
+        ({"model": 42}, r"^model must be a ChatModel .*got 42 \(int\)$"),
+        ({"model": "nope:gpt-4o"}, r"^unknown model prefix 'nope'"),
         ({"max_rounds": "3"}, r"^max_rounds must be an int >= 1, got '3' \(str\)$"),
         ({"max_rounds": 2.5}, r"^max_rounds must be an int >= 1, got 2\.5 \(float\)$"),
         ({"max_rounds": True}, r"^max_rounds must be an int >= 1, got True \(bool\)$"),
@@ -114,10 +115,11 @@ def test_a_type_without_a_json_schema_names_the_parameter() -> None:
     assert "\n" not in text
 
 
-def test_a_question_that_is_not_a_string() -> None:
+def test_a_question_that_is_not_a_string_or_parts() -> None:
     agent = ReactAgent(model(), scheduler=TestScheduler())
-    for call in (agent.stream, agent.run, agent.call, agent.text, agent.iter):
-        with pytest.raises(InvalidArgumentError, match=r"^question must be a str, got None$"):
+    expected = r"^question must be a str or a sequence of str, Text, Image and File, got None$"
+    for call in (agent.stream, agent.run, agent.call, agent.text, agent.iter, agent.start):
+        with pytest.raises(InvalidArgumentError, match=expected):
             call(None)  # type: ignore[arg-type]
     with pytest.raises(InvalidArgumentError, match="question must be a str"):
         asyncio.run(agent.arun(None))  # type: ignore[arg-type]

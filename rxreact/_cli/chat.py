@@ -23,10 +23,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from rxreact._cli.terminal import TerminalRenderer
-from rxreact.agent import ReactAgent
-from rxreact.errors import ChatMemoryError, ConfigurationError
+from rxreact.agent.react_agent import ReactAgent
+from rxreact.errors import ChatMemoryError, ConfigurationError, InvalidArgumentError
 from rxreact.memory import SQLiteChatMemory
-from rxreact.tools import Tool
+from rxreact.messages import File, Image
+from rxreact.messages._labels import Question
+from rxreact.tools.tool import Tool
 
 if TYPE_CHECKING:  # imported when a command needs it: `rxreact --help` starts faster
     from rxreact.model.openai.client import OpenAIChatModel
@@ -35,6 +37,7 @@ __all__ = [
     "check_endpoint",
     "default_memory_path",
     "load_tools",
+    "read_attachments",
     "read_question",
     "render_run",
     "require_key",
@@ -43,7 +46,7 @@ __all__ = [
 
 
 def render_run(
-    agent: ReactAgent, question: str, conversation_id: str | None, renderer: TerminalRenderer
+    agent: ReactAgent, question: Question, conversation_id: str | None, renderer: TerminalRenderer
 ) -> None:
     """Run one question, rendering it live; raises the run's error, or ``KeyboardInterrupt``,
     or ``BrokenPipeError`` when the reader of the output went away (the run is cancelled
@@ -150,6 +153,22 @@ def load_tools(specs: list[str]) -> list[Any]:
     return tools
 
 
+def read_attachments(paths: list[str]) -> tuple[Image | File, ...]:
+    """The ``--attach`` files, read now (a missing or too large one fails before any request):
+    an image when its name says so (``.png``, ``.jpg``...), any other file as a document."""
+    parts: list[Image | File] = []
+    for path in paths:
+        try:
+            file = File.from_path(path)
+        except InvalidArgumentError as error:
+            raise ConfigurationError(f"--attach {path}: {error}") from None
+        if file.media_type is not None and file.media_type.startswith("image/"):
+            parts.append(Image(data_base64=file.data_base64, media_type=file.media_type))
+        else:
+            parts.append(file)
+    return tuple(parts)
+
+
 def read_question(args: argparse.Namespace, stdin: TextIO) -> str:
     """The question argument, or all of stdin for ``-``; an empty one is refused."""
     question: str = args.question
@@ -180,17 +199,26 @@ def require_key(model: OpenAIChatModel) -> None:
     the library's own message speaks of ``api_key=``)."""
     if model.needs_api_key:
         raise ConfigurationError(
-            f"no API key for {model.base_url}: set OPENAI_API_KEY "
+            f"no API key for {model.base_url}: set {model.api_key_variable} "
             "(a server on a loopback address such as 127.0.0.1 needs none)"
         )
 
 
-def run_chat(args: argparse.Namespace, agent: ReactAgent, memory: SQLiteChatMemory | None) -> int:
-    """Answer the question, or hold a session when none was given; the exit status."""
+def run_chat(
+    args: argparse.Namespace,
+    agent: ReactAgent,
+    memory: SQLiteChatMemory | None,
+    attachments: tuple[Image | File, ...] = (),
+) -> int:
+    """Answer the question, or hold a session when none was given; the exit status.
+
+    ``attachments`` go with the question, or with a session's first question.
+    """
     renderer = TerminalRenderer(sys.stdout, sys.stderr)
     if args.question is not None:
+        question: str = args.question  # read and checked by the command (read_question)
         try:
-            render_run(agent, args.question, args.conversation, renderer)
+            render_run(agent, _with(question, attachments), args.conversation, renderer)
         except KeyboardInterrupt:
             renderer.interrupted()
             return 130
@@ -226,6 +254,11 @@ def run_chat(args: argparse.Namespace, agent: ReactAgent, memory: SQLiteChatMemo
         if question in ("/exit", "/quit"):
             return 0
         try:
-            render_run(agent, question, conversation, renderer)
+            render_run(agent, _with(question, attachments), conversation, renderer)
         except KeyboardInterrupt:
             renderer.interrupted()
+        attachments = ()
+
+
+def _with(question: str, attachments: tuple[Image | File, ...]) -> Question:
+    return [question, *attachments] if attachments else question

@@ -18,6 +18,7 @@ COLORS = {
     "forced_band": "#fff1dc",
     "error": "#d43c3c",
     "error_fill": "#f8c9c9",
+    "stopped": "#6b7385",
 }
 CHUNK_COLORS = {"t": COLORS["answer"], "z": COLORS["reasoning"], "c": COLORS["tool"], "f": "#333"}
 CHECK_COLORS = {"P": COLORS["answer"], "X": COLORS["error"], "E": COLORS["forced"]}

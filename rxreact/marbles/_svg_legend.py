@@ -122,6 +122,7 @@ GLYPHS: dict[str, tuple[str, Callable[[float, float], str]]] = {
     "value": ("value", _dot(COLORS["value"])),
     "density": ("count per time slice", _density),
     "completed": ("completed", _tick("#333", 2)),
+    "stopped": ("stopped", _tick(COLORS["stopped"], 2)),
     "error": ("failed", _error_end),
 }
 """Every glyph the diagram draws: its legend label and how to draw a sample of it."""

@@ -23,6 +23,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape, quoteattr
 
+from rxreact.errors import RunCancelledError
 from rxreact.marbles import _svg_lanes as lanes_
 from rxreact.marbles._svg_canvas import COLORS, Canvas, Scale, clip
 from rxreact.marbles._svg_legend import draw_legend, legend_height
@@ -212,16 +213,22 @@ def _axis(canvas: Canvas, scale: Scale, y: float) -> None:
 def _terminal(
     canvas: Canvas, scale: Scale, recording: Recording, top: float, bottom: float
 ) -> None:
-    """Completion as a dark line across the lanes, an error as a red one with its message."""
+    """Completion as a dark line across the lanes, a stop as a grey one, an error as a red one
+    with its message."""
     terminal = recording.terminal
     if terminal is None:
         return
     x = scale.x(terminal.time)
-    if terminal.kind == "completed":
-        canvas.mark("completed")
+    if terminal.kind == "completed" or _stopped(terminal.value):
+        key, color, tip = (
+            ("completed", "#333", "completed")
+            if terminal.kind == "completed"
+            else ("stopped", COLORS["stopped"], "stopped")
+        )
+        canvas.mark(key)
         canvas.add(
-            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{bottom}" stroke="#333" '
-            f'stroke-width="2"><title>completed at {scale.label(terminal.time)}</title></line>'
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{bottom}" stroke="{color}" '
+            f'stroke-width="2"><title>{tip} at {scale.label(terminal.time)}</title></line>'
         )
         return
     message = f"{type(terminal.value).__name__}: {terminal.value}"
@@ -233,12 +240,18 @@ def _terminal(
     canvas.text(x, top - 5, "✕", size=12, fill=COLORS["error"], anchor="middle", weight="700")
 
 
+def _stopped(error: BaseException | None) -> bool:
+    """A cancelled run was stopped on purpose: drawn as an ending, not as a failure."""
+    return isinstance(error, RunCancelledError)
+
+
 def _header(
     canvas: Canvas, recording: Recording, title: str | None, width: int, by_order: bool
 ) -> None:
     """The title, and the answer (or the error) under it."""
     rounds = lanes_.round_spans(recording)
     executions = lanes_.executions(recording)
+    took = f"{recording.duration:g}" if recording.virtual else f"{recording.duration:.3g}"
     if title is None:
         parts = [f"{len(recording.values):,} events"]
         if rounds:
@@ -247,7 +260,6 @@ def _header(
         if by_order:
             parts.append("laid out by event order")
         else:
-            took = f"{recording.duration:g}" if recording.virtual else f"{recording.duration:.3g}"
             parts.append(f"{took} s {'virtual' if recording.virtual else 'real time'}")
         title = " · ".join(parts)
     # About 8.3 px per 14 px bold character.
@@ -255,8 +267,10 @@ def _header(
     answers = recording.of_type("final_answer")
     error = recording.error
     room = int((width - 30) / 6.3)
-    if error is not None:
-        at = f"event #{len(recording.marbles) - 1}" if by_order else f"{recording.duration:g} s"
+    at = f"event #{len(recording.marbles) - 1}" if by_order else f"{took} s"
+    if _stopped(error):
+        canvas.text(10, 36, f"■ stopped at {at}", size=11, fill=COLORS["stopped"], weight="600")
+    elif error is not None:
         message = f"✕ failed at {at}: {type(error).__name__}: {error}"
         canvas.text(10, 36, clip(message, room), size=11, fill=COLORS["error"], weight="600")
     elif answers:

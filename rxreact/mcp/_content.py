@@ -1,4 +1,5 @@
-"""What the model reads for an MCP tool result: text as it is, anything else described."""
+"""What the model reads for an MCP tool result: text as it is, images as :class:`~rxreact.Image`
+parts, anything else described."""
 
 from __future__ import annotations
 
@@ -7,7 +8,36 @@ import binascii
 import json
 from typing import Any
 
-__all__ = ["result_text"]
+from rxreact.errors import InvalidArgumentError
+from rxreact.messages import ContentPart, Image, Text
+
+__all__ = ["result_content", "result_text"]
+
+
+def result_content(result: Any) -> str | tuple[ContentPart, ...]:
+    """A ``CallToolResult`` as the model reads it: :func:`result_text`, or parts when it holds
+    an image (the image as an :class:`~rxreact.Image`, every other block as text).
+
+    An image whose data is not base64 or is larger than
+    :data:`~rxreact.messages.MAX_PART_BYTES` is described in words instead.
+    """
+    images = [_image(block) for block in result.content]
+    if not any(images):
+        return result_text(result)
+    return tuple(
+        image if image is not None else Text(text=_block_text(block))
+        for block, image in zip(result.content, images, strict=True)
+    )
+
+
+def _image(block: Any) -> Image | None:
+    if getattr(block, "type", None) != "image":
+        return None
+    try:
+        data = base64.b64decode(block.data, validate=True)
+        return Image.from_bytes(data, str(block.mime_type))
+    except (binascii.Error, ValueError, InvalidArgumentError):
+        return None
 
 
 def result_text(result: Any) -> str:

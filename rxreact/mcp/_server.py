@@ -12,10 +12,11 @@ from typing import Any
 
 from rxreact._extras import import_extra
 from rxreact.errors import ToolSourceError
-from rxreact.mcp._content import result_text
+from rxreact.mcp._content import result_content, result_text
 from rxreact.mcp._link import Link, is_connection_loss, open_link
-from rxreact.model.openai._aio import run_on_io_loop
-from rxreact.tools import Tool
+from rxreact.messages import ContentPart
+from rxreact.model.http._aio import run_on_io_loop
+from rxreact.tools.tool import Tool
 
 __all__ = ["MCPServer", "MCPToolError"]
 
@@ -46,7 +47,7 @@ class MCPServer:
             the initialize handshake) or ``"legacy"`` (always the handshake).
         requires_approval: ask before every call of the server's tools (``True``) or of
             those named here (the server's names, without ``prefix``); see
-            :mod:`rxreact.approval`.
+            :mod:`rxreact.tools.approval`.
     """
 
     def __init__(
@@ -183,7 +184,7 @@ class MCPServer:
     def _make_tool(self, remote: Any) -> Tool[..., Any]:
         rule = self.requires_approval
 
-        async def call(**arguments: Any) -> str:
+        async def call(**arguments: Any) -> str | tuple[ContentPart, ...]:
             progress = arguments.pop(_PROGRESS, None)
             return await self._call(remote.name, arguments, progress)
 
@@ -201,11 +202,13 @@ class MCPServer:
 
     def call_tool(
         self, name: str, arguments: Mapping[str, Any] | None = None, timeout: float | None = None
-    ) -> str:
+    ) -> str | tuple[ContentPart, ...]:
         """Call one of the server's tools directly, outside any run (blocking).
 
         ``name`` is the server's name for it (without ``prefix``); ``timeout`` in seconds
-        cancels the call on the server when it passes.
+        cancels the call on the server when it passes. The result is its text, or its parts
+        when it holds an image (text blocks as :class:`~rxreact.Text`, images as
+        :class:`~rxreact.Image`).
 
         Raises:
             MCPToolError: the tool answered with ``isError``.
@@ -264,7 +267,7 @@ class MCPServer:
 
     async def _call(
         self, name: str, arguments: dict[str, Any], progress: Callable[[Any], None] | None
-    ) -> str:
+    ) -> str | tuple[ContentPart, ...]:
         """Call once; on a lost connection or session, reconnect and call once more."""
 
         async def on_progress(done: float, total: float | None, message: str | None) -> None:
@@ -280,10 +283,9 @@ class MCPServer:
                     raise
                 await self._drop(link)
                 continue
-            text = result_text(result)
             if result.is_error:
-                raise MCPToolError(text or f"the MCP tool {name!r} failed")
-            return text
+                raise MCPToolError(result_text(result) or f"the MCP tool {name!r} failed")
+            return result_content(result)
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _aclose(self) -> None:

@@ -15,9 +15,11 @@ __all__ = ["InMemoryChatMemory"]
 class InMemoryChatMemory(LockedLeases):
     """Histories in a dict, guarded by a lock; optionally trimmed to the last ``max_turns`` turns.
 
-    Trimming works on whole turns (a turn starts at a user message), so an assistant tool-call
-    message is never separated from its tool results. Leases are kept in the same lock, so a
-    fenced ``append`` checks its lease and writes in one step.
+    Messages are kept as they are (images and files with their bytes, replay items): the
+    history shares the frozen message objects the run made. Trimming works on whole turns (a
+    turn starts at a user message), so an assistant tool-call message is never separated from
+    its tool results. Leases are kept in the same lock, so a fenced ``append`` checks its lease
+    and writes in one step.
 
     Args:
         max_turns: keep only the last this many turns of each conversation.

@@ -67,7 +67,8 @@ class RedisChatMemory(Closeable):
 
     A conversation is the list at ``{prefix}turns:{conversation_id}``; each element is one whole
     turn (the messages of one :meth:`append`, as JSON), so trimming drops whole elements and an
-    assistant tool-call message can never be separated from its tool results. ``append`` sends
+    assistant tool-call message can never be separated from its tool results. Images and files
+    are stored inline (their bytes as base64 in the element), like replay items. ``append`` sends
     RPUSH, LTRIM and EXPIRE in one MULTI/EXEC transaction: another client sees the turn with its
     trimming, or neither, and turns appended at once from anywhere never interleave.
 

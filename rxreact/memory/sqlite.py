@@ -20,7 +20,7 @@ __all__ = ["SQLiteChatMemory"]
 #: ``PRAGMA application_id`` of our files ("rxRM"): tells our database from someone else's.
 APPLICATION_ID = 0x7278524D
 #: ``PRAGMA user_version`` of the schema below; bump it, with a migration, when the schema changes.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # A conversation's lease row stays after release (owner NULL) to keep its last fencing token.
 # expires_at is wall-clock time (time.time()): the one clock every process on the host shares.
@@ -45,8 +45,12 @@ CREATE INDEX turns_by_conversation ON turns (conversation_id, seq);
     + _LEASES
 )
 
-#: The statements that take a file from ``user_version`` N to N + 1, by N.
-_MIGRATIONS = {1: _LEASES}
+#: The statements that take a file from ``user_version`` N to N + 1, by N. Version 3 changed
+#: what a turn's JSON may hold, not the tables: messages made of parts (images and files,
+#: their bytes inline as base64) and assistant messages' replay items. Every version 2 row
+#: reads as it is; the new number makes an older rxreact refuse the file when it opens it,
+#: instead of failing on the first turn it cannot read.
+_MIGRATIONS = {1: _LEASES, 2: ""}
 
 _LIVE = "conversation_id = ? AND owner = ? AND token = ? AND expires_at > ?"
 
@@ -56,6 +60,8 @@ class SQLiteChatMemory(Closeable):
 
     A row holds one whole turn (the messages of one :meth:`append`, as JSON), so trimming drops
     whole rows and an assistant tool-call message can never be separated from its tool results.
+    Images and files in a turn are stored inline, their bytes as base64 in the row (at most
+    :data:`~rxreact.messages.MAX_PART_BYTES` each), and so are assistant replay items.
     One connection is shared by all threads under a lock (the agent calls from pool threads,
     and a connection per thread would leak one for every pool thread that ever touched it);
     WAL mode lets other processes on the same file read while this one writes, and

@@ -5,6 +5,8 @@
   :mod:`~rxreact.model.assembly` turns chunks into whole responses.
 - :mod:`~rxreact.model.retry_policy` (:class:`Backoff`: when to retry and how long to wait) and
   :mod:`~rxreact.model.retrying_model` (:class:`RetryingModel`: that policy around any model).
-- :mod:`rxreact.model.openai`: the OpenAI-compatible HTTP client (wire codec, SSE, transport).
+- :mod:`rxreact.model.http`: the HTTP+SSE transport every adapter shares (both I/O modes,
+  retries, timeouts, cancellation); an adapter is a wire format on it.
+- :mod:`rxreact.model.openai`: OpenAI's wire formats (chat completions).
 - :mod:`rxreact.model.scripted`: :class:`ScriptedModel` and the reply vocabulary it plays.
 """

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 from reactivex import Observable, abc
 
-from rxreact.approval import Approvals
+from rxreact.agent.round import RoundState
 from rxreact.events import ToolResult
 from rxreact.memory.base import ChatMemory
 from rxreact.memory.lease import Lease
@@ -26,8 +26,8 @@ from rxreact.operators._retry_unstarted import retry_unstarted_
 from rxreact.operators._run_tools import run_tools_
 from rxreact.operators._timeout_with import timeout_with_
 from rxreact.operators._with_lease import OnBusy, with_lease_
-from rxreact.round import RoundState
-from rxreact.tools import Tool
+from rxreact.tools.approval import Approvals
+from rxreact.tools.tool import Tool
 from rxreact.tracing import RunTracer
 
 __all__ = [
@@ -80,7 +80,7 @@ def concat_steps(steps: Iterable[Observable[_T]]) -> Observable[_T]:
     scheduled start after ``schedule`` returns, so on a multi-threaded scheduler a thread
     preempted there disposed the step *after* it, scheduled meanwhile, and the sequence
     stopped without completing. Here the order of assignment cannot cancel newer work (see
-    :class:`rxreact._ordered_serial.OrderedSerialDisposable`). ``steps`` may be a generator:
+    :class:`rxreact.rx._ordered_serial.OrderedSerialDisposable`). ``steps`` may be a generator:
     it is advanced on the scheduler, after the previous step completed, so the code between
     two ``yield`` statements sees what the previous step did.
 
@@ -146,7 +146,7 @@ def deliver_on(
     drained batch being delivered), except on a thread that subscribed or drains (one
     thread can't wait for itself, as under a ``TestScheduler``); there the buffer grows. A
     producer on rxreact's shared I/O loop (``OpenAIChatModel(io="loop")``) is not blocked,
-    which would stall every stream: its :class:`~rxreact._valve.Valve` is closed instead and
+    which would stall every stream: its :class:`~rxreact.rx._valve.Valve` is closed instead and
     it stops reading after the current read's events until the consumer drains.
 
     Args:
@@ -164,7 +164,7 @@ def process_chunk(state: RoundState) -> Callable[[Observable[ChatChunk]], Observ
     """Turn a round's chunks into agent events live, deciding the round's mode on the way.
 
     The first chunk carrying text or a tool call decides the mode (see
-    :mod:`rxreact.round` for the whole decision table)::
+    :mod:`rxreact.agent.round` for the whole decision table)::
 
         chunks:  -r--t1--t2--|                 r: role only, t: text
         events:  ----D,T1--T2--|               D: round_mode_decided(final_answer), T: text_delta
@@ -177,7 +177,7 @@ def process_chunk(state: RoundState) -> Callable[[Observable[ChatChunk]], Observ
         events:  -D,T1--D',S--|                D': round_mode_decided(tool_call)
 
     Args:
-        state: the round's :class:`~rxreact.round.RoundState`, updated as chunks pass.
+        state: the round's :class:`~rxreact.agent.round.RoundState`, updated as chunks pass.
 
     Returns:
         An operator ``Observable[ChatChunk] -> Observable[AgentEvent]``.

@@ -7,8 +7,8 @@ from reactivex import Observable, abc
 from reactivex.disposable import CompositeDisposable, SerialDisposable, SingleAssignmentDisposable
 from reactivex.scheduler import CurrentThreadScheduler
 
-from rxreact._fused import Fused, subscribe_fused
-from rxreact._ordered_serial import OrderedSerialDisposable
+from rxreact.rx._fused import Fused, subscribe_fused
+from rxreact.rx._ordered_serial import OrderedSerialDisposable
 
 _T = TypeVar("_T")
 

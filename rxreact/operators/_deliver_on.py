@@ -8,8 +8,8 @@ from typing import Any, TypeVar
 from reactivex import Observable, abc
 from reactivex.disposable import CompositeDisposable, Disposable, SerialDisposable
 
-from rxreact import _valve
-from rxreact._fused import Fused, subscribe_fused
+from rxreact.rx import _valve
+from rxreact.rx._fused import Fused, subscribe_fused
 from rxreact.scheduling import ElasticScheduler
 
 _T = TypeVar("_T")
@@ -91,7 +91,7 @@ def deliver_on_(
                         valve = _valve.CURRENT.get()
                         if valve is not None:
                             # A producer on the shared I/O loop must not block it: it stops
-                            # reading after this read's events instead (see rxreact._valve).
+                            # reading after this read's events instead (see rxreact.rx._valve).
                             valve.close()
                             state.valve = valve
                         else:

@@ -5,8 +5,8 @@ from typing import Any
 
 from reactivex import Observable, abc
 
-from rxreact._fused import Fused, subscribe_fused
-from rxreact.round import RoundState
+from rxreact.agent.round import RoundState
+from rxreact.rx._fused import Fused, subscribe_fused
 
 
 def finish_round_(state: RoundState) -> Callable[[Observable[Any]], Observable[Any]]:

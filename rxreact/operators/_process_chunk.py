@@ -5,9 +5,9 @@ from typing import Any
 
 from reactivex import Observable, abc
 
-from rxreact._fused import Fused, subscribe_fused
+from rxreact.agent.round import RoundState
 from rxreact.model.chunks import ChatChunk
-from rxreact.round import RoundState
+from rxreact.rx._fused import Fused, subscribe_fused
 
 
 def process_chunk_(state: RoundState) -> Callable[[Observable[ChatChunk]], Observable[Any]]:

@@ -5,8 +5,8 @@ from typing import Any, TypeVar
 
 from reactivex import Observable, abc
 
-from rxreact._ordered_serial import OrderedSerialDisposable
 from rxreact.model.retry_policy import Backoff, retry_delay
+from rxreact.rx._ordered_serial import OrderedSerialDisposable
 from rxreact.scheduling import timer_scheduler
 
 _T = TypeVar("_T")

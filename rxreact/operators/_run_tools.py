@@ -14,14 +14,15 @@ import reactivex
 from reactivex import Observable, abc
 from reactivex import operators as ops
 
-from rxreact._immediate import immediately, starting_with
-from rxreact.approval import ApprovalDecision, Approvals
 from rxreact.cancellation import CancellationToken
 from rxreact.events import ToolApprovalRequested, ToolExecutionStarted, ToolResult
-from rxreact.messages import ToolCall
+from rxreact.messages import ContentPart, ToolCall
+from rxreact.messages._labels import content_label
 from rxreact.operators._timeout_with import timeout_with_
 from rxreact.operators._tool_call import Call, Inner, Round
-from rxreact.tools import Tool, ToolArgumentsError
+from rxreact.rx._immediate import immediately, starting_with
+from rxreact.tools.approval import ApprovalDecision, Approvals
+from rxreact.tools.tool import Tool, ToolArgumentsError
 from rxreact.tracing import RunTracer
 
 
@@ -45,12 +46,13 @@ class _Tools:
         scheduler, results, number = self.scheduler, self.results, self.round_number
         started_at = scheduler.now
 
-        def make(content: str, is_error: bool) -> ToolResult:
+        def make(content: str | tuple[ContentPart, ...], is_error: bool) -> ToolResult:
             event = ToolResult(
                 round=number,
                 call_id=call.id,
                 name=call.name,
-                content=content,
+                content=content_label(content),
+                parts=() if isinstance(content, str) else content,
                 is_error=is_error,
                 duration_s=(scheduler.now - started_at).total_seconds(),
             )

@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 from reactivex import Observable, abc
 from reactivex.disposable import CompositeDisposable, SingleAssignmentDisposable
 
-from rxreact._ordered_serial import OrderedSerialDisposable
+from rxreact.rx._ordered_serial import OrderedSerialDisposable
 
 _T = TypeVar("_T")
 

@@ -17,14 +17,14 @@ from reactivex import Observable, abc
 from reactivex.disposable import CompositeDisposable, SingleAssignmentDisposable
 
 from rxreact.events import ToolProgress, ToolResult
-from rxreact.messages import ToolCall
-from rxreact.tool_results import (
+from rxreact.messages import ContentPart, ToolCall
+from rxreact.tools.results import (
     DEFAULT_MAX_RESULT_CHARS,
     ToolResultError,
-    result_text,
+    result_content,
     truncate_result,
 )
-from rxreact.tools import ToolInterruptedError
+from rxreact.tools.tool import ToolInterruptedError
 
 
 class ToolTimeoutError(Exception):
@@ -119,7 +119,7 @@ class Call(abc.ObserverBase[Any], abc.DisposableBase):
         round_number: int,
         sink: abc.ObserverBase[Any],
         lock: threading.RLock,
-        make: Callable[[str, bool], ToolResult],
+        make: Callable[[str | tuple[ContentPart, ...], bool], ToolResult],
         max_chars: int | None,
     ) -> None:
         self.call = call
@@ -158,7 +158,7 @@ class Call(abc.ObserverBase[Any], abc.DisposableBase):
 
     def on_next(self, value: Any) -> None:
         try:
-            content, is_error = result_text(value, self._max_chars), False
+            content, is_error = result_content(value, self._max_chars), False
         except Exception as error:  # a result that cannot be text is the call's failure
             content, is_error = describe(self.call, error), True
         self._settle(content, is_error)
@@ -178,7 +178,7 @@ class Call(abc.ObserverBase[Any], abc.DisposableBase):
         self._body.dispose()  # the tool's token is set before its result is seen
         self._pass(describe(self.call, ToolTimeoutError(timeout)), True)
 
-    def _settle(self, content: str, is_error: bool) -> None:
+    def _settle(self, content: str | tuple[ContentPart, ...], is_error: bool) -> None:
         if not self._claim():
             return
         if self._timer is not None:
@@ -193,7 +193,7 @@ class Call(abc.ObserverBase[Any], abc.DisposableBase):
             self._settled = True
             return True
 
-    def _pass(self, content: str, is_error: bool) -> None:
+    def _pass(self, content: str | tuple[ContentPart, ...], is_error: bool) -> None:
         self._sink.on_next(self._make(content, is_error))
         self._sink.on_completed()
 

@@ -16,8 +16,8 @@ from rxreact.errors import RunCancelledError
 from rxreact.events import AgentEvent, FinalAnswer
 
 if TYPE_CHECKING:
-    from rxreact.agent import AgentResult, ReactAgent
-    from rxreact.run_loop import RunLoop
+    from rxreact.agent.react_agent import AgentResult, ReactAgent
+    from rxreact.agent.run_loop import RunLoop
 
 __all__ = ["AgentRun"]
 

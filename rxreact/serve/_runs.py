@@ -15,7 +15,7 @@ from collections import OrderedDict
 from reactivex import Observable
 from reactivex import operators as ops
 
-from rxreact.agent import ReactAgent
+from rxreact.agent.react_agent import ReactAgent
 from rxreact.events import AgentEvent
 from rxreact.marbles import Recorder, Recording
 from rxreact.runs import AgentRun, follow

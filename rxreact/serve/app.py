@@ -29,7 +29,7 @@ from starlette.responses import FileResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from rxreact.agent import ReactAgent
+from rxreact.agent.react_agent import ReactAgent
 from rxreact.errors import (
     ConversationBusyError,
     InvalidArgumentError,
@@ -50,7 +50,8 @@ from rxreact.serve.ui_stream import UI_MESSAGE_STREAM_HEADERS, to_ui_message_str
 __all__ = ["STATIC_DIR", "create_app"]
 
 STATIC_DIR = Path(__file__).parent / "static"
-"""The chat page's files (``index.html``, ``chat.js``, ``chat.css``)."""
+"""The chat page's files: ``index.html``, ``chat.css``, and ``chat.js`` with the ES modules it
+imports (``draw.js``, ``markdown.js``, ``scroll.js``, ...)."""
 
 
 def create_app(

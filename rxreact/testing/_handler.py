@@ -8,7 +8,6 @@ import contextlib
 import json
 import socket
 import threading
-import time
 from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol, cast
@@ -16,7 +15,6 @@ from typing import Any, Protocol, cast
 from rxreact.errors import RxReactError
 from rxreact.model.assembly import assemble
 from rxreact.model.chunks import ChatChunk
-from rxreact.model.openai.wire import DONE
 from rxreact.model.scripted.replies import (
     Disconnect,
     Fail,
@@ -26,15 +24,8 @@ from rxreact.model.scripted.replies import (
     RawSSE,
     Reply,
 )
-from rxreact.testing._wire import (
-    assemble_sse,
-    chunk_to_wire,
-    error_body,
-    error_object,
-    response_to_wire,
-    sse_event,
-    status_of,
-)
+from rxreact.testing._dialect import Dialect, dialect_for
+from rxreact.testing._wire import CHAT_COMPLETIONS, error_object, status_of
 
 __all__ = ["HTTPServer"]
 
@@ -44,11 +35,11 @@ class _Owner(Protocol):
 
     requests: list[dict[str, Any]]
 
-    def _next_reply(self, body: dict[str, Any]) -> Reply: ...
+    def _next_reply(self, body: dict[str, Any], dialect: Dialect) -> Reply: ...
     def _record(self, body: dict[str, Any], headers: dict[str, str]) -> None: ...
     def _client_gone(self) -> None: ...
     def _wait(self, conn: socket.socket, seconds: float | None) -> bool: ...
-    def _validate_body(self, body: dict[str, Any]) -> str | None: ...
+    def _validate_body(self, body: dict[str, Any], dialect: Dialect) -> str | None: ...
 
 
 class HTTPServer(ThreadingHTTPServer):
@@ -85,6 +76,8 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
     server: HTTPServer
+    dialect: Dialect = CHAT_COMPLETIONS
+    """The wire format of the request being answered (chosen by its path)."""
 
     def setup(self) -> None:
         super().setup()
@@ -100,8 +93,11 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         owner = self.server.owner
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        if not self.path.rstrip("/").endswith("/chat/completions"):
+        dialect = dialect_for(self.path)
+        if dialect is None:
+            self.dialect = CHAT_COMPLETIONS
             return self._error(404, f"Unknown path {self.path}")
+        self.dialect = dialect
         try:
             body = json.loads(raw)
             if not isinstance(body, dict):
@@ -109,11 +105,11 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError as exc:
             return self._error(400, f"Invalid JSON body: {exc}")
         owner._record(body, {k.lower(): v for k, v in self.headers.items()})
-        problem = owner._validate_body(body)
+        problem = owner._validate_body(body, dialect)
         if problem is not None:
             return self._error(400, problem)
         try:
-            reply = owner._next_reply(body)
+            reply = owner._next_reply(body, dialect)
         except Exception as exc:  # a script bug: tell the client instead of dropping it
             return self._error(500, f"{type(exc).__name__}: {exc}")
         model = str(body.get("model") or "mock-model")
@@ -131,18 +127,17 @@ class _Handler(BaseHTTPRequestHandler):
         if isinstance(reply, RawSSE):
             self._send([reply.data], end=True)
             return
-        completion_id, created = f"chatcmpl-mock-{len(owner.requests)}", int(time.time())
-        pending: list[bytes] = []
+        writer = self.dialect.writer(model, len(owner.requests))
+        pending: list[bytes] = writer.start()
         for item in cast(Sequence[Any], reply):
             if isinstance(item, ChatChunk):
-                wire = chunk_to_wire(item, id=completion_id, model=model, created=created)
-                pending.append(sse_event(wire))
+                pending += writer.chunk(item)
             elif isinstance(item, Pause):
                 if not self._send(pending) or owner._wait(self.connection, item.seconds):
                     return self._drop()
                 pending = []
             elif isinstance(item, Fail):
-                pending.append(sse_event({"error": error_object(item.error)}))
+                pending += writer.fail(item.error)
                 self._send(pending, end=True)
                 self.close_connection = True
                 return
@@ -153,14 +148,14 @@ class _Handler(BaseHTTPRequestHandler):
             elif isinstance(item, Disconnect):
                 self._send(pending)
                 return self._drop()
-        pending.append(b"data: " + DONE.encode() + b"\n\n")
+        pending += writer.end()
         self._send(pending, end=True)
 
     def _complete(self, reply: Reply, model: str) -> None:
         owner = self.server.owner
         if isinstance(reply, RawSSE):
             try:
-                response = assemble_sse(reply.data)
+                response = self.dialect.assemble(reply.data)
             except RxReactError as exc:
                 return self._error(status_of(exc), error_object(exc)["message"])
         else:
@@ -178,13 +173,7 @@ class _Handler(BaseHTTPRequestHandler):
                 elif isinstance(item, Disconnect):
                     return self._drop()
             response = assemble(chunks)
-        wire = response_to_wire(
-            response,
-            id=f"chatcmpl-mock-{len(owner.requests)}",
-            model=model,
-            created=int(time.time()),
-        )
-        self._json(200, wire)
+        self._json(200, self.dialect.response(response, model, len(owner.requests)))
 
     # -- writing ----------------------------------------------------------------------------
 
@@ -237,4 +226,4 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
     def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
-        self._json(status, error_body(status, message), headers)
+        self._json(status, self.dialect.error_body(status, message), headers)

@@ -1,17 +1,23 @@
-"""What the mock server writes: chunks, completions and errors as OpenAI serializes them."""
+"""The chat-completions dialect of the mock server: chunks, completions and errors as OpenAI
+serializes them, and the request rules the real API enforces."""
 
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from rxreact.errors import ProviderStreamError
+from rxreact.messages import ChatRequest
 from rxreact.model.assembly import assemble
 from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
-from rxreact.model.openai.sse import SSEDecoder
+from rxreact.model.http.sse import SSEDecoder
+from rxreact.model.openai.request_codec import decode_request
 from rxreact.model.openai.wire import DONE, parse_chunk
+from rxreact.testing._api_rules import content_error, history_error
 
 __all__ = [
+    "CHAT_COMPLETIONS",
     "assemble_sse",
     "chunk_to_wire",
     "error_body",
@@ -141,3 +147,58 @@ def error_body(status: int, message: str) -> dict[str, Any]:
     kind = _ERROR_TYPES.get(status, "server_error" if status >= 500 else "api_error")
     code = "rate_limit_exceeded" if status == 429 else None
     return {"error": {"message": message, "type": kind, "code": code}}
+
+
+_DONE_EVENT = b"data: " + DONE.encode() + b"\n\n"
+
+
+class _ChatWriter:
+    """One ``chat.completion.chunk`` event per chunk, then ``[DONE]``."""
+
+    __slots__ = ("_created", "_id", "_model")
+
+    def __init__(self, model: str, number: int) -> None:
+        self._id, self._model, self._created = f"chatcmpl-mock-{number}", model, int(time.time())
+
+    def start(self) -> list[bytes]:
+        return []
+
+    def chunk(self, chunk: ChatChunk) -> list[bytes]:
+        wire = chunk_to_wire(chunk, id=self._id, model=self._model, created=self._created)
+        return [sse_event(wire)]
+
+    def fail(self, error: Exception) -> list[bytes]:
+        return [sse_event({"error": error_object(error)})]
+
+    def end(self) -> list[bytes]:
+        return [_DONE_EVENT]
+
+
+class _ChatCompletions:
+    """``POST /v1/chat/completions``."""
+
+    path = "/chat/completions"
+
+    def decode(self, body: dict[str, Any]) -> ChatRequest:
+        return decode_request(body)
+
+    def problem(self, body: dict[str, Any]) -> str | None:
+        return history_error(body) or content_error(body)
+
+    def writer(self, model: str, number: int) -> _ChatWriter:
+        return _ChatWriter(model, number)
+
+    def response(self, response: ModelResponse, model: str, number: int) -> dict[str, Any]:
+        return response_to_wire(
+            response, id=f"chatcmpl-mock-{number}", model=model, created=int(time.time())
+        )
+
+    def error_body(self, status: int, message: str) -> dict[str, Any]:
+        return error_body(status, message)
+
+    def assemble(self, data: bytes) -> ModelResponse:
+        return assemble_sse(data)
+
+
+CHAT_COMPLETIONS = _ChatCompletions()
+"""The chat-completions dialect."""

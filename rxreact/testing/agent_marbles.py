@@ -39,7 +39,7 @@ from typing import Any
 from reactivex.observable.marbles import parse
 from reactivex.testing import TestScheduler
 
-from rxreact.agent import ReactAgent
+from rxreact.agent.react_agent import ReactAgent
 from rxreact.marbles import Recorder, Recording, record
 from rxreact.model.chunks import ChatChunk
 from rxreact.model.scripted.replies import Fail, Pause, ReplyItem

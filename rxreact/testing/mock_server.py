@@ -31,8 +31,11 @@ in-stream ``{"error": ...}`` event, :class:`Hang` goes silent until the client d
 as one ``chat.completion``. Usage is sent as scripted, whatever ``stream_options`` says.
 
 Like the real API, requests whose history leaves a tool call unanswered, answers a call that
-does not exist, or sets ``tool_choice`` without ``tools`` get HTTP 400
-(``validate_history=False`` turns that off).
+does not exist, or sets ``tool_choice`` without ``tools`` get HTTP 400, and so do content
+parts it refuses: an image or a file outside a user message, an unknown part type, an image
+URL that is neither ``http(s)://`` nor a base64 PNG/JPEG/GIF/WebP ``data:`` URL, a file
+without base64 ``file_data`` (or a ``file_id``) and a ``filename`` (``validate_history=False``
+turns all that off).
 """
 
 from __future__ import annotations
@@ -44,9 +47,8 @@ import time
 from types import TracebackType
 from typing import Any, Self
 
-from rxreact.model.openai.request_codec import decode_request
 from rxreact.model.scripted.replies import Reply, Script
-from rxreact.testing._api_rules import history_error
+from rxreact.testing._dialect import Dialect
 from rxreact.testing._handler import HTTPServer
 from rxreact.testing._wire import chunk_to_wire, response_to_wire
 
@@ -163,9 +165,9 @@ class MockOpenAIServer:
 
     # -- called by the handler threads ------------------------------------------------------
 
-    def _next_reply(self, body: dict[str, Any]) -> Reply:
+    def _next_reply(self, body: dict[str, Any], dialect: Dialect) -> Reply:
         if callable(self._script):
-            return self._script(decode_request(body))
+            return self._script(dialect.decode(body))
         with self._lock:
             n = self._served
             self._served += 1
@@ -205,5 +207,5 @@ class MockOpenAIServer:
                 return True
             return False  # unexpected bytes (pipelining): stop waiting rather than spin
 
-    def _validate_body(self, body: dict[str, Any]) -> str | None:
-        return history_error(body) if self._validate else None
+    def _validate_body(self, body: dict[str, Any], dialect: Dialect) -> str | None:
+        return dialect.problem(body) if self._validate else None

@@ -20,9 +20,10 @@ examples, so those examples run as written against a loopback server with no key
 
 What it does with a request, in this order:
 
-- **Tool results** end the history: it answers from them ("Here is what I found: ..."), or,
-  when the request asks for a JSON schema (``output_type=``), with a JSON object of that
-  schema filled from the city and the results (numbers from the first number in them).
+- **Tool results** end the history (or the user message that carries their images does): it
+  answers from them ("Here is what I found: ..."), or, when the request asks for a JSON schema
+  (``output_type=``), with a JSON object of that schema filled from the city and the results
+  (numbers from the first number in them).
 - **A judge's request** (``response_format`` ``json_object``): ``{"passed": true}``.
 - **A question naming a city** ("... in Paris?"), or a follow-up question when an earlier
   one named a city ("And tomorrow?"): a call of the offered tool whose name and description
@@ -63,10 +64,9 @@ def weather_desk(request: ChatRequest, *, interval: float = 0.0) -> Reply:
         request: the decoded request.
         interval: seconds between streamed pieces (0: all at once).
     """
-    messages = request.messages
-    last = messages[-1]
+    *earlier, last = request.messages
     response_format = request.options.get("response_format") or {}
-    if isinstance(last, ToolMessage):
+    if isinstance(last, ToolMessage) or _images_of_results(last, earlier):
         results = _results_of_turn(request)
         if response_format.get("type") == "json_schema":
             schema = response_format.get("json_schema", {}).get("schema", {})
@@ -88,6 +88,11 @@ def weather_desk(request: ChatRequest, *, interval: float = 0.0) -> Reply:
     return text_reply("Glad to help. Ask me about the weather anywhere.", interval=interval)
 
 
+def _images_of_results(last: Any, earlier: list[Any]) -> bool:
+    """The user message that carries a round's tool-result images, right after its results."""
+    return isinstance(last, UserMessage) and bool(earlier) and isinstance(earlier[-1], ToolMessage)
+
+
 def _city(text: str) -> str | None:
     match = _CITY.search(text)
     return match[1] if match else None
@@ -104,9 +109,14 @@ def _earlier_city(request: ChatRequest) -> str | None:
 
 
 def _turn(request: ChatRequest) -> list[Any]:
-    """The messages of the current turn: from the last user message on."""
+    """The messages of the current turn: from the last question on (a user message that does
+    not carry tool-result images)."""
     messages = list(request.messages)
-    starts = [i for i, m in enumerate(messages) if isinstance(m, UserMessage)]
+    starts = [
+        i
+        for i, m in enumerate(messages)
+        if isinstance(m, UserMessage) and not _images_of_results(m, messages[:i])
+    ]
     return messages[starts[-1] :] if starts else messages
 
 

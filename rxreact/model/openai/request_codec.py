@@ -4,7 +4,10 @@
 OpenAI-compatible client sends (the mock server uses it, so it is tolerant: content given as a
 list of parts, the ``developer`` role, a named ``tool_choice``, missing descriptions).
 ``decode_request(encode_request(r, ...))`` gives ``r`` back (up to a ``tool_choice`` without
-tools, which is not sent, and an empty assistant text, which reads back as ``None``).
+tools, which is not sent, an empty assistant text, which reads back as ``None``, and a tool
+result's images, which are sent in a user message after the round's tool messages: see
+:mod:`rxreact.model.tool_media`). User messages made of parts are encoded by
+:mod:`rxreact.model.openai._parts_codec`.
 """
 
 from __future__ import annotations
@@ -22,7 +25,10 @@ from rxreact.messages import (
     ToolMessage,
     ToolSpec,
     UserMessage,
+    content_text,
 )
+from rxreact.model.openai._parts_codec import decode_content, encode_content
+from rxreact.model.tool_media import tool_media_to_user_messages
 
 __all__ = ["decode_request", "encode_request"]
 
@@ -54,6 +60,9 @@ def encode_request(
         default_options: body keys sent unless ``request.options`` sets them (the model's
             own ``options=``).
 
+    Raises:
+        InvalidArgumentError: a part the API cannot take (a file given by URL).
+
     Returns:
         A dict ready for ``json.dumps``. ``tool_choice`` and ``parallel_tool_calls`` are sent
         only together with tools, since the API rejects them alone (options included). Options
@@ -63,7 +72,10 @@ def encode_request(
     """
     body: dict[str, Any] = {
         "model": model,
-        "messages": [_encode_message(m, send_reasoning) for m in request.messages],
+        "messages": [
+            _encode_message(m, send_reasoning)
+            for m in tool_media_to_user_messages(request.messages)
+        ],
     }
     if request.tools:
         body["tools"] = [
@@ -116,7 +128,11 @@ def _encode_message(message: Message, send_reasoning: bool) -> dict[str, Any]:
             out["reasoning_content"] = message.reasoning
         return out
     if isinstance(message, ToolMessage):
-        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+        # Parts left here are text only: tool_media_to_user_messages moved the images out.
+        content = content_text(message.content)
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": content}
+    if isinstance(message, UserMessage):
+        return {"role": "user", "content": encode_content(message.content)}
     return {"role": message.role, "content": message.content}
 
 
@@ -124,7 +140,8 @@ def decode_request(body: Mapping[str, Any]) -> ChatRequest:
     """Read a ``/chat/completions`` request body back into a :class:`ChatRequest`.
 
     Tolerant of what OpenAI-compatible clients send: ``developer`` messages become system
-    messages, content as a list of parts is joined to text, ``reasoning_content`` or
+    messages, content as a list of parts is joined to text (a user message's images and
+    files become :class:`~rxreact.Image` / :class:`~rxreact.File` parts), ``reasoning_content`` or
     ``reasoning`` on assistant messages becomes the reasoning, a named ``tool_choice``
     (``{"type": "function", ...}``) becomes ``"required"``, a missing description becomes ``""``.
     Keys other than model, messages, tools, tool_choice, stream and stream_options end up in
@@ -153,7 +170,7 @@ def _decode_message(raw: Any) -> Message:
     if role in ("system", "developer"):
         return SystemMessage(content=_text(raw.get("content")) or "")
     if role == "user":
-        return UserMessage(content=_text(raw.get("content")) or "")
+        return UserMessage(content=decode_content(raw.get("content")) or "")
     if role == "assistant":
         reasoning = raw.get("reasoning_content")
         if reasoning is None:

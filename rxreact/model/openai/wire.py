@@ -27,9 +27,9 @@ cut, and taking it as a success would store a broken answer.
 
 A chunk with lone surrogate escapes (an emoji cut between two deltas) is read with the
 standard library's parser and returned as a
-:class:`~rxreact.model.openai.surrogates.SurrogateChunk`, for the stream reader to pair.
+:class:`~rxreact.model.http.surrogates.SurrogateChunk`, for the stream reader to pair.
 
-``<think>`` tags inside text are left alone here: see :mod:`rxreact.model.openai.think`.
+``<think>`` tags inside text are left alone here: see :mod:`rxreact.model.http.think`.
 
 Performance (CPython 3.11, ~270-byte chunks, ``timeit``): 1.7 µs for a text delta, 2.6 µs for a
 tool-call arguments delta, +1.3 µs when the chunk carries ``usage`` (pydantic validation).
@@ -42,22 +42,24 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import ValidationError
 from pydantic_core import from_json
 
-from rxreact.errors import ProviderStreamError, StreamProtocolError
-from rxreact.messages import Usage
+from rxreact.errors import ProviderStreamError, StreamInterruptedError
 from rxreact.model.assembly import ResponseAssembler
 from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
-from rxreact.model.openai.surrogates import SurrogateChunk
+from rxreact.model.http.codec import StreamParser
+from rxreact.model.http.surrogates import SurrogateChunk
+from rxreact.model.http.wire_errors import (
+    error_event,
+    parse_usage,
+    protocol_error,
+    provider_error,
+)
 
-__all__ = ["DONE", "parse_chunk", "parse_completion"]
+__all__ = ["DONE", "ChatCompletionsParser", "parse_chunk", "parse_completion"]
 
 DONE = "[DONE]"
 """The data of the event that ends an OpenAI-style stream."""
-
-_EXCERPT = 200
-"""Characters of offending data quoted in a StreamProtocolError."""
 
 _EMPTY_CHUNK = ChatChunk()
 
@@ -85,7 +87,7 @@ def parse_chunk(data: str | bytes, event: str | None = None) -> ChatChunk | None
         StreamProtocolError: the data is not a chat-completions chunk.
     """
     if event == "error":
-        raise _error_event(data)
+        raise error_event(data)
     # Inlined (the per-token path): _load_object, _choice_zero's common case, and the
     # NamedTuple's Python-level __new__ (tuple.__new__ is 0.2 µs cheaper per chunk).
     lenient = False
@@ -95,10 +97,10 @@ def parse_chunk(data: str | bytes, event: str | None = None) -> ChatChunk | None
         obj = _lenient_json(data, exc)
         lenient = True
     if type(obj) is not dict:
-        raise _protocol_error("expected a JSON object", data)
+        raise protocol_error("expected a JSON object", data)
     error = obj.get("error")
     if error:
-        raise _provider_error(error, obj.get("usage"))
+        raise provider_error(error, obj.get("usage"))
     try:
         choices = obj.get("choices")
         usage = obj.get("usage")
@@ -112,7 +114,7 @@ def parse_chunk(data: str | bytes, event: str | None = None) -> ChatChunk | None
         if choice is None:
             if usage is None:
                 return None
-            return ChatChunk(usage=_usage(usage))
+            return ChatChunk(usage=parse_usage(usage))
         delta = choice.get("delta") or _NO_FIELDS
         # ``""`` is not a reason; ``None`` keeps "saw a finish reason" meaningful.
         finish_reason = choice.get("finish_reason") or None
@@ -132,7 +134,7 @@ def parse_chunk(data: str | bytes, event: str | None = None) -> ChatChunk | None
                 reasoning,
                 _tool_call_deltas(raw_calls) if raw_calls else (),
                 finish_reason,
-                None if usage is None else _usage(usage),
+                None if usage is None else parse_usage(usage),
                 role,
                 (),
                 None,
@@ -141,10 +143,29 @@ def parse_chunk(data: str | bytes, event: str | None = None) -> ChatChunk | None
     except (AttributeError, TypeError, ValueError, KeyError) as exc:
         # A field of the wrong type (``"choices": "x"``, ``"delta": []``...): the shape
         # checks are these exceptions, which cost nothing on the well-formed path.
-        raise _protocol_error("unexpected chunk shape", data) from exc
+        raise protocol_error("unexpected chunk shape", data) from exc
     if chunk == _EMPTY_CHUNK:
         return None
     return SurrogateChunk._make(chunk) if lenient else chunk
+
+
+class ChatCompletionsParser(StreamParser):
+    """The stream parser of chat completions: each event on its own (:func:`parse_chunk`).
+
+    ``[DONE]`` ends the stream; so does the end of the body after a finish reason (some
+    providers never send ``[DONE]``, and a cut after the finish loses nothing).
+    """
+
+    __slots__ = ()
+
+    terminal_data = DONE
+    parse = staticmethod(parse_chunk)  # no per-chunk method frame of our own
+
+    def end(self, saw_finish_reason: bool) -> None:
+        if not saw_finish_reason:
+            raise StreamInterruptedError(
+                "the stream ended without [DONE] and without a finish_reason"
+            )
 
 
 def parse_completion(body: bytes | str | dict[str, Any]) -> ModelResponse:
@@ -161,9 +182,9 @@ def parse_completion(body: bytes | str | dict[str, Any]) -> ModelResponse:
     obj = body if isinstance(body, dict) else _load_object(body)
     error = obj.get("error")
     if error:
-        raise _provider_error(error)
+        raise provider_error(error)
     if "choices" not in obj:
-        raise _protocol_error("not a chat completion (no choices)", body)
+        raise protocol_error("not a chat completion (no choices)", body)
     assembler = ResponseAssembler()
     try:
         choices = obj["choices"]
@@ -190,31 +211,31 @@ def parse_completion(body: bytes | str | dict[str, Any]) -> ModelResponse:
                 if raw_calls
                 else (),
                 finish_reason=finish_reason,
-                usage=None if usage is None else _usage(usage),
+                usage=None if usage is None else parse_usage(usage),
                 role=role,
             )
         )
     except (AttributeError, TypeError, ValueError) as exc:
-        raise _protocol_error("unexpected response shape", body) from exc
+        raise protocol_error("unexpected response shape", body) from exc
     return assembler.response()
 
 
 def _lenient_json(data: str | bytes, error: ValueError) -> Any:
     """JSON the fast parser refused: lone surrogate escapes (``"\\ud83d"``) are valid for the
-    standard library's parser, which keeps them (see :mod:`rxreact.model.openai.surrogates`)."""
+    standard library's parser, which keeps them (see :mod:`rxreact.model.http.surrogates`)."""
     try:
         return json.loads(data)
     except (ValueError, RecursionError):
-        raise _protocol_error("invalid JSON", data) from error
+        raise protocol_error("invalid JSON", data) from error
 
 
 def _load_object(data: str | bytes) -> dict[str, Any]:
     try:
         obj = from_json(data)
     except ValueError as exc:
-        raise _protocol_error("invalid JSON", data) from exc
+        raise protocol_error("invalid JSON", data) from exc
     if type(obj) is not dict:
-        raise _protocol_error("expected a JSON object", data)
+        raise protocol_error("expected a JSON object", data)
     return obj
 
 
@@ -303,67 +324,12 @@ def _optional_str(value: object) -> bool:
     return value is None or type(value) is str
 
 
-def _usage(usage: Any) -> Usage:
-    try:
-        return Usage.model_validate(usage)
-    except ValidationError as exc:
-        # ValidationError is a ValueError: the callers map it to StreamProtocolError.
-        raise ValueError(f"invalid usage: {exc.error_count()} error(s)") from exc
-
-
-def _error_event(data: str | bytes) -> ProviderStreamError:
-    """The error of an ``event: error`` SSE event, whatever its data looks like."""
-    try:
-        obj = from_json(data)
-    except ValueError:
-        obj = None
-    if type(obj) is dict:
-        return _provider_error(obj.get("error") or obj, obj.get("usage"))
-    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
-    return ProviderStreamError(text.strip() or "error event without a message")
-
-
-def _provider_error(error: Any, usage: Any = None) -> ProviderStreamError:
-    """Map a provider's ``error`` value (usually an object, sometimes a bare string), with the
-    usage sent beside it (kept when it is a valid usage object: the error is what matters)."""
-    try:
-        billed = None if usage is None else _usage(usage)
-    except ValueError:
-        billed = None
-    if type(error) is not dict:
-        return ProviderStreamError(str(error), payload={"error": error}, usage=billed)
-    message = error.get("message")
-    error_type = error.get("type")
-    return ProviderStreamError(
-        message if type(message) is str and message else _excerpt(json.dumps(error)),
-        code=error.get("code"),
-        error_type=error_type if type(error_type) is str else None,
-        payload=error,
-        usage=billed,
-    )
-
-
 def _choice_error(choice: dict[str, Any], usage: Any) -> ProviderStreamError:
     """The error of a choice that ended with ``finish_reason: "error"`` or carries an
     ``error`` object (vLLM, some gateways): the answer was cut, it is not a success."""
     error = choice.get("error")
     if error:
-        return _provider_error(error, usage)
-    return _provider_error(
+        return provider_error(error, usage)
+    return provider_error(
         {"message": "the provider ended the answer with finish_reason 'error'"}, usage
     )
-
-
-def _protocol_error(reason: str, data: str | bytes | dict[str, Any]) -> StreamProtocolError:
-    if isinstance(data, dict):
-        text = json.dumps(data, default=repr)
-    elif isinstance(data, bytes):
-        # Decode only what is quoted: the body may be megabytes of HTML.
-        text = data[: _EXCERPT * 4].decode("utf-8", "replace")
-    else:
-        text = data
-    return StreamProtocolError(f"{reason}: {_excerpt(text)!r}")
-
-
-def _excerpt(text: str) -> str:
-    return text if len(text) <= _EXCERPT else text[:_EXCERPT] + "…"

@@ -16,11 +16,10 @@ from typing import Any
 from reactivex import Observable, abc
 from reactivex.disposable import CompositeDisposable, Disposable
 
-from rxreact._ordered_serial import OrderedSerialDisposable
 from rxreact.errors import ModelError, StreamInterruptedError, http_error_for_status
 from rxreact.messages import ChatRequest
 from rxreact.model.chunks import ChatChunk, ModelResponse
-from rxreact.model.openai.sse import SSEDecoder
+from rxreact.model.http.sse import SSEDecoder
 from rxreact.model.openai.wire import DONE, parse_chunk
 from rxreact.model.scripted.replies import (
     Disconnect,
@@ -33,6 +32,7 @@ from rxreact.model.scripted.replies import (
     ReplyItem,
     Script,
 )
+from rxreact.rx._ordered_serial import OrderedSerialDisposable
 from rxreact.scheduling import timer_scheduler
 
 __all__ = ["ScriptedModel"]

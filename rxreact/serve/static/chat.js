@@ -1,323 +1,268 @@
-// rxreact chat page: a small client of the AI SDK UI message stream (no build step).
+// rxreact chat page: a small client of the AI SDK UI message stream (no build step; ES modules:
+// draw.js draws a message, markdown.js an answer's text, scroll.js follows the stream).
 //
 // The transcript lives in localStorage. A reload during an answer replays the run from its
 // first event (GET /api/runs/{run}/stream: it may even have finished meanwhile); a dropped
 // connection without a reload resumes from the last SSE id (Last-Event-ID). Stop asks the
 // server to cancel the run; closing the page never does.
-(() => {
-  'use strict';
 
-  const STORE = 'rxreact.chat.v1';
-  const $ = (id) => document.getElementById(id);
-  const messagesEl = $('messages');
-  const input = $('input');
-  const sendButton = $('send');
-  const stopButton = $('stop');
-  const elements = new Map(); // message object -> its element
+import { draw } from './draw.js';
+import { scrollFollower } from './scroll.js';
 
-  const newId = (prefix) =>
-    prefix + '-' + (crypto.randomUUID ? crypto.randomUUID() : String(Math.random()).slice(2));
+const STORE = 'rxreact.chat.v1';
+const $ = (id) => document.getElementById(id);
+const messagesEl = $('messages');
+const input = $('input');
+const sendButton = $('send');
+const stopButton = $('stop');
+const elements = new Map(); // message object -> its element
+const follower = scrollFollower(messagesEl);
 
-  function load() {
-    try {
-      const saved = JSON.parse(localStorage.getItem(STORE));
-      if (saved && saved.id && Array.isArray(saved.messages)) return saved;
-    } catch (_) { /* a broken store starts a new chat */ }
-    return { id: newId('chat'), messages: [] };
+const newId = (prefix) =>
+  prefix + '-' + (crypto.randomUUID ? crypto.randomUUID() : String(Math.random()).slice(2));
+
+function load() {
+  try {
+    const saved = JSON.parse(localStorage.getItem(STORE));
+    if (saved && saved.id && Array.isArray(saved.messages)) return saved;
+  } catch (_) { /* a broken store starts a new chat */ }
+  return { id: newId('chat'), messages: [] };
+}
+
+let chat = load();
+let streaming = null; // the assistant message being streamed
+let aborter = null;
+const save = () => localStorage.setItem(STORE, JSON.stringify(chat));
+
+// -- applying UI message stream parts -------------------------------------------------
+
+function findPart(msg, kind, id) {
+  for (let i = msg.parts.length - 1; i >= 0; i--) {
+    const part = msg.parts[i];
+    if (part.kind === kind && part.id === id) return part;
   }
+  return null;
+}
 
-  let chat = load();
-  let streaming = null; // the assistant message being streamed
-  let aborter = null;
-  const save = () => localStorage.setItem(STORE, JSON.stringify(chat));
-
-  // -- applying UI message stream parts -------------------------------------------------
-
-  function findPart(msg, kind, id) {
-    for (let i = msg.parts.length - 1; i >= 0; i--) {
-      const part = msg.parts[i];
-      if (part.kind === kind && part.id === id) return part;
+function apply(msg, part) {
+  switch (part.type) {
+    case 'start':
+      if (part.messageId) msg.runId = part.messageId;
+      break;
+    case 'text-start':
+    case 'reasoning-start':
+      msg.parts.push({ kind: part.type.split('-')[0], id: part.id, text: '' });
+      break;
+    case 'text-delta':
+    case 'reasoning-delta': {
+      const target = findPart(msg, part.type.split('-')[0], part.id);
+      if (target) target.text += part.delta;
+      break;
     }
-    return null;
+    case 'tool-input-start':
+      msg.parts.push({ kind: 'tool', id: part.toolCallId, name: part.toolName, inputText: '', state: 'input-streaming' });
+      break;
+    case 'tool-input-delta': {
+      const tool = findPart(msg, 'tool', part.toolCallId);
+      if (tool) tool.inputText += part.inputTextDelta;
+      break;
+    }
+    case 'tool-input-available': {
+      const tool = findPart(msg, 'tool', part.toolCallId);
+      if (tool) Object.assign(tool, { input: part.input, state: 'input-available' });
+      break;
+    }
+    case 'tool-output-available': {
+      const tool = findPart(msg, 'tool', part.toolCallId);
+      if (tool) Object.assign(tool, { output: part.output, state: 'output-available' });
+      break;
+    }
+    case 'tool-output-error': {
+      const tool = findPart(msg, 'tool', part.toolCallId);
+      if (tool) Object.assign(tool, { errorText: part.errorText, state: 'output-error' });
+      break;
+    }
+    case 'error':
+      msg.error = part.errorText;
+      break;
+    case 'finish':
+      msg.state = msg.error ? 'error' : 'done';
+      break;
+    case 'abort': // the run was cancelled (Stop, here or in another tab): it ended, not failed
+      msg.state = 'stopped';
+      break;
+    default: // start-step, finish-step and parts this page does not draw
   }
+}
 
-  function apply(msg, part) {
-    switch (part.type) {
-      case 'start':
-        if (part.messageId) msg.runId = part.messageId;
-        break;
-      case 'text-start':
-      case 'reasoning-start':
-        msg.parts.push({ kind: part.type.split('-')[0], id: part.id, text: '' });
-        break;
-      case 'text-delta':
-      case 'reasoning-delta': {
-        const target = findPart(msg, part.type.split('-')[0], part.id);
-        if (target) target.text += part.delta;
-        break;
+// -- reading a stream -----------------------------------------------------------------
+
+async function readStream(msg, response) {
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value.replace(/\r\n?/g, '\n');
+    let cut;
+    while ((cut = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      let id = null;
+      const data = [];
+      for (const line of block.split('\n')) {
+        if (line.startsWith('id:')) id = line.slice(3).trim();
+        else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
       }
-      case 'tool-input-start':
-        msg.parts.push({ kind: 'tool', id: part.toolCallId, name: part.toolName, inputText: '', state: 'input-streaming' });
-        break;
-      case 'tool-input-delta': {
-        const tool = findPart(msg, 'tool', part.toolCallId);
-        if (tool) tool.inputText += part.inputTextDelta;
-        break;
-      }
-      case 'tool-input-available': {
-        const tool = findPart(msg, 'tool', part.toolCallId);
-        if (tool) Object.assign(tool, { input: part.input, state: 'input-available' });
-        break;
-      }
-      case 'tool-output-available': {
-        const tool = findPart(msg, 'tool', part.toolCallId);
-        if (tool) Object.assign(tool, { output: part.output, state: 'output-available' });
-        break;
-      }
-      case 'tool-output-error': {
-        const tool = findPart(msg, 'tool', part.toolCallId);
-        if (tool) Object.assign(tool, { errorText: part.errorText, state: 'output-error' });
-        break;
-      }
-      case 'error':
-        msg.error = part.errorText;
-        break;
-      case 'finish':
-        msg.state = msg.error ? 'error' : 'done';
-        break;
-      case 'abort':
-        msg.state = 'aborted';
-        break;
-      default: // start-step, finish-step and parts this page does not draw
+      if (!data.length) continue; // a heartbeat comment
+      const text = data.join('\n');
+      if (text === '[DONE]') return;
+      apply(msg, JSON.parse(text));
+      if (id !== null) msg.lastSeq = Number(id);
     }
-  }
-
-  // -- reading a stream -----------------------------------------------------------------
-
-  async function readStream(msg, response) {
-    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-    let buffer = '';
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      buffer += value.replace(/\r\n?/g, '\n');
-      let cut;
-      while ((cut = buffer.indexOf('\n\n')) >= 0) {
-        const block = buffer.slice(0, cut);
-        buffer = buffer.slice(cut + 2);
-        let id = null;
-        const data = [];
-        for (const line of block.split('\n')) {
-          if (line.startsWith('id:')) id = line.slice(3).trim();
-          else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
-        }
-        if (!data.length) continue; // a heartbeat comment
-        const text = data.join('\n');
-        if (text === '[DONE]') return;
-        apply(msg, JSON.parse(text));
-        if (id !== null) msg.lastSeq = Number(id);
-      }
-      save();
-      render(msg);
-    }
-  }
-
-  async function errorOf(response) {
-    try {
-      const body = await response.json();
-      return body.detail || body.error || response.statusText;
-    } catch (_) {
-      return response.status + ' ' + response.statusText;
-    }
-  }
-
-  // Streams `msg` from `request()`; on a dropped connection, resumes from the last SSE id.
-  async function follow(msg, request) {
-    streaming = msg;
-    setBusy(true);
-    let attempt = 0;
-    let next = request;
-    while (msg.state === 'streaming') {
-      aborter = new AbortController();
-      try {
-        const response = await next(aborter.signal);
-        if (response.status === 204) {
-          msg.state = 'done';
-          msg.note = 'the answer finished while this page was away';
-          break;
-        }
-        if (!response.ok) {
-          msg.error = await errorOf(response);
-          msg.state = 'error';
-          break;
-        }
-        attempt = 0;
-        await readStream(msg, response);
-        if (msg.state === 'streaming') throw new Error('stream ended early');
-      } catch (error) {
-        if (aborter.signal.aborted || ++attempt > 5) {
-          msg.state = msg.state === 'streaming' ? 'aborted' : msg.state;
-          break;
-        }
-        await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
-        // The run itself when its id is known: it may have finished meanwhile.
-        next = (signal) => fetch(streamUrl(msg), {
-          headers: { 'Last-Event-ID': String(msg.lastSeq || 0) },
-          signal,
-        });
-      }
-    }
-    streaming = null;
-    aborter = null;
     save();
     render(msg);
-    setBusy(false);
   }
+}
 
-  function streamUrl(msg) {
-    return msg.runId
-      ? `/api/runs/${encodeURIComponent(msg.runId)}/stream`
-      : `/api/chat/${encodeURIComponent(chat.id)}/stream`;
+async function errorOf(response) {
+  try {
+    const body = await response.json();
+    return body.detail || body.error || response.statusText;
+  } catch (_) {
+    return response.status + ' ' + response.statusText;
   }
+}
 
-  function send(text) {
-    const user = { role: 'user', id: newId('msg'), text };
-    const msg = { role: 'assistant', state: 'streaming', parts: [], lastSeq: 0 };
-    chat.messages.push(user, msg);
-    save();
-    render(user);
-    render(msg);
-    const body = {
-      id: chat.id,
-      trigger: 'submit-message',
-      messages: [{ id: user.id, role: 'user', parts: [{ type: 'text', text }] }],
-    };
-    return follow(msg, (signal) => fetch('/api/chat', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-      signal,
-    }));
-  }
-
-  async function stop() {
-    stopButton.disabled = true;
-    await fetch(`/api/chat/${encodeURIComponent(chat.id)}/cancel`, { method: 'POST' });
-  }
-
-  // -- drawing ------------------------------------------------------------------------
-
-  function el(tag, className, text) {
-    const node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
-
-  const show = (value) => (typeof value === 'string' ? value : JSON.stringify(value));
-
-  function drawTool(part) {
-    const row = el('div', 'tool-row');
-    row.dataset.state = part.state;
-    const mark = { 'output-available': '✓', 'output-error': '✗' }[part.state] || '⋯';
-    row.append(el('span', 'mark', mark), el('span', 'name', part.name));
-    row.append(el('span', 'args', part.input !== undefined ? show(part.input) : part.inputText));
-    if (part.state === 'output-available') row.append(el('span', 'result', show(part.output)));
-    if (part.state === 'output-error') row.append(el('span', 'result', part.errorText));
-    return row;
-  }
-
-  function drawReasoning(part) {
-    const details = el('details', 'reasoning');
-    details.open = !!part.open;
-    details.addEventListener('toggle', () => { part.open = details.open; });
-    details.append(el('summary', '', 'Reasoning'), el('pre', '', part.text));
-    return details;
-  }
-
-  function draw(msg) {
-    const node = el('article', 'msg ' + msg.role);
-    if (msg.role === 'user') {
-      node.append(el('div', 'who', 'you'), el('div', 'answer-text', msg.text));
-      return node;
-    }
-    node.dataset.state = msg.state;
-    if (msg.runId) node.dataset.runId = msg.runId;
-    const who = el('div', 'who', 'agent');
-    who.append(el('span', 'status', msg.state));
-    node.append(who);
-    for (const part of msg.parts) {
-      if (part.kind === 'text') node.append(el('div', 'answer-text', part.text));
-      else if (part.kind === 'reasoning') node.append(drawReasoning(part));
-      else if (part.kind === 'tool') node.append(drawTool(part));
-    }
-    if (msg.error) node.append(el('div', 'error-text', msg.error));
-    if (msg.note) node.append(el('div', 'error-text', msg.note));
-    if (msg.state !== 'streaming' && msg.runId) {
-      const marbles = el('details', 'marbles');
-      marbles.open = true;
-      const img = el('img', 'marble-svg');
-      img.alt = 'marble diagram of the run';
-      img.src = `/api/runs/${encodeURIComponent(msg.runId)}/marbles.svg`;
-      marbles.append(el('summary', '', 'the run as a marble diagram'), img);
-      node.append(marbles);
-    }
-    return node;
-  }
-
-  function render(msg) {
-    const stick = messagesEl.scrollHeight - messagesEl.scrollTop - messagesEl.clientHeight < 60;
-    const node = draw(msg);
-    const old = elements.get(msg);
-    if (old) old.replaceWith(node); else messagesEl.append(node);
-    elements.set(msg, node);
-    if (stick) messagesEl.scrollTop = messagesEl.scrollHeight;
-  }
-
-  function setBusy(busy) {
-    sendButton.disabled = busy;
-    stopButton.hidden = !busy;
-    stopButton.disabled = !busy;
-    document.body.dataset.busy = busy ? 'true' : 'false';
-  }
-
-  function start() {
-    $('conversation').textContent = chat.id;
-    messagesEl.replaceChildren();
-    elements.clear();
-    chat.messages.forEach(render);
-    setBusy(false);
-    const last = chat.messages[chat.messages.length - 1];
-    if (last && last.role === 'assistant' && last.state === 'streaming') {
-      // Reloaded mid-answer: replay the run from its first event (the run itself when its id
-      // arrived before the reload, else the conversation's active run).
-      last.parts = [];
-      last.lastSeq = 0;
-      last.error = null;
-      follow(last, (signal) => fetch(streamUrl(last), { signal }));
+// Streams `msg` from `request()`; on a dropped connection, resumes from the last SSE id.
+async function follow(msg, request) {
+  streaming = msg;
+  setBusy(true);
+  let attempt = 0;
+  let next = request;
+  while (msg.state === 'streaming') {
+    aborter = new AbortController();
+    try {
+      const response = await next(aborter.signal);
+      if (response.status === 204) {
+        msg.state = 'done';
+        msg.note = 'the answer finished while this page was away';
+        break;
+      }
+      if (!response.ok) {
+        msg.error = await errorOf(response);
+        msg.state = 'error';
+        break;
+      }
+      attempt = 0;
+      await readStream(msg, response);
+      if (msg.state === 'streaming') throw new Error('stream ended early');
+    } catch (error) {
+      if (aborter.signal.aborted || ++attempt > 5) {
+        msg.state = msg.state === 'streaming' ? 'aborted' : msg.state;
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
+      // The run itself when its id is known: it may have finished meanwhile.
+      next = (signal) => fetch(streamUrl(msg), {
+        headers: { 'Last-Event-ID': String(msg.lastSeq || 0) },
+        signal,
+      });
     }
   }
+  streaming = null;
+  aborter = null;
+  save();
+  render(msg);
+  setBusy(false);
+}
 
-  $('composer').addEventListener('submit', (event) => {
+function streamUrl(msg) {
+  return msg.runId
+    ? `/api/runs/${encodeURIComponent(msg.runId)}/stream`
+    : `/api/chat/${encodeURIComponent(chat.id)}/stream`;
+}
+
+function send(text) {
+  const user = { role: 'user', id: newId('msg'), text };
+  const msg = { role: 'assistant', state: 'streaming', parts: [], lastSeq: 0 };
+  chat.messages.push(user, msg);
+  save();
+  render(user);
+  render(msg);
+  follower.follow(); // the new question and its answer in view, even if the reader was up
+  const body = {
+    id: chat.id,
+    trigger: 'submit-message',
+    messages: [{ id: user.id, role: 'user', parts: [{ type: 'text', text }] }],
+  };
+  return follow(msg, (signal) => fetch('/api/chat', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    signal,
+  }));
+}
+
+async function stop() {
+  stopButton.disabled = true;
+  await fetch(`/api/chat/${encodeURIComponent(chat.id)}/cancel`, { method: 'POST' });
+}
+
+// -- drawing ------------------------------------------------------------------------
+
+function render(msg) {
+  const node = draw(msg);
+  const old = elements.get(msg);
+  if (old) old.replaceWith(node); else messagesEl.append(node);
+  elements.set(msg, node);
+  follower.watch(node, old);
+}
+
+function setBusy(busy) {
+  sendButton.disabled = busy;
+  stopButton.hidden = !busy;
+  stopButton.disabled = !busy;
+  document.body.dataset.busy = busy ? 'true' : 'false';
+}
+
+function start() {
+  $('conversation').textContent = chat.id;
+  messagesEl.replaceChildren();
+  elements.clear();
+  follower.reset();
+  chat.messages.forEach(render);
+  setBusy(false);
+  const last = chat.messages[chat.messages.length - 1];
+  if (last && last.role === 'assistant' && last.state === 'streaming') {
+    // Reloaded mid-answer: replay the run from its first event (the run itself when its id
+    // arrived before the reload, else the conversation's active run).
+    last.parts = [];
+    last.lastSeq = 0;
+    last.error = null;
+    follow(last, (signal) => fetch(streamUrl(last), { signal }));
+  }
+}
+
+$('composer').addEventListener('submit', (event) => {
+  event.preventDefault();
+  const text = input.value.trim();
+  if (!text || streaming) return;
+  input.value = '';
+  send(text);
+});
+input.addEventListener('keydown', (event) => {
+  if (event.key === 'Enter' && !event.shiftKey) {
     event.preventDefault();
-    const text = input.value.trim();
-    if (!text || streaming) return;
-    input.value = '';
-    send(text);
-  });
-  input.addEventListener('keydown', (event) => {
-    if (event.key === 'Enter' && !event.shiftKey) {
-      event.preventDefault();
-      $('composer').requestSubmit();
-    }
-  });
-  stopButton.addEventListener('click', stop);
-  $('new-chat').addEventListener('click', () => {
-    if (streaming) return;
-    chat = { id: newId('chat'), messages: [] };
-    save();
-    start();
-  });
-
+    $('composer').requestSubmit();
+  }
+});
+stopButton.addEventListener('click', stop);
+$('new-chat').addEventListener('click', () => {
+  if (streaming) return;
+  chat = { id: newId('chat'), messages: [] };
+  save();
   start();
-})();
+});
+
+start();

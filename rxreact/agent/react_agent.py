@@ -1,0 +1,384 @@
+"""ReactAgent: the reason -> act -> observe loop as one cold Observable of events.
+
+The agent holds the settings; each run is a :class:`~rxreact.agent.run_loop.RunLoop`, whose steps
+(the loop itself) are drawn in :mod:`rxreact.agent.run_loop`. Here are the ways to run it: cold
+``stream()`` / ``text()`` and hot ``start()``; the blocking and asyncio views built on them
+(``run``, ``call``, ``iter``, ``arun``, ``astream``, ...) are in :mod:`rxreact.agent._views`.
+Every view subscribes through ``_subscribe``, which ends in the run's one output observer
+(``RunOutput``: ``seq``, the stall watchdog).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Literal, cast
+
+from reactivex import Observable, abc
+from reactivex import operators as ops
+
+from rxreact._validate import check_int, check_optional_seconds, check_question, described
+from rxreact.agent._views import AgentViews
+from rxreact.agent.run_loop import RunLoop
+from rxreact.checks.judge import Judge
+from rxreact.checks.validation import (
+    DraftChecks,
+    OnJudgeError,
+    validated_text,
+)
+from rxreact.context.budget import ContextBudget
+from rxreact.errors import (
+    InvalidArgumentError,
+)
+from rxreact.events import (
+    AgentEvent,
+    TextDelta,
+)
+from rxreact.memory.base import ChatMemory
+from rxreact.messages._labels import Question
+from rxreact.model.base import ChatModel
+from rxreact.model.spec import model_from
+from rxreact.result import AgentResult
+from rxreact.runs.base import EventLog
+from rxreact.runs.handle import AgentRun
+from rxreact.runs.memory import InMemoryEventLog
+from rxreact.rx._fused import subscribe_fused
+from rxreact.rx._run_output import RunOutput
+from rxreact.scheduling import shared_scheduler
+from rxreact.tools.approval import Approver
+from rxreact.tools.source import ToolSource, collect_tools
+from rxreact.tools.tool import Tool
+
+__all__ = ["FORCED_FINAL_INSTRUCTION", "AgentResult", "ReactAgent"]
+
+FORCED_FINAL_INSTRUCTION = (
+    "You have reached the maximum number of reasoning rounds. Answer the user's question now, "
+    "directly, from the information already in this conversation. Do not call any tools. "
+    "If the information is incomplete, say what is missing and give your best answer."
+)
+"""The instruction appended (as a user message) for the forced final round."""
+
+
+class ReactAgent(AgentViews):
+    """A streaming ReAct agent.
+
+    Args:
+        model: any :class:`~rxreact.model.base.ChatModel` (``OpenAIChatModel``,
+            ``AnthropicModel``, ``ScriptedModel``...), or a ``"provider:model"`` string for
+            :func:`~rxreact.model_from` (``"anthropic:claude-sonnet-4-5"``).
+        tools: tools, plain functions (made tools with ``@tool`` defaults) and tool sources
+            such as :class:`rxreact.mcp.MCPServer` (their tools are listed once, here).
+        max_rounds: model requests that offer tools; if the last still calls tools, they run and
+            one forced round (``tool_choice="none"``) streams the answer.
+        memory: where conversations live between runs (used with a ``conversation_id``).
+        system_prompt: prepended to every request.
+        scheduler: where events are processed and delivered, and the clock for timeouts
+            (default: a shared thread pool). A ``TestScheduler`` runs the whole loop in
+            virtual time.
+        tools_scheduler: where sync tools run (default: a shared pool of 16 threads, or
+            ``scheduler`` when that was given).
+        tool_timeout: seconds before a tool call becomes an error result (``None``: no limit).
+        max_tool_errors: failed tool calls a run tolerates; one more ends the run with
+            :class:`~rxreact.ToolErrorBudgetExceededError`.
+        forced_final_instruction: the instruction of the forced round.
+        send_reasoning: keep reasoning on assistant messages in the history (the model decides
+            whether to send it; see ``OpenAIChatModel(send_reasoning=...)``).
+        buffer_size: chunks buffered between the model's reader and the agent before the reader
+            is held back.
+        tracer_provider: an OpenTelemetry ``TracerProvider`` for GenAI spans (default: the
+            global one, if set; none: no tracing, at no cost). See :mod:`rxreact.tracing`.
+        trace_content: record prompts, answers and tool arguments/results on the spans
+            (default: ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true``).
+        approver: decides calls of tools that require approval (``@tool(requires_approval=
+            ...)``); see :mod:`rxreact.tools.approval`. Without one, a cold stream denies them and
+            a hot run waits for ``run.approve`` / ``run.deny``.
+        approval_timeout: seconds a call waits for approval before it counts as denied
+            (``None``: no limit).
+        judge: checks every draft answer before the run ends (:class:`~rxreact.LLMJudge`, or
+            any ``judge(question, draft, history) -> Verdict``, sync, async or Observable).
+            A rejected draft stays in the history, its feedback follows as a user message and
+            a new round answers again (tools and ``max_rounds`` as usual; after a forced round
+            the revision is forced too).
+        max_revisions: rejected drafts (by the judge or ``output_type``) that get another
+            round; when they run out the last draft stands (``validated=False``).
+        on_judge_error: a judge that fails lets the draft stand (``"accept"``,
+            ``validated=None``) or ends the run with :class:`~rxreact.JudgeError` (``"raise"``).
+        context_budget: keeps every request inside the model's context window (oldest turns
+            dropped or summarized first; see :class:`~rxreact.ContextBudget`).
+        options: request body parameters for every model request of every run (``temperature``,
+            ``max_tokens``, ``seed``...; anything passes through). Merged over the model's own
+            ``options`` and under a run's ``options=``, key by key. The forced round still
+            sends ``tool_choice: "none"``.
+        stall_timeout: seconds without any event after which a run ends with
+            :class:`~rxreact.RunStalledError` (``None``: never). A safety net: the model's and
+            the tools' timeouts end a silent run first, so it must exceed ``tool_timeout``.
+        event_log: where hot runs (:meth:`start`) keep their events for subscribers
+            (default: a new :class:`~rxreact.InMemoryEventLog`; a
+            :class:`~rxreact.RedisEventLog` shares runs across processes).
+        on_busy: what a run on a ``conversation_id`` does while another run (in this process or
+            any other sharing the memory) holds it: ``"queue"`` waits, then loads the history
+            that run committed; ``"reject"`` fails at once with
+            :class:`~rxreact.ConversationBusyError`.
+        busy_timeout: the longest wait in ``"queue"`` mode, in seconds, before failing with
+            :class:`~rxreact.ConversationBusyError` (``None``: no limit).
+        lease_ttl: seconds a run's hold on its conversation lasts without renewal; the agent
+            renews it every third of that while the run lives, so a killed process blocks its
+            conversation for at most this long.
+
+    Raises:
+        InvalidArgumentError: a setting of the wrong type or value (the message names it), or
+            a function in ``tools`` that cannot be a tool (:class:`~rxreact.ToolDefinitionError`).
+    """
+
+    def __init__(
+        self,
+        model: ChatModel | str,
+        tools: Iterable[Tool[..., Any] | Callable[..., Any] | ToolSource] = (),
+        *,
+        max_rounds: int = 5,
+        memory: ChatMemory | None = None,
+        system_prompt: str | None = None,
+        scheduler: abc.SchedulerBase | None = None,
+        tools_scheduler: abc.SchedulerBase | None = None,
+        tool_timeout: float | None = 60.0,
+        max_tool_errors: int = 8,
+        forced_final_instruction: str = FORCED_FINAL_INSTRUCTION,
+        send_reasoning: bool = True,
+        buffer_size: int | None = 1024,
+        tracer_provider: Any = None,
+        trace_content: bool | None = None,
+        approver: Approver | None = None,
+        approval_timeout: float | None = None,
+        options: Mapping[str, Any] | None = None,
+        judge: Judge | None = None,
+        max_revisions: int = 2,
+        on_judge_error: OnJudgeError = "accept",
+        context_budget: ContextBudget | None = None,
+        stall_timeout: float | None = 300.0,
+        event_log: EventLog | None = None,
+        on_busy: Literal["queue", "reject"] = "queue",
+        busy_timeout: float | None = 30.0,
+        lease_ttl: float = 10.0,
+    ) -> None:
+        if isinstance(model, str):
+            model = model_from(model)
+        if not isinstance(model, ChatModel):
+            raise InvalidArgumentError(
+                f"model must be a ChatModel (such as OpenAIChatModel(...) or ScriptedModel(...)), "
+                f"got {described(model)}"
+            )
+        self.model = model
+        self.tools: dict[str, Tool[..., Any]] = collect_tools(_tool_items(tools))
+        self.max_rounds: int = check_int("max_rounds", max_rounds, 1)
+        check_int("max_revisions", max_revisions, 0)
+        if context_budget is not None and not isinstance(context_budget, ContextBudget):
+            raise InvalidArgumentError(
+                f"context_budget must be a ContextBudget, got {described(context_budget)}"
+            )
+        check_int("max_tool_errors", max_tool_errors, 0)
+        tool_timeout = check_optional_seconds("tool_timeout", tool_timeout)
+        stall_timeout = check_optional_seconds("stall_timeout", stall_timeout)
+        if stall_timeout is not None and tool_timeout is not None and stall_timeout <= tool_timeout:
+            raise InvalidArgumentError(
+                f"stall_timeout must be longer than tool_timeout, got {stall_timeout} <= "
+                f"{tool_timeout}"
+            )
+        if on_busy not in ("queue", "reject"):
+            raise InvalidArgumentError(f"on_busy must be 'queue' or 'reject', got {on_busy!r}")
+        busy_timeout = check_optional_seconds("busy_timeout", busy_timeout)
+        if (
+            memory is not None
+            and busy_timeout is not None
+            and stall_timeout is not None
+            and busy_timeout >= stall_timeout
+        ):  # a queued run emits nothing while it waits: the watchdog would end it first
+            raise InvalidArgumentError("busy_timeout must be shorter than stall_timeout")
+        checked_ttl = check_optional_seconds("lease_ttl", lease_ttl)
+        if checked_ttl is None:
+            raise InvalidArgumentError("lease_ttl must be a positive number of seconds, not None")
+        lease_ttl = checked_ttl
+        if buffer_size is not None:
+            check_int("buffer_size", buffer_size, 1)
+        # load and append are what a memory must have; one without the lease methods (written
+        # before they existed) still works, its runs kept apart in this process only.
+        if memory is not None and not all(
+            callable(getattr(memory, name, None)) for name in ("load", "append")
+        ):
+            raise InvalidArgumentError(f"memory must be a ChatMemory, got {described(memory)}")
+        if system_prompt is not None and not isinstance(system_prompt, str):
+            raise InvalidArgumentError(
+                f"system_prompt must be a str, got {described(system_prompt)}"
+            )
+        self.memory = memory
+        self.system_prompt = system_prompt
+        self.scheduler: abc.SchedulerBase = scheduler or shared_scheduler("agent", 8)
+        self.tools_scheduler: abc.SchedulerBase = (
+            tools_scheduler or scheduler or shared_scheduler("tools", 16)
+        )
+        self.tool_timeout = tool_timeout
+        self.max_tool_errors = max_tool_errors
+        self.forced_final_instruction = forced_final_instruction
+        self.send_reasoning = send_reasoning
+        self.buffer_size = buffer_size
+        self.tracer_provider = tracer_provider
+        self.trace_content = trace_content
+        self.approver = approver
+        self.approval_timeout = approval_timeout
+        self._tracer_cache: tuple[Any, Any] | None = None
+        self.options: dict[str, Any] = dict(options or {})
+        self.judge: Judge | None = judge
+        self.max_revisions: int = max_revisions
+        self.checks: DraftChecks = DraftChecks(judge, model, on_judge_error, self.tools_scheduler)
+        self.context_budget: ContextBudget | None = context_budget
+        self.stall_timeout = stall_timeout
+        self.event_log: EventLog = event_log if event_log is not None else InMemoryEventLog()
+        self.on_busy: Literal["queue", "reject"] = on_busy
+        self.busy_timeout = busy_timeout
+        self.lease_ttl = lease_ttl
+
+    def __repr__(self) -> str:
+        return (
+            f"ReactAgent(model={self.model!r}, tools={list(self.tools)}, "
+            f"max_rounds={self.max_rounds})"
+        )
+
+    # -- the run as an Observable -------------------------------------------------------------
+
+    def stream(
+        self,
+        question: Question,
+        conversation_id: str | None = None,
+        *,
+        options: Mapping[str, Any] | None = None,
+        output_type: Any = None,
+    ) -> Observable[AgentEvent]:
+        """The run's events, cold: each subscription is one run.
+
+        Events are delivered one at a time on the agent's scheduler threads (or the tools'
+        threads for tool events), never on the subscribing thread. Disposing cancels the run.
+        Failures arrive through ``on_error`` as :class:`~rxreact.RxReactError` subclasses.
+
+        Args:
+            question: the user's message: a ``str``, or a sequence of ``str`` and
+                :class:`~rxreact.Text` / :class:`~rxreact.Image` / :class:`~rxreact.File`
+                parts (``["What is in this picture?", Image.from_path("cat.png")]``).
+            conversation_id: the conversation in ``memory`` to continue and append to.
+            options: request body parameters for this run's requests, over the agent's.
+            output_type: a pydantic model the answer must be: every round asks for it
+                (``response_format`` ``json_schema``), a draft that does not parse is sent back
+                like a judge's rejection, and ``final_answer.output`` holds the parsed value.
+        """
+
+        content = check_question(question)
+
+        def subscribe(
+            observer: abc.ObserverBase[Any], _: abc.SchedulerBase | None = None
+        ) -> abc.DisposableBase:
+            run = RunLoop(self, content, conversation_id, options, output_type)
+            return self._subscribe(run, observer)
+
+        return Observable(subscribe)
+
+    def start(
+        self,
+        question: Question,
+        conversation_id: str | None = None,
+        *,
+        options: Mapping[str, Any] | None = None,
+        output_type: Any = None,
+    ) -> AgentRun:
+        """Start a hot run now, independent of any subscriber, and return its handle.
+
+        The run's events go to :attr:`event_log`; ``run.events(after=0)`` replays and follows
+        them, any number of times, even after the run ended (within retention);
+        ``run.cancel()`` stops it; ``run.result()`` / ``await run.aresult()`` wait for the
+        :class:`AgentResult`. See :class:`~rxreact.AgentRun`. ``options`` and ``output_type``
+        as for :meth:`stream`.
+        """
+        content = check_question(question)
+        return AgentRun(self, RunLoop(self, content, conversation_id, options, output_type))
+
+    def _subscribe(
+        self,
+        run: RunLoop,
+        on_next: abc.ObserverBase[Any] | Callable[[Any], None],
+        on_error: Callable[[Exception], None] | None = None,
+        on_completed: Callable[[], None] | None = None,
+    ) -> abc.DisposableBase:
+        """Subscribe to the run on the agent's scheduler.
+
+        Its steps are subscribed there (``concat_steps`` schedules each one, the first
+        included, on the subscribe-time scheduler), so loading memory and the first events
+        never run on the subscribing thread. Disposal is synchronous: when ``dispose()``
+        returns, the HTTP stream is being closed and running tools' tokens are set (unlike
+        ``ops.subscribe_on``, which disposes later, on the scheduler). No Observable of its
+        own around the steps: each would add an observer layer to every event's path.
+        """
+        if isinstance(on_next, abc.ObserverBase):
+            observer = on_next
+            on_next, on_error, on_completed = (
+                observer.on_next,
+                observer.on_error,
+                observer.on_completed,
+            )
+        output = RunOutput(
+            on_next,
+            on_error,
+            on_completed,
+            self.scheduler,
+            self.stall_timeout,
+            lambda: run.waiting_for_approval,
+        )
+        events = run.events()
+        return output.watch(
+            subscribe_fused(
+                events, output.on_next, output.on_error, output.on_completed, self.scheduler
+            )
+        )
+
+    def text(
+        self,
+        question: Question,
+        conversation_id: str | None = None,
+        *,
+        options: Mapping[str, Any] | None = None,
+    ) -> Observable[str]:
+        """Only the live answer text of the run (``text_delta`` payloads).
+
+        Text of a round streams as it arrives once the round is known to be answering. A round
+        that writes a sentence and then calls a tool (a late switch) has already shown that
+        sentence, as a chat UI would have; nothing more of that round follows. Reasoning is
+        never included.
+
+        With a ``judge`` a round's text is held back until its verdict: a rejected draft never
+        shows, a passing one (or the draft that stands) comes out at once when judged
+        (``stream()`` still shows every draft live).
+        """
+        events = self.stream(question, conversation_id, options=options)
+        if self.judge is not None:
+            return events.pipe(validated_text())
+        return events.pipe(
+            ops.filter(lambda event: isinstance(event, TextDelta)),
+            ops.map(lambda event: cast(TextDelta, event).delta),
+        )
+
+    # -- blocking and asyncio views -----------------------------------------------------------
+
+
+def _tool_items(tools: Any) -> list[Any]:
+    """The items of ``tools``, refusing a lone tool or anything that is not a list of them."""
+    if isinstance(tools, Tool) or callable(tools) or isinstance(tools, str | bytes):
+        raise InvalidArgumentError(
+            f"tools must be a list of tools, got {described(tools)}: write tools=[...]"
+        )
+    try:
+        items = list(tools)
+    except TypeError:
+        message = f"tools must be a list of tools, got {described(tools)}"
+        raise InvalidArgumentError(message) from None
+    for item in items:
+        if not callable(item) and not isinstance(item, ToolSource):
+            raise InvalidArgumentError(
+                f"tools must hold @tool functions, plain functions or tool sources (an "
+                f"MCPServer), got {described(item)}"
+            )
+    return items

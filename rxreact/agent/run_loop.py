@@ -1,0 +1,370 @@
+"""RunLoop: one run of the reason -> act -> observe loop, as a sequence of steps.
+
+::
+
+    stream(q) = concat_steps(steps)                  each step subscribed on the agent
+                                                     scheduler when the one before completes
+    steps:      load history, add the question
+                [fit the request to the context budget: maybe one summary request]
+                round(n) = ([ContextTrimmed]) (RoundStarted) then
+                           model.stream(request)                chunks, on an I/O thread
+                             .pipe(deliver_on(scheduler),       publishOn(boundedElastic)
+                                   process_chunk(state),        mode decided, events live
+                                   finish_round(state))         RoundFinished
+                FINAL_ANSWER -> [check the draft: output_type, then the judge, on the tools
+                                 scheduler: (ValidationStarted) (AnswerValidated);
+                                 rejected with revisions left: feedback -> round(n+1)]
+                                commit memory, (FinalAnswer), complete
+                TOOL_CALL    -> run_tools (merged, concurrent, results in call order)
+                                -> round(n+1), or (MaxRoundsReached) + the forced round
+
+The steps are a generator: the code between two ``yield`` statements runs when the previous step
+completed, so it reads like the loop it is, and the events of every round reach the
+subscriber through the same few observers (no nesting per round). Nothing blocks a scheduler
+thread and nothing sleeps, so the same code runs on thread pools for real and on a
+``TestScheduler`` in virtual time.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from reactivex import Observable
+
+from rxreact.agent.round import Mode, RoundState
+from rxreact.checks.validation import (
+    REVISION_INSTRUCTION,
+    DraftOutcome,
+    OutputSpec,
+)
+from rxreact.context._fit_step import RequestFitter
+from rxreact.errors import (
+    AgentError,
+    ChatMemoryError,
+    RxReactError,
+    ToolErrorBudgetExceededError,
+)
+from rxreact.events import (
+    FinalAnswer,
+    MaxRoundsReached,
+    RoundStarted,
+    ToolResult,
+    UsagePurpose,
+)
+from rxreact.history import ensure_tool_calls_closed
+from rxreact.memory._process_leases import leasing
+from rxreact.memory.lease import Lease
+from rxreact.messages import (
+    ChatRequest,
+    ContentPart,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    Usage,
+    UserMessage,
+    content_text,
+)
+from rxreact.operators import (
+    concat_steps,
+    deliver_on,
+    finish_round,
+    process_chunk,
+    run_tools,
+    with_lease,
+)
+from rxreact.result import AgentResult
+from rxreact.rx._immediate import immediately, starting_with
+from rxreact.tools.approval import Approvals
+from rxreact.tracing import RunTracer, run_tracer
+
+if TYPE_CHECKING:
+    from rxreact.agent.react_agent import ReactAgent
+
+__all__ = ["RunLoop"]
+
+_HOST = socket.gethostname()
+
+
+class RunLoop:
+    """One run of an agent: its history, counters and usage, and its steps (``events()``).
+
+    Each ``stream()`` subscription, each ``run()`` and each ``start()`` makes one.
+    """
+
+    def __init__(
+        self,
+        agent: ReactAgent,
+        question: str | tuple[ContentPart, ...],
+        conversation_id: str | None,
+        options: Mapping[str, Any] | None = None,
+        output_type: Any = None,
+    ) -> None:
+        self.agent = agent
+        # Merged once per run: model defaults sit under these, in the model's encoder.
+        self.options: dict[str, Any] = {**agent.options, **(options or {})}
+        self.question = question
+        """The user message's content: a string, or parts (checked by ``check_question``)."""
+        self.conversation_id = conversation_id
+        self.history: list[Message] = []
+        self.turn: list[Message] = []  # what this run adds to memory, committed at the end
+        self.rounds: int = 0
+        self.usage: Usage | None = None
+        self.tool_errors: int = 0
+        self.run_id: str = uuid.uuid4().hex
+        self.lease: Lease | None = None  # this run's hold on its conversation, once granted
+        self.output: OutputSpec | None = (
+            OutputSpec(output_type) if output_type is not None else None
+        )
+        if self.output is not None:
+            self.options["response_format"] = self.output.response_format
+        self.checked: bool = agent.judge is not None or self.output is not None
+        self.revisions: int = 0
+        self.outcome: DraftOutcome = DraftOutcome()
+        self.usage_by_purpose: dict[UsagePurpose, Usage] = {}
+        self.loaded: int = 0  # how many history messages came from memory (the rest is this turn)
+        self.request: ChatRequest | None = None  # the last one sent
+        self.fitter: RequestFitter | None = (
+            RequestFitter(
+                agent.context_budget,
+                agent.model,
+                agent.tools_scheduler,
+                conversation_id or self.run_id,
+                lambda usage: self._count("summary", usage),
+            )
+            if agent.context_budget is not None
+            else None
+        )
+        self.trace: RunTracer | None = run_tracer(agent, conversation_id)
+        self.approvals: Approvals = Approvals(agent.approver, agent.tools_scheduler)
+        """The tool calls waiting for approval; a hot run's handle sets ``external`` and
+        forwards ``approve`` / ``deny`` here."""
+
+    @property
+    def waiting_for_approval(self) -> int:
+        """Tool calls of this run waiting for a person's decision (0 when none): while
+        positive, the run is not stalled, however long nothing happens."""
+        return self.approvals.waiting
+
+    def result(self, final: FinalAnswer) -> AgentResult:
+        """The finished run's result; ``final`` is its ``final_answer`` event."""
+        return AgentResult(
+            answer=final.text,
+            rounds=final.rounds,
+            forced=final.forced,
+            messages=tuple(self.turn),
+            usage=final.usage,
+            usage_by_purpose=final.usage_by_purpose,
+            validated=final.validated,
+            output=final.output,
+        )
+
+    def events(self) -> Observable[Any]:
+        """The run: its steps, each subscribed when the one before completes."""
+        events = self._holding_conversation(lambda: concat_steps(self._steps()))
+        return events if self.trace is None else self.trace.run(events)
+
+    def _holding_conversation(self, steps: Callable[[], Observable[Any]]) -> Observable[Any]:
+        """``steps()`` while holding the conversation's lease (taken before the history is
+        loaded, released when the run ends); no lease without memory or conversation."""
+        agent = self.agent
+        if agent.memory is None or self.conversation_id is None:
+            return steps()
+
+        def body(lease: Lease) -> Observable[Any]:
+            self.lease = lease
+            return steps()
+
+        return with_lease(
+            leasing(agent.memory),
+            self.conversation_id,
+            body,
+            owner=f"{_HOST}/{os.getpid()}/{self.run_id}",
+            ttl=agent.lease_ttl,
+            on_busy=agent.on_busy,
+            busy_timeout=agent.busy_timeout,
+        )
+
+    # Everything below runs inside the generator, resumed on the agent's scheduler threads.
+
+    def _steps(self) -> Iterator[Observable[Any]]:
+        r"""The ReAct loop, one Observable per step.
+
+        ``concat_steps`` pulls the next step only when the previous one completed, so
+        the code between two ``yield`` statements sees the finished round (or tool results) it
+        depends on; an exception raised here ends the run through ``on_error``. The loop is
+        flat on purpose: nested ``concat(..., defer(next))`` would add two observer layers
+        per round to the path of every chunk.
+        """
+        agent = self.agent
+        self._load_history()
+        self._add(UserMessage(content=self.question))
+        prefix: tuple[Any, ...] = ()
+        forced = False
+        while True:
+            state = RoundState(self.rounds + 1, forced=forced)
+            if self.fitter is not None:
+                yield self._fit(forced)
+            yield self._round(state, prefix)
+            self._count("rounds", state.usage)
+            if self.fitter is not None and self.request is not None:
+                self.fitter.calibrate(self.request, state.usage)
+            self._add(state.assistant_message(keep_reasoning=agent.send_reasoning))
+            if state.mode is not Mode.TOOL_CALL:
+                if self.checked:
+                    yield self._check(state)
+                    if self._revise():
+                        prefix, forced = (), state.forced
+                        continue
+                self._commit_memory()
+                yield immediately(self._final_answer(state))
+                return
+            calls = state.tool_calls()
+            results: list[ToolResult | None] = [None] * len(calls)
+            yield immediately(*calls).pipe(
+                run_tools(
+                    agent.tools,
+                    round_number=state.round,
+                    results=results,
+                    scheduler=agent.scheduler,
+                    tools_scheduler=agent.tools_scheduler,
+                    default_timeout=agent.tool_timeout,
+                    trace=self.trace,
+                    approvals=self.approvals,
+                    approval_timeout=agent.approval_timeout,
+                )
+            )
+            self._add_results(calls, results)
+            if self.rounds >= agent.max_rounds:
+                prefix, forced = (MaxRoundsReached(round=state.round),), True
+
+    def _count(self, purpose: UsagePurpose, usage: Usage | None) -> None:
+        if usage is not None:
+            self.usage = usage + self.usage
+            self.usage_by_purpose[purpose] = usage + self.usage_by_purpose.get(purpose)
+
+    def _check(self, state: RoundState) -> Observable[Any]:
+        """Check the draft the round just added (the last message) against the output type
+        and the judge."""
+        self.outcome = DraftOutcome()
+        return self.agent.checks.check(
+            state.round,
+            content_text(self.question),
+            state.text,
+            self.history[:-1],
+            self.output,
+            self.outcome,
+        )
+
+    def _revise(self) -> bool:
+        """After a check: count the judge's usage; on a rejection with revisions left, add the
+        feedback for the model and say a new round follows."""
+        outcome = self.outcome
+        self._count("judge", outcome.usage)
+        if outcome.passed is not False or self.revisions >= self.agent.max_revisions:
+            return False
+        self.revisions += 1
+        self._add(UserMessage(content=REVISION_INSTRUCTION.format(feedback=outcome.feedback)))
+        return True
+
+    def _load_history(self) -> None:
+        agent = self.agent
+        if agent.memory is None or self.conversation_id is None:
+            return
+        try:
+            loaded = agent.memory.load(self.conversation_id)
+        except RxReactError:
+            raise
+        except Exception as error:
+            raise ChatMemoryError(f"could not load conversation: {error}") from error
+        self.history.extend(loaded)
+        self.loaded = len(self.history)
+
+    def _add(self, message: Message) -> None:
+        self.history.append(message)
+        self.turn.append(message)
+
+    def _request(self, forced: bool) -> ChatRequest:
+        agent = self.agent
+        messages: list[Message] = []
+        if self.fitter is not None:
+            messages = self.fitter.messages()
+        else:
+            if agent.system_prompt:
+                messages.append(SystemMessage(content=agent.system_prompt))
+            messages.extend(ensure_tool_calls_closed(self.history))
+            if forced:
+                messages.append(UserMessage(content=agent.forced_final_instruction))
+        tools = tuple(t.spec for t in agent.tools.values())
+        # The API rejects tool_choice without tools; with no tools there is nothing to forbid.
+        choice = "none" if forced and tools else None
+        return ChatRequest(
+            messages=tuple(messages), tools=tools, tool_choice=choice, options=self.options
+        )
+
+    def _fit(self, forced: bool) -> Observable[Any]:
+        """Fit the next request to the context budget (earlier history may go, never the
+        system prompt or this turn)."""
+        assert self.fitter is not None
+        agent = self.agent
+        head = [SystemMessage(content=agent.system_prompt)] if agent.system_prompt else []
+        turn = ensure_tool_calls_closed(self.history[self.loaded :])
+        if forced:
+            turn.append(UserMessage(content=agent.forced_final_instruction))
+        earlier = ensure_tool_calls_closed(self.history[: self.loaded])
+        return self.fitter.prepare(head, earlier, turn, tuple(t.spec for t in agent.tools.values()))
+
+    def _round(self, state: RoundState, prefix: tuple[Any, ...]) -> Observable[Any]:
+        agent = self.agent
+        self.rounds = state.round
+        request = self.request = self._request(state.forced)
+        if self.fitter is not None:
+            prefix += self.fitter.trimmed(state.round)
+        model_events = agent.model.stream(request).pipe(
+            deliver_on(agent.scheduler, agent.buffer_size),
+            process_chunk(state),
+            finish_round(state),
+        )
+        if self.trace is not None:
+            model_events = self.trace.round(model_events, request, state)
+        return starting_with(model_events, *prefix, RoundStarted(round=state.round))
+
+    def _add_results(self, calls: Sequence[ToolCall], results: Sequence[ToolResult | None]) -> None:
+        for call, result in zip(calls, results, strict=True):
+            if result is None:  # cannot happen unless a tool observable completed empty
+                raise AgentError(f"tool call {call.id} completed without a result")
+            content = result.parts or result.content
+            self._add(ToolMessage(tool_call_id=call.id, content=content, name=call.name))
+            self.tool_errors += result.is_error
+        if self.tool_errors > self.agent.max_tool_errors:
+            raise ToolErrorBudgetExceededError(
+                f"{self.tool_errors} tool calls failed in this run "
+                f"(max_tool_errors={self.agent.max_tool_errors})"
+            )
+
+    def _commit_memory(self) -> None:
+        agent = self.agent
+        if agent.memory is None or self.conversation_id is None:
+            return
+        try:
+            leasing(agent.memory).append(self.conversation_id, self.turn, lease=self.lease)
+        except RxReactError:
+            raise
+        except Exception as error:
+            raise ChatMemoryError(f"could not store conversation: {error}") from error
+
+    def _final_answer(self, state: RoundState) -> FinalAnswer:
+        return FinalAnswer(
+            round=state.round,
+            text=state.text,
+            rounds=self.rounds,
+            forced=state.forced,
+            usage=self.usage,
+            usage_by_purpose=self.usage_by_purpose,
+            validated=self.outcome.passed if self.checked else None,
+            output=self.outcome.output,
+        )

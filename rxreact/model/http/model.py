@@ -1,0 +1,461 @@
+"""The transport every wire format shares: :class:`HTTPChatModel`, one POST and its SSE answer.
+
+A model adapter is a wire format on this transport: a subclass says where to POST
+(:attr:`~HTTPChatModel.path`), how to authenticate (:meth:`~HTTPChatModel._auth_headers`), how to
+encode a request (:meth:`~HTTPChatModel._body`) and how to read the answer (a
+:class:`~rxreact.model.http.codec.StreamParser` per streamed response,
+:meth:`~HTTPChatModel._parse_response` for a whole one). Everything else is here, once: both I/O
+modes, the chunked fast path, retries before the first chunk, the three timeouts, the size caps,
+cancellation that closes the connection, and the error mapping.
+
+Errors reach the subscriber as :mod:`rxreact.errors` (see that tree): HTTP statuses through
+:func:`~rxreact.errors.http_error_for_status` with the provider's own message, in-stream
+errors as the parser raises them, and httpx's transport errors through
+:func:`~rxreact.model.http._errors.transport_error`, the one place that maps them. The API key
+never appears in a repr, a log line or an exception message: messages are built from our own
+fields, and anything quoted from a provider has the key masked.
+
+Threads, timers and cancellation: :mod:`rxreact.model.http._call` (what the I/O modes share),
+:mod:`rxreact.model.http._thread_call` (thread mode) and :mod:`rxreact.model.http._aio` (loop
+mode).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import ipaddress
+import json
+import logging
+import os
+import threading
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping
+from typing import Any, ClassVar, TypeVar
+
+import httpx
+from reactivex import Observable, abc
+
+from rxreact._closeable import Closeable
+from rxreact.errors import ConfigurationError
+from rxreact.messages import ChatRequest
+from rxreact.model.chunks import ChatChunk, ModelResponse
+from rxreact.model.http._aio import LoopCall, on_io_loop
+from rxreact.model.http._call import CallSettings, ModelCall, Timeouts
+from rxreact.model.http._clients import ModelClients, no_tls
+from rxreact.model.http._errors import (
+    NOT_A_STREAM_TYPES,
+    not_a_stream,
+    status_error,
+    transport_error,
+)
+from rxreact.model.http._io_mode import IOMode, io_mode
+from rxreact.model.http._pooled import pooled_socket
+from rxreact.model.http._read_sse import aread_sse, read_sse
+from rxreact.model.http._reclaim import reclaim
+from rxreact.model.http._thread_call import IO_SCHEDULER, ThreadCall
+from rxreact.model.http.codec import StreamParser
+from rxreact.model.http.limits import (
+    DEFAULT_MAX_LINE_BYTES,
+    DEFAULT_MAX_TOOL_ARGUMENTS,
+    StreamLimits,
+)
+from rxreact.model.retry_policy import Backoff
+from rxreact.rx._fused import Fused
+from rxreact.scheduling import timer_scheduler
+
+__all__ = ["HTTPChatModel"]
+
+_T = TypeVar("_T")
+log: logging.Logger = logging.getLogger("rxreact.model.http")
+
+
+class _Secret:
+    """Holds the API key; its repr never shows it (so ``vars(model)`` is safe to print)."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "_Secret('***')"
+
+
+class HTTPChatModel(Closeable):
+    """A :class:`~rxreact.model.base.ChatModel` over one HTTP+SSE wire format (subclass it).
+
+    The constructor's arguments are every adapter's transport arguments; see
+    :class:`~rxreact.model.openai.client.OpenAIChatModel` for what each means. A subclass sets
+    the class attributes (where to POST, which environment variables hold the key and the
+    base URL) and implements :meth:`_body`, :meth:`_stream_parser` and
+    :meth:`_parse_response`.
+    """
+
+    path: ClassVar[str] = ""
+    """Appended to the base URL: ``/chat/completions``, ``/messages``, ``/responses``."""
+    provider: ClassVar[str] = ""
+    """The provider's name for tracing (``gen_ai.provider.name``): ``openai``, ``anthropic``."""
+    api_key_env: ClassVar[str] = ""
+    """The environment variable the key is read from when ``api_key`` is not given."""
+    base_url_env: ClassVar[str] = ""
+    """The environment variable the base URL is read from when ``base_url`` is not given."""
+    default_base_url: ClassVar[str] = ""
+    """The provider's own API root."""
+    think_tags: bool = False
+    """Move a leading ``<think>…</think>`` of the answer text to the reasoning (chat only)."""
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        connect_timeout: float | None = 10.0,
+        first_chunk_timeout: float | None = 60.0,
+        chunk_timeout: float | None = 60.0,
+        max_retries: int = 2,
+        backoff: Backoff | None = None,
+        headers: Mapping[str, str] | None = None,
+        http_client: httpx.Client | httpx.AsyncClient | None = None,
+        io: IOMode | None = None,
+        io_scheduler: abc.SchedulerBase | None = None,
+        options: Mapping[str, Any] | None = None,
+        max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
+        max_tool_arguments: int | None = DEFAULT_MAX_TOOL_ARGUMENTS,
+    ) -> None:
+        name = type(self).__name__
+        model = model or os.environ.get("RXREACT_MODEL")
+        if not model:
+            raise ConfigurationError(f"no model name: pass {name}(model=...) or set RXREACT_MODEL")
+        base_url = (base_url or os.environ.get(self.base_url_env) or self.default_base_url).rstrip(
+            "/"
+        )
+        try:
+            url = httpx.URL(base_url)
+        except httpx.InvalidURL:
+            url = None
+        if url is None or url.scheme not in ("http", "https") or not url.host:
+            raise ConfigurationError(f"base_url must be an http(s) URL, got {base_url!r}")
+        if max_retries < 0:
+            raise ConfigurationError("max_retries must be >= 0")
+        self.model = model
+        self.base_url = base_url
+        self._url = f"{base_url}{self.path}"
+        self._origin = f"{url.host}:{url.port or (443 if url.scheme == 'https' else 80)}"
+        key = api_key or os.environ.get(self.api_key_env)
+        self._api_key = _Secret(key) if key else None
+        self._key_env = self.api_key_env  # named by a missing-key error (a preset sets its own)
+        self._keyless_ok = _is_loopback(url.host)
+        # A local server over plain HTTP: no CA bundle to read for our clients.
+        plain_local = self._keyless_ok and url.scheme == "http"
+        verify = no_tls if plain_local else httpx.create_ssl_context
+        self._timeouts = Timeouts(connect_timeout, first_chunk_timeout, chunk_timeout)
+        self._max_retries = max_retries
+        self._backoff = backoff or Backoff()
+        self._headers = dict(headers or {})
+        self.options: dict[str, Any] = dict(options or {})
+        """Body parameters sent with every request, under the request's own ``options``."""
+        for cap in (max_line_bytes, max_tool_arguments):
+            if cap is not None and cap < 1:
+                raise ConfigurationError("size caps must be positive (or None)")
+        self._limits = StreamLimits(max_line_bytes, max_tool_arguments)
+        self.io: IOMode = io_mode(io, http_client, io_scheduler)
+        """``"thread"`` or ``"loop"``: how this model reads its streams."""
+        self._io = io_scheduler or IO_SCHEDULER
+        # The user's client, else many small pools of our own, made on first use.
+        self._clients = ModelClients(http_client, verify)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
+
+    @property
+    def needs_api_key(self) -> bool:
+        """No key is set and the host is not loopback: every request would fail with
+        :class:`~rxreact.errors.ConfigurationError`. A command line checks this before it starts."""
+        return self._api_key is None and not self._keyless_ok
+
+    @property
+    def api_key_variable(self) -> str:
+        """The environment variable this model reads its key from (``OPENAI_API_KEY``...)."""
+        return self._key_env
+
+    # -- the wire format: what a subclass implements -----------------------------------------
+
+    def _body(self, request: ChatRequest, stream: bool) -> dict[str, Any]:
+        """The JSON body of one request (``self.options`` under the request's own)."""
+        raise NotImplementedError
+
+    def _stream_parser(self) -> StreamParser:
+        """A new parser for one streamed response."""
+        raise NotImplementedError
+
+    def _parse_response(self, body: bytes) -> ModelResponse:
+        """A whole (non-streaming) response body."""
+        raise NotImplementedError
+
+    def _auth_headers(self, key: str) -> dict[str, str]:
+        """The headers that carry the API key (default: ``Authorization: Bearer``)."""
+        return {"Authorization": f"Bearer {key}"}
+
+    def _finish_response(self, response: ModelResponse) -> ModelResponse:
+        """A whole response as :meth:`complete` returns it (the stream's rules applied)."""
+        return response
+
+    # -- the transport ----------------------------------------------------------------------
+
+    def stream(self, request: ChatRequest) -> Observable[ChatChunk]:
+        """Stream one response as normalized chunks (cold: one HTTP request per subscription).
+
+        ::
+
+            stream(request):   --r--t--t--t--f--|      [DONE], or the end after a finish reason
+            stream(request):   --r--t--t--X            cut, provider error, timeout
+
+            r: the role chunk   t: text / reasoning / tool-call chunks   f: the finish reason
+
+        The request is sent and read on the I/O thread of the model's mode (see the class);
+        ``on_next`` is called there.
+        Failures before the first chunk are retried (429, 5xx, connection, cut stream);
+        after it, every error goes straight to ``on_error``. Disposing closes the connection.
+        Errors: :class:`~rxreact.errors.ModelError` subclasses, or
+        :class:`~rxreact.errors.ConfigurationError` when no API key is set.
+
+        Args:
+            request: the messages, tools and options to send.
+
+        Returns:
+            A cold Observable of :class:`~rxreact.model.chunks.ChatChunk`; assembling it gives
+            what :meth:`complete` returns for the same reply.
+        """
+
+        def attempt(call: ThreadCall[ChatChunk], content: bytes) -> None:
+            with self._exchange(call, content, stream=True) as response:
+                self._check_stream(response)
+                read_sse(response, call, self._stream_parser(), self.think_tags, self._limits)
+
+        async def aattempt(call: LoopCall[ChatChunk], content: bytes) -> None:
+            async with self._aexchange(call, content, stream=True) as response:
+                if response.headers.get("content-type", "").startswith(NOT_A_STREAM_TYPES):
+                    await response.aread()  # the check quotes the body
+                self._check_stream(response)
+                await aread_sse(
+                    response, call, self._stream_parser(), self.think_tags, self._limits
+                )
+
+        return self._observable(request, stream=True, attempt=attempt, aattempt=aattempt)
+
+    def complete(self, request: ChatRequest) -> ModelResponse:
+        """Request one whole response (blocking, non-streaming), with the stream's retry policy.
+
+        Think tags are split as in :meth:`stream`, so the result equals the assembled stream.
+
+        Raises:
+            ModelError: a subclass, as for :meth:`stream`.
+            ConfigurationError: no API key is set.
+        """
+
+        if self.io == "loop" and on_io_loop():
+            raise RuntimeError("complete() would block the I/O loop it waits for: use stream()")
+
+        def attempt(call: ThreadCall[ModelResponse], content: bytes) -> None:
+            with self._exchange(call, content, stream=False) as response:
+                call.batch_read()  # the headers are the "first chunk" of a whole response
+                call.emit(self._finish_response(self._parse_response(response.read())))
+
+        async def aattempt(call: LoopCall[ModelResponse], content: bytes) -> None:
+            async with self._aexchange(call, content, stream=False) as response:
+                call.batch_read()
+                call.emit(self._finish_response(self._parse_response(await response.aread())))
+
+        done = threading.Event()
+        outcome: list[Any] = []
+
+        def settle(value: Any) -> None:
+            outcome.append(value)
+            done.set()
+
+        source = self._observable(request, stream=False, attempt=attempt, aattempt=aattempt)
+        subscription = source.subscribe(
+            on_next=outcome.append, on_error=settle, on_completed=done.set
+        )
+        try:
+            done.wait()
+        finally:
+            subscription.dispose()  # also on KeyboardInterrupt: cancels the request
+        result = outcome[-1]
+        if isinstance(result, BaseException):
+            raise result
+        assert isinstance(result, ModelResponse)
+        return result
+
+    def close(self) -> None:
+        """Close the httpx clients this model created (a later request opens new ones); a
+        client passed as ``http_client`` is left open.
+
+        Loop mode: the clients are closed on the I/O loop, waited for unless called from it.
+        """
+        self._clients.close()
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _observable(
+        self,
+        request: ChatRequest,
+        *,
+        stream: bool,
+        attempt: Callable[[ThreadCall[_T], bytes], None],
+        aattempt: Callable[[LoopCall[_T], bytes], Coroutine[Any, Any, None]],
+    ) -> Observable[_T]:
+        def subscribe(
+            observer: abc.ObserverBase[_T], scheduler: abc.SchedulerBase | None = None
+        ) -> abc.DisposableBase:
+            body: list[bytes] = []  # encoded on the I/O thread, once for all attempts
+
+            def content() -> bytes:
+                if not body:
+                    body.append(self._encode(request, stream))
+                return body[0]
+
+            settings = CallSettings(
+                self._timeouts, self._max_retries, self._backoff, timer_scheduler(scheduler)
+            )
+            call: ModelCall[_T]
+            if self.io == "loop":
+
+                async def arun(call: LoopCall[_T]) -> None:
+                    await aattempt(call, content())
+
+                call = LoopCall(arun, observer, settings)
+            else:
+
+                def run(call: ThreadCall[_T]) -> None:
+                    attempt(call, content())
+
+                call = ThreadCall(run, observer, settings, self._io)
+            return call.start()
+
+        return Fused(subscribe)
+
+    def _encode(self, request: ChatRequest, stream: bool) -> bytes:
+        body = self._body(request, stream)
+        try:
+            return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+        except (TypeError, ValueError) as exc:  # an option that is not JSON, say
+            raise ConfigurationError(f"the request cannot be sent as JSON: {exc}") from exc
+
+    @contextlib.contextmanager
+    def _exchange(
+        self, call: ThreadCall[Any], content: bytes, *, stream: bool
+    ) -> Iterator[httpx.Response]:
+        """POST the body; yield the 2xx response, abortable by the call; map every failure."""
+        request = self._request(call, content, stream)
+        request["extensions"]["trace"] = call.trace
+        client, shards, shard = self._clients.sync()
+        call.locate = functools.partial(pooled_socket, client, self._url, call.httpx_timeout)
+        response: httpx.Response | None = None
+        try:
+            with client.stream(**request) as response, call.attached(response):
+                if response.status_code >= 400:
+                    raise status_error(response, self._redact)
+                yield response
+        except httpx.HTTPError as exc:
+            raise transport_error(
+                exc, self._origin, self._timeouts, call.phase, self._redact
+            ) from exc
+        finally:
+            if response is not None:
+                _forget_stream(response)
+            if shards is not None and shard is not None:
+                shards.release(shard)
+
+    @contextlib.asynccontextmanager
+    async def _aexchange(
+        self, call: LoopCall[Any], content: bytes, *, stream: bool
+    ) -> AsyncIterator[httpx.Response]:
+        """:meth:`_exchange` on the I/O loop (a cancelled task is what aborts it)."""
+        request = self._request(call, content, stream)
+        client, shards, shard = self._clients.asynchronous()
+        response: httpx.Response | None = None
+        try:
+            async with client.stream(**request) as response:
+                call.headers_in()
+                if response.status_code >= 400:
+                    await response.aread()
+                    raise status_error(response, self._redact)
+                yield response
+        except httpx.HTTPError as exc:
+            raise transport_error(
+                exc, self._origin, self._timeouts, call.phase, self._redact
+            ) from exc
+        finally:
+            if response is not None:
+                _forget_stream(response)
+            # Also (above all) after a cancellation: httpcore may have lost a pool slot.
+            reclaim(client, self._url, call.httpx_timeout)
+            if shards is not None and shard is not None:
+                shards.release(shard)
+
+    def _request(self, call: ModelCall[Any], content: bytes, stream: bool) -> dict[str, Any]:
+        """The arguments of ``client.stream`` for one attempt."""
+        headers = self._headers_for(stream)
+        log.debug("POST %s (stream=%s)", self._url, stream)
+        return {
+            "method": "POST",
+            "url": self._url,
+            "content": content,
+            "headers": headers,
+            "extensions": {"timeout": call.httpx_timeout},
+        }
+
+    def _check_stream(self, response: httpx.Response) -> None:
+        error = not_a_stream(response, self._redact, self._parse_body)
+        if error is not None:
+            raise error
+
+    def _headers_for(self, stream: bool) -> dict[str, str]:
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "text/event-stream" if stream else "application/json",
+        }
+        if self._api_key is not None:
+            headers.update(self._auth_headers(self._api_key.reveal()))
+        elif not self._keyless_ok:
+            raise ConfigurationError(
+                f"no API key for {self.base_url}: pass api_key=... or set {self._key_env}"
+            )
+        headers.update(self._headers)
+        return headers
+
+    def _redact(self, text: str) -> str:
+        if self._api_key is not None:
+            text = text.replace(self._api_key.reveal(), "***")
+        return text
+
+    def _parse_body(self, text: str) -> object:
+        """A JSON body that came where a stream was asked for, read as one event."""
+        return self._stream_parser().parse(text, None)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+_CLOSED_STREAM = httpx.ByteStream(b"")
+
+
+def _forget_stream(response: httpx.Response) -> None:
+    """Break httpx's reference cycle response -> stream -> response once the response is closed.
+
+    Left alone, the response with its request, headers and stream wrappers (some forty objects
+    per request) waits for the cycle collector, and at thousands of concurrent runs that is
+    heap every collection walks; unlinked, it is freed as soon as the last reference goes.
+    """
+    response.stream = _CLOSED_STREAM

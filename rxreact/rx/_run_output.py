@@ -1,0 +1,144 @@
+"""``RunOutput``: the last observer of a run, where its events leave for the subscriber.
+
+It counts the events, stamps each with its ``seq`` (the count), and is the run's watchdog: a
+run whose count has not moved for ``stall_timeout`` seconds ends with
+:class:`~rxreact.RunStalledError` instead of waiting forever. The model's and the tools' own
+timeouts end a silent run long before that; the watchdog is the net under everything else (a
+lost scheduled action, a backend call that never returns). One plain counter per event, no
+lock and no timer on the event path: the timer looks at the counter, and re-arms itself when
+it moved.
+
+Why ``seq`` is stamped here: a run's events are made on many threads (model events on the
+agent's scheduler, tool events on the tools' threads, in completion order), so construction
+order is not delivery order. This observer is the one serialized point every event passes (Rx
+never overlaps its ``on_next`` calls), and its order is the order every subscriber sees.
+
+Why writing ``event.__dict__["seq"]`` on a frozen model is safe: pydantic keeps field values in
+the instance ``__dict__`` (``frozen`` only blocks ``__setattr__``), and ``model_dump``, JSON,
+``==`` and ``hash`` all read it there; every event is a fresh object its run built for this one
+emission (nothing caches or shares events), and nothing has seen or hashed it before it gets
+here. It costs one dict store per event; an ``ops.map`` layer or ``model_copy(update=...)``
+(a second model per chunk, ~7 µs) cost more.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from reactivex import abc
+
+from rxreact.errors import RunStalledError
+from rxreact.rx._ordered_serial import OrderedSerialDisposable
+
+__all__ = ["RunOutput"]
+
+
+def _raise(error: Exception) -> None:
+    raise error
+
+
+class RunOutput(abc.ObserverBase[Any], abc.DisposableBase):
+    """Forwards a run's notifications to the subscriber; ends the run if it stalls.
+
+    ``stalled`` -> ``on_error(RunStalledError)`` between ``stall_timeout`` and twice that
+    after the last event (the timer checks the count once per ``stall_timeout``). A run whose
+    ``waiting()`` is positive (tool calls waiting for approval) is never stalled.
+    """
+
+    def __init__(
+        self,
+        on_next: Callable[[Any], None],
+        on_error: Callable[[Exception], None] | None,
+        on_completed: Callable[[], None] | None,
+        scheduler: abc.SchedulerBase,
+        stall_timeout: float | None,
+        waiting: Callable[[], int] | None = None,
+    ) -> None:
+        self.count = 0
+        """Events delivered so far."""
+        self._on_next = on_next
+        self._on_error = on_error or _raise
+        self._on_completed = on_completed or (lambda: None)
+        self._scheduler = scheduler
+        self._stall_timeout = stall_timeout
+        self._waiting = waiting  # > 0: the run waits for a person (approval), not stalled
+        self._lock = threading.Lock()
+        self._over = False
+        self._timer = OrderedSerialDisposable()
+        self._subscription: abc.DisposableBase | None = None
+
+    def on_next(self, value: Any) -> None:
+        """Count, stamp ``seq`` and forward one event."""
+        self.count += 1
+        value.__dict__["seq"] = self.count
+        self._on_next(value)
+
+    def on_error(self, error: Exception) -> None:
+        """Forward the run's error (once)."""
+        if self._end():
+            self._detach()
+            self._on_error(error)
+
+    def on_completed(self) -> None:
+        """Forward the run's completion (once)."""
+        if self._end():
+            self._detach()
+            self._on_completed()
+
+    def watch(self, subscription: abc.DisposableBase) -> abc.DisposableBase:
+        """Start watching the run subscribed as ``subscription``; returns this, to dispose both."""
+        with self._lock:
+            over = self._over
+            if not over:
+                self._subscription = subscription
+        if over:  # it ended during subscribe: nothing to watch, and nothing to keep
+            subscription.dispose()
+            return self
+        if self._stall_timeout is not None:
+            self._arm()
+        return self
+
+    def _detach(self) -> None:
+        """The run ended: dispose of its subscription now and let go of it. The run's own
+        operators are fused (``rxreact.rx._fused``): no ``AutoDetachObserver`` does this for
+        them, and holding the subscription would keep reference cycles (this -> subscription
+        -> its observers -> this) that only the garbage collector frees, and with them the
+        whole run's state: at thousands of runs, heap that every collection walks."""
+        with self._lock:
+            subscription, self._subscription = self._subscription, None
+        if subscription is not None:
+            subscription.dispose()
+
+    def dispose(self) -> None:
+        """Cancel the run and stop watching it."""
+        self._end()
+        if self._subscription is not None:
+            self._subscription.dispose()
+
+    def _end(self) -> bool:
+        with self._lock:
+            if self._over:
+                return False
+            self._over = True
+        self._timer.dispose()
+        return True
+
+    def _arm(self) -> None:
+        seen = self.count
+        seconds = self._stall_timeout
+        assert seconds is not None
+
+        def check(_: abc.SchedulerBase, __: Any = None) -> None:
+            if self.count != seen or (self._waiting is not None and self._waiting() > 0):
+                self._arm()
+                return
+            if not self._end():
+                return
+            self._detach()
+            self._on_error(
+                RunStalledError(f"the run delivered no event for {seconds:g} s (stall_timeout)")
+            )
+
+        self._timer.replace_with(lambda: self._scheduler.schedule_relative(seconds, check))

@@ -1,0 +1,65 @@
+// Drawing one message of the transcript as an <article>: the user's question as plain text, an
+// answer as Markdown with its reasoning, tool rows, ending and marble diagram.
+//
+// A message's state is the <article>'s data-state: streaming, done, error, stopped (the reader
+// pressed Stop: an ending, not a failure) or aborted (the page gave up reconnecting).
+
+import { el } from './dom.js';
+import { renderMarkdown } from './markdown.js';
+
+const show = (value) => (typeof value === 'string' ? value : JSON.stringify(value));
+
+function drawTool(part) {
+  const row = el('div', 'tool-row');
+  row.dataset.state = part.state;
+  const mark = { 'output-available': '✓', 'output-error': '✗' }[part.state] || '⋯';
+  row.append(el('span', 'mark', mark), el('span', 'name', part.name));
+  row.append(el('span', 'args', part.input !== undefined ? show(part.input) : part.inputText));
+  if (part.state === 'output-available') row.append(el('span', 'result', show(part.output)));
+  if (part.state === 'output-error') row.append(el('span', 'result', part.errorText));
+  return row;
+}
+
+function drawReasoning(part) {
+  const details = el('details', 'reasoning');
+  details.open = !!part.open;
+  details.addEventListener('toggle', () => { part.open = details.open; });
+  details.append(el('summary', '', 'Reasoning'), el('pre', '', part.text));
+  return details;
+}
+
+function drawMarbles(runId) {
+  const marbles = el('details', 'marbles');
+  marbles.open = true;
+  const img = el('img', 'marble-svg');
+  img.alt = 'marble diagram of the run';
+  img.src = `/api/runs/${encodeURIComponent(runId)}/marbles.svg`;
+  marbles.append(el('summary', '', 'the run as a marble diagram'), img);
+  return marbles;
+}
+
+export function draw(msg) {
+  const node = el('article', 'msg ' + msg.role);
+  if (msg.role === 'user') {
+    // What the user typed is shown as typed: no Markdown, no markup.
+    node.append(el('div', 'who', 'you'), el('div', 'user-text', msg.text));
+    return node;
+  }
+  node.dataset.state = msg.state;
+  if (msg.runId) node.dataset.runId = msg.runId;
+  const who = el('div', 'who', 'agent');
+  who.append(el('span', 'status', msg.state));
+  node.append(who);
+  for (const part of msg.parts) {
+    if (part.kind === 'text') {
+      const text = el('div', 'answer-text markdown');
+      text.append(renderMarkdown(part.text));
+      node.append(text);
+    } else if (part.kind === 'reasoning') node.append(drawReasoning(part));
+    else if (part.kind === 'tool') node.append(drawTool(part));
+  }
+  if (msg.error) node.append(el('div', 'error-text', msg.error));
+  if (msg.note) node.append(el('div', 'note-text', msg.note));
+  if (msg.state !== 'streaming' && msg.runId) node.append(drawMarbles(msg.runId));
+  return node;
+}
