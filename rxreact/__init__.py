@@ -35,6 +35,7 @@ from rxreact.errors import (
     ModelHTTPError,
     ModelTimeoutError,
     NotFoundError,
+    OutputValidationError,
     ProviderStreamError,
     RateLimitError,
     ResponseTooLargeError,
@@ -86,9 +87,11 @@ from rxreact.messages import (
     Usage,
     UserMessage,
 )
+from rxreact.model.anthropic.client import AnthropicModel
 from rxreact.model.base import ChatModel
 from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
 from rxreact.model.openai.client import OpenAIChatModel
+from rxreact.model.openai.responses import OpenAIResponsesModel
 from rxreact.model.scripted.model import ScriptedModel
 from rxreact.model.spec import model_from
 from rxreact.operators import events_of
@@ -106,6 +109,7 @@ __all__ = [
     "AgentResult",
     "AgentRun",
     "AnswerValidated",
+    "AnthropicModel",
     "ApprovalDecision",
     "Approver",
     "AssistantMessage",
@@ -139,6 +143,8 @@ __all__ = [
     "ModelTimeoutError",
     "NotFoundError",
     "OpenAIChatModel",
+    "OpenAIResponsesModel",
+    "OutputValidationError",
     "ProviderStreamError",
     "RateLimitError",
     "ReactAgent",

@@ -25,6 +25,7 @@ call such as ``agent.call``) is an instance of :class:`RxReactError`::
     ├── AgentError                    the agent loop itself could not go on
     │   ├── ToolErrorBudgetExceededError  too many failed tool calls in one run
     │   ├── JudgeError                the judge could not reach a verdict
+    │   ├── OutputValidationError     no draft was of the requested ``output_type``
     │   └── RunStalledError           no event for longer than ``stall_timeout``
     ├── ChatMemoryError               a memory backend failed
     ├── RunError                      a hot run (``agent.start``) could not be followed to its end
@@ -57,6 +58,7 @@ __all__ = [
     "ModelHTTPError",
     "ModelTimeoutError",
     "NotFoundError",
+    "OutputValidationError",
     "ProviderStreamError",
     "RateLimitError",
     "ResponseTooLargeError",
@@ -253,6 +255,23 @@ class JudgeError(AgentError):
     def __init__(self, message: str, usage: Any = None) -> None:
         super().__init__(message)
         self.usage = usage
+
+
+class OutputValidationError(AgentError):
+    """A typed run (``output_type=...``) ended without an answer of that type: the last draft
+    still failed validation when ``ReactAgent(max_revisions=...)`` ran out. The run stored
+    nothing.
+
+    Attributes:
+        draft: the last draft answer, as the model wrote it.
+        errors: pydantic's validation errors of that draft, each a dict with ``type``,
+            ``loc`` and ``msg`` (``"json_invalid"`` when it was not JSON at all).
+    """
+
+    def __init__(self, message: str, draft: str = "", errors: Any = ()) -> None:
+        super().__init__(message)
+        self.draft = draft
+        self.errors: list[dict[str, Any]] = list(errors)
 
 
 class RunStalledError(AgentError):

@@ -2,8 +2,9 @@
 
 README blocks run in order in one namespace (a reader types them one after another), with
 the loopback mock server playing :func:`rxreact.testing.weather_desk` as the model
-(``OPENAI_BASE_URL``, ``RXREACT_MODEL``; no key; what ``rxreact mock --weather`` serves) and a
-fresh working directory. An HTML comment just before a block declares what it needs::
+(``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL``, ``RXREACT_MODEL``; no key; what
+``rxreact mock --weather`` serves) and a fresh working directory. An HTML comment just before
+a block declares what it needs::
 
     <!-- readme-test: redis -->        a running redis-server, its URL in $REDIS_URL
     <!-- readme-test: skip -->         not run (say why in the text around it)
@@ -154,8 +155,10 @@ def mock_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Mock
     """The examples' endpoint, environment and working directory."""
     with MockOpenAIServer(weather_desk) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.origin)
         monkeypatch.setenv("RXREACT_MODEL", "mock")
         monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+        monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
         monkeypatch.chdir(tmp_path)
         yield server
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -186,9 +187,27 @@ def message(role: str) -> str:
 BAD_BODIES = [
     ("{not json", 400, "malformed_json"),
     ('{"messages": []}', 422, "invalid_body"),
-    (f'{{"id": "a b", "messages": [{message("user")}]}}', 400, "invalid_conversation_id"),
+    (f'{{"id": "a\\nb", "messages": [{message("user")}]}}', 400, "invalid_conversation_id"),
+    (f'{{"id": "", "messages": [{message("user")}]}}', 400, "invalid_conversation_id"),
     (f'{{"id": "c", "messages": [{message("assistant")}]}}', 422, "invalid_body"),
 ]
+
+
+def test_a_conversation_id_follows_the_python_apis_rule(make_server: Any) -> None:
+    # The same rule as ReactAgent.stream: spaces, "/" and any script are fine, so the URLs of
+    # such a conversation (percent-encoded, as the page sends them) must reach it too.
+    url, _, _ = make_server([text_reply("Done.")])
+    conversation = "team a/chat é"
+    with httpx.stream("POST", f"{url}/api/chat", json=chat_body(conversation, "Hi")) as response:
+        assert response.status_code == 200
+        read_all(response)
+    encoded = quote(conversation, safe="")
+    assert httpx.get(f"{url}/api/chat/{encoded}/stream").status_code == 204
+    cancel = httpx.post(f"{url}/api/chat/{encoded}/cancel")
+    assert cancel.json() == {"cancelled": False, "runId": None}
+    too_long = httpx.get(f"{url}/api/chat/{'x' * 201}/stream")
+    assert (too_long.status_code, too_long.json()["error"]) == (400, "invalid_conversation_id")
+    assert "at most 200 characters" in too_long.json()["detail"]
 
 
 def test_bad_requests_get_json_errors(make_server: Any) -> None:

@@ -16,13 +16,22 @@ from typing import Any, Literal, cast
 from reactivex import Observable, abc
 from reactivex import operators as ops
 
-from rxreact._validate import check_int, check_optional_seconds, check_question, described
+from rxreact._validate import (
+    check_bool,
+    check_instance,
+    check_int,
+    check_optional_seconds,
+    check_options,
+    check_run,
+    described,
+)
 from rxreact.agent._views import AgentViews
 from rxreact.agent.run_loop import RunLoop
 from rxreact.checks.judge import Judge
 from rxreact.checks.validation import (
     DraftChecks,
     OnJudgeError,
+    output_spec,
     validated_text,
 )
 from rxreact.context.budget import ContextBudget
@@ -161,6 +170,7 @@ class ReactAgent(AgentViews):
     ) -> None:
         if isinstance(model, str):
             model = model_from(model)
+        check_instance("model", model, "a ChatModel")
         if not isinstance(model, ChatModel):
             raise InvalidArgumentError(
                 f"model must be a ChatModel (such as OpenAIChatModel(...) or ScriptedModel(...)), "
@@ -200,6 +210,7 @@ class ReactAgent(AgentViews):
             check_int("buffer_size", buffer_size, 1)
         # load and append are what a memory must have; one without the lease methods (written
         # before they existed) still works, its runs kept apart in this process only.
+        check_instance("memory", memory, "a ChatMemory")
         if memory is not None and not all(
             callable(getattr(memory, name, None)) for name in ("load", "append")
         ):
@@ -208,6 +219,20 @@ class ReactAgent(AgentViews):
             raise InvalidArgumentError(
                 f"system_prompt must be a str, got {described(system_prompt)}"
             )
+        _check_callbacks(judge=judge, approver=approver, event_log=event_log)
+        for name, value in (("scheduler", scheduler), ("tools_scheduler", tools_scheduler)):
+            if value is not None and not isinstance(value, abc.SchedulerBase):
+                raise InvalidArgumentError(f"{name} must be a scheduler, got {described(value)}")
+        if not isinstance(forced_final_instruction, str) or not forced_final_instruction:
+            raise InvalidArgumentError(
+                f"forced_final_instruction must be a non-empty str, got "
+                f"{described(forced_final_instruction)}"
+            )
+        check_bool("send_reasoning", send_reasoning)
+        if trace_content is not None:
+            check_bool("trace_content", trace_content)
+        approval_timeout = check_optional_seconds("approval_timeout", approval_timeout)
+        options = check_options("options", options)
         self.memory = memory
         self.system_prompt = system_prompt
         self.scheduler: abc.SchedulerBase = scheduler or shared_scheduler("agent", 8)
@@ -268,12 +293,13 @@ class ReactAgent(AgentViews):
                 like a judge's rejection, and ``final_answer.output`` holds the parsed value.
         """
 
-        content = check_question(question)
+        question = check_run(question, conversation_id, options)
+        output = output_spec(output_type)
 
         def subscribe(
             observer: abc.ObserverBase[Any], _: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
-            run = RunLoop(self, content, conversation_id, options, output_type)
+            run = RunLoop(self, question, conversation_id, options, output)
             return self._subscribe(run, observer)
 
         return Observable(subscribe)
@@ -294,8 +320,9 @@ class ReactAgent(AgentViews):
         :class:`AgentResult`. See :class:`~rxreact.AgentRun`. ``options`` and ``output_type``
         as for :meth:`stream`.
         """
-        content = check_question(question)
-        return AgentRun(self, RunLoop(self, content, conversation_id, options, output_type))
+        question = check_run(question, conversation_id, options)
+        output = output_spec(output_type)
+        return AgentRun(self, RunLoop(self, question, conversation_id, options, output))
 
     def _subscribe(
         self,
@@ -362,6 +389,19 @@ class ReactAgent(AgentViews):
         )
 
     # -- blocking and asyncio views -----------------------------------------------------------
+
+
+def _check_callbacks(**callbacks: Any) -> None:
+    """A judge, an approver, an event log: ``None`` or an instance, never a class (a class is
+    callable, and would be called in place of the judge or approver it was meant to be)."""
+    for name, value in callbacks.items():
+        if value is None:
+            continue
+        check_instance(name, value, "an instance")
+        if name != "event_log" and not callable(value):
+            raise InvalidArgumentError(f"{name} must be callable, got {described(value)}")
+        if name == "event_log" and not callable(getattr(value, "begin", None)):
+            raise InvalidArgumentError(f"event_log must be an EventLog, got {described(value)}")
 
 
 def _tool_items(tools: Any) -> list[Any]:

@@ -40,11 +40,14 @@ from rxreact.checks.validation import (
     REVISION_INSTRUCTION,
     DraftOutcome,
     OutputSpec,
+    describe_errors,
+    output_spec,
 )
 from rxreact.context._fit_step import RequestFitter
 from rxreact.errors import (
     AgentError,
     ChatMemoryError,
+    OutputValidationError,
     RxReactError,
     ToolErrorBudgetExceededError,
 )
@@ -118,7 +121,7 @@ class RunLoop:
         self.run_id: str = uuid.uuid4().hex
         self.lease: Lease | None = None  # this run's hold on its conversation, once granted
         self.output: OutputSpec | None = (
-            OutputSpec(output_type) if output_type is not None else None
+            output_type if isinstance(output_type, OutputSpec) else output_spec(output_type)
         )
         if self.output is not None:
             self.options["response_format"] = self.output.response_format
@@ -220,6 +223,7 @@ class RunLoop:
                     if self._revise():
                         prefix, forced = (), state.forced
                         continue
+                    self._check_output_type(state)
                 self._commit_memory()
                 yield immediately(self._final_answer(state))
                 return
@@ -270,6 +274,22 @@ class RunLoop:
         self.revisions += 1
         self._add(UserMessage(content=REVISION_INSTRUCTION.format(feedback=outcome.feedback)))
         return True
+
+    def _check_output_type(self, state: RoundState) -> None:
+        """The last draft a typed run may give: an error, not an answer, when it is not of the
+        output type (a judge's last rejection lets the draft stand; a value of the wrong type
+        would be no answer at all to a program that asked for the type)."""
+        errors = self.outcome.output_errors
+        if errors is None:
+            return
+        assert self.output is not None
+        name = getattr(self.output.output_type, "__name__", repr(self.output.output_type))
+        raise OutputValidationError(
+            f"the answer is not a valid {name} after {self.revisions} revision(s): "
+            f"{describe_errors(errors)}",
+            state.text,
+            errors,
+        )
 
     def _load_history(self) -> None:
         agent = self.agent
@@ -338,7 +358,14 @@ class RunLoop:
             if result is None:  # cannot happen unless a tool observable completed empty
                 raise AgentError(f"tool call {call.id} completed without a result")
             content = result.parts or result.content
-            self._add(ToolMessage(tool_call_id=call.id, content=content, name=call.name))
+            self._add(
+                ToolMessage(
+                    tool_call_id=call.id,
+                    content=content,
+                    name=call.name,
+                    is_error=result.is_error,
+                )
+            )
             self.tool_errors += result.is_error
         if self.tool_errors > self.agent.max_tool_errors:
             raise ToolErrorBudgetExceededError(

@@ -89,7 +89,15 @@ def concat_steps(steps: Iterable[Observable[_T]]) -> Observable[_T]:
         steps:          a: -1-2|    b: (3|)    c: --4|
         concat_steps:   -1-2-3--4|
 
-    An error of a step, or raised by the generator, ends the sequence.
+    An error of a step, or raised by the generator, ends the sequence. So does an exception
+    the subscriber raises on a value: it goes to ``on_error`` and the step is disposed, instead
+    of climbing back into the step (which may have emitted from a completion, a tool's thread
+    or a timer, where nobody would hear it, or through a ``catch`` that would take it for the
+    step's own failure)::
+
+        steps:          a: -1-2-3|    b: --4|
+        subscriber:     raises on 2
+        concat_steps:   -1-2#             # the subscriber's error; b is never pulled
 
     Args:
         steps: the Observables, pulled one at a time.
@@ -194,7 +202,12 @@ def finish_round(state: RoundState) -> Callable[[Observable[Any]], Observable[An
         events:  -a--b--|
         result:  -a--b--F|          F: round_finished(mode, finish_reason, usage)
 
-    Errors pass through unchanged (no ``round_finished`` for a failed round).
+    Errors pass through unchanged (no ``round_finished`` for a failed round). An exception the
+    subscriber raises on ``round_finished`` ends the round with it (``on_error``): it is sent
+    from the source's completion, so nothing upstream is left to hear it::
+
+        events:  -a--b--|
+        result:  -a--b--(F#)        the subscriber raised on F
 
     Args:
         state: the round's state, read once at completion.

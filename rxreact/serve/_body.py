@@ -7,16 +7,20 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from rxreact import _validate
+from rxreact.errors import InvalidArgumentError
+
 __all__ = [
     "ApprovalBody",
     "ChatBody",
     "HTTPProblem",
     "check_conversation_id",
+    "check_run_id",
     "parse_approval_body",
     "parse_chat_body",
 ]
 
-_CONVERSATION_ID = re.compile(r"[A-Za-z0-9_.:-]{1,200}")
+_RUN_ID = re.compile(r"[A-Za-z0-9_.:-]{1,200}")
 
 
 class HTTPProblem(Exception):
@@ -65,11 +69,18 @@ class ChatBody(BaseModel):
 
 
 def check_conversation_id(value: str) -> str:
-    """``value`` if it is a usable conversation id, else a 400 problem."""
-    if not _CONVERSATION_ID.fullmatch(value):
-        raise HTTPProblem(
-            400, "invalid_conversation_id", "a conversation id is 1-200 of A-Z a-z 0-9 _ . : -"
-        )
+    """``value`` if it is a usable conversation id (the rule of ``ReactAgent.stream``, one
+    function for both), else a 400 problem."""
+    try:
+        return _validate.check_conversation_id(value)
+    except InvalidArgumentError as error:
+        raise HTTPProblem(400, "invalid_conversation_id", str(error)) from None
+
+
+def check_run_id(value: str) -> str:
+    """``value`` if it can be a run id (rxreact makes them hex), else a 400 problem."""
+    if not _RUN_ID.fullmatch(value):
+        raise HTTPProblem(400, "invalid_run_id", "a run id is 1-200 of A-Z a-z 0-9 _ . : -")
     return value
 
 

@@ -40,6 +40,7 @@ from rxreact.events import AgentEvent
 from rxreact.serve._body import (
     HTTPProblem,
     check_conversation_id,
+    check_run_id,
     parse_approval_body,
     parse_chat_body,
 )
@@ -141,7 +142,7 @@ def create_app(
         return await open_stream(run_id, runs.events(run_id), after=after)
 
     async def replay(request: Request) -> Response:
-        run_id = check_conversation_id(request.path_params["run_id"])
+        run_id = check_run_id(request.path_params["run_id"])
         after = _last_event_id(request)
         # Parts after a Last-Event-ID may be far off: check for an unknown run only from seq 1.
         refuse = _not_found if after == 0 else None
@@ -176,8 +177,7 @@ def create_app(
         return JSONResponse({"decided": True, "runId": run_id}, status_code=202)
 
     async def marbles(request: Request) -> Response:
-        run_id = request.path_params["run_id"]
-        check_conversation_id(run_id)
+        run_id = check_run_id(request.path_params["run_id"])
         recording = await runs.recording(run_id, marbles_timeout)
         if recording is None or not recording.values:  # unknown here and in the log
             raise HTTPProblem(404, "unknown_run", f"no finished run {run_id!r}")
@@ -199,9 +199,9 @@ def create_app(
         routes=[
             Route("/", index),
             Route("/api/chat", post_chat, methods=["POST"]),
-            Route("/api/chat/{conversation_id}/stream", resume, methods=["GET"]),
-            Route("/api/chat/{conversation_id}/cancel", cancel, methods=["POST"]),
-            Route("/api/chat/{conversation_id}/approve", approve, methods=["POST"]),
+            Route("/api/chat/{conversation_id:path}/stream", resume, methods=["GET"]),
+            Route("/api/chat/{conversation_id:path}/cancel", cancel, methods=["POST"]),
+            Route("/api/chat/{conversation_id:path}/approve", approve, methods=["POST"]),
             Route("/api/runs/{run_id}/stream", replay, methods=["GET"]),
             Route("/api/runs/{run_id}/marbles.svg", marbles, methods=["GET"]),
             Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),

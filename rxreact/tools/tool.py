@@ -35,8 +35,14 @@ from typing import Any, Generic, ParamSpec, TypeVar, get_origin, get_type_hints,
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, create_model
 from reactivex import Observable, abc
 
+from rxreact._validate import (
+    check_optional_int,
+    check_optional_seconds,
+    check_optional_str,
+    described,
+)
 from rxreact.cancellation import CancellationToken
-from rxreact.errors import ToolDefinitionError
+from rxreact.errors import InvalidArgumentError, ToolDefinitionError
 from rxreact.messages import ToolSpec
 from rxreact.rx._call_once import ToolInterruptedError, call_once
 from rxreact.tools.results import DEFAULT_MAX_RESULT_CHARS
@@ -215,10 +221,21 @@ def tool(
             parsed arguments says so; see :mod:`rxreact.tools.approval`.
 
     Raises:
+        InvalidArgumentError: an option of the wrong type or value (``timeout="5"``,
+            ``max_result_chars=-5``), when ``tool(...)`` is called; the message names it.
         ToolDefinitionError: ``*args``/``**kwargs``, a parameter without an annotation or with a
             type that has no JSON schema, a name providers reject (``^[a-zA-Z0-9_-]{1,64}$``),
             or no description at all.
     """
+    check_optional_str("name", name)
+    check_optional_str("description", description)
+    check_optional_seconds("timeout", timeout)
+    check_optional_int("max_result_chars", max_result_chars, 1)
+    if not isinstance(requires_approval, bool) and not callable(requires_approval):
+        raise InvalidArgumentError(
+            f"requires_approval must be True, False or a predicate on the arguments, got "
+            f"{described(requires_approval)}"
+        )
 
     def build(fn: Callable[P, R]) -> Tool[P, R]:
         built = _build_tool(fn, name=name, description=description, timeout=timeout)

@@ -40,6 +40,7 @@ from rxreact.errors import ConfigurationError
 from rxreact.messages import ChatRequest
 from rxreact.model.chunks import ChatChunk, ModelResponse
 from rxreact.model.http._aio import LoopCall, on_io_loop
+from rxreact.model.http._arguments import check_model_arguments
 from rxreact.model.http._call import CallSettings, ModelCall, Timeouts
 from rxreact.model.http._clients import ModelClients, no_tls
 from rxreact.model.http._errors import (
@@ -126,6 +127,23 @@ class HTTPChatModel(Closeable):
         max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
         max_tool_arguments: int | None = DEFAULT_MAX_TOOL_ARGUMENTS,
     ) -> None:
+        check_model_arguments(
+            model=model,
+            base_url=base_url,
+            api_key=api_key,
+            timeouts={
+                "connect_timeout": connect_timeout,
+                "first_chunk_timeout": first_chunk_timeout,
+                "chunk_timeout": chunk_timeout,
+            },
+            max_retries=max_retries,
+            backoff=backoff,
+            headers=headers,
+            http_client=http_client,
+            io_scheduler=io_scheduler,
+            options=options,
+            caps={"max_line_bytes": max_line_bytes, "max_tool_arguments": max_tool_arguments},
+        )
         name = type(self).__name__
         model = model or os.environ.get("RXREACT_MODEL")
         if not model:
@@ -139,8 +157,6 @@ class HTTPChatModel(Closeable):
             url = None
         if url is None or url.scheme not in ("http", "https") or not url.host:
             raise ConfigurationError(f"base_url must be an http(s) URL, got {base_url!r}")
-        if max_retries < 0:
-            raise ConfigurationError("max_retries must be >= 0")
         self.model = model
         self.base_url = base_url
         self._url = f"{base_url}{self.path}"
@@ -158,9 +174,6 @@ class HTTPChatModel(Closeable):
         self._headers = dict(headers or {})
         self.options: dict[str, Any] = dict(options or {})
         """Body parameters sent with every request, under the request's own ``options``."""
-        for cap in (max_line_bytes, max_tool_arguments):
-            if cap is not None and cap < 1:
-                raise ConfigurationError("size caps must be positive (or None)")
         self._limits = StreamLimits(max_line_bytes, max_tool_arguments)
         self.io: IOMode = io_mode(io, http_client, io_scheduler)
         """``"thread"`` or ``"loop"``: how this model reads its streams."""
@@ -231,19 +244,26 @@ class HTTPChatModel(Closeable):
             what :meth:`complete` returns for the same reply.
         """
 
+        return self._stream(request, self._stream_parser)
+
+    def _stream(
+        self, request: ChatRequest, new_parser: Callable[[], StreamParser]
+    ) -> Observable[ChatChunk]:
+        """:meth:`stream` with each attempt's parser made by ``new_parser``: a wire format
+        that carries state from one request to the next (Anthropic's ``pause_turn``, continued
+        by another request) keeps its parsers this way."""
+
         def attempt(call: ThreadCall[ChatChunk], content: bytes) -> None:
             with self._exchange(call, content, stream=True) as response:
                 self._check_stream(response)
-                read_sse(response, call, self._stream_parser(), self.think_tags, self._limits)
+                read_sse(response, call, new_parser(), self.think_tags, self._limits)
 
         async def aattempt(call: LoopCall[ChatChunk], content: bytes) -> None:
             async with self._aexchange(call, content, stream=True) as response:
                 if response.headers.get("content-type", "").startswith(NOT_A_STREAM_TYPES):
                     await response.aread()  # the check quotes the body
                 self._check_stream(response)
-                await aread_sse(
-                    response, call, self._stream_parser(), self.think_tags, self._limits
-                )
+                await aread_sse(response, call, new_parser(), self.think_tags, self._limits)
 
         return self._observable(request, stream=True, attempt=attempt, aattempt=aattempt)
 

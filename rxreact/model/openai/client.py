@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 from reactivex import abc
 
+from rxreact._validate import check_bool
 from rxreact.messages import ChatRequest
 from rxreact.model.chunks import ModelResponse
 from rxreact.model.http._aio import run_on_io_loop
@@ -75,6 +76,11 @@ class OpenAIChatModel(HTTPChatModel):
             :class:`~rxreact.errors.ResponseTooLargeError` (see
             :mod:`rxreact.model.http.limits`); ``None`` lifts it.
 
+    Raises:
+        InvalidArgumentError: a setting of the wrong type or value (the message names it).
+        ConfigurationError: no model name, a ``base_url`` that is not an http(s) URL, or an
+            ``io`` that does not fit the other arguments.
+
     I/O modes (``on_next`` of :meth:`stream` is called on the I/O thread of the mode):
 
     - ``"loop"``: every stream of the process is read on ONE asyncio event loop, on one
@@ -132,6 +138,9 @@ class OpenAIChatModel(HTTPChatModel):
         max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
         max_tool_arguments: int | None = DEFAULT_MAX_TOOL_ARGUMENTS,
     ) -> None:
+        check_bool("send_reasoning", send_reasoning)
+        check_bool("think_tags", think_tags)
+        check_bool("include_usage", include_usage)
         super().__init__(
             model,
             base_url=base_url,
