@@ -178,3 +178,30 @@ def test_a_session_sends_the_attachments_with_its_first_question(
     assert [part["type"] for part in first[-1]["content"]] == ["text", "image_url"]
     assert second[0] == first[-1]  # the first question, image and all, from memory
     assert second[-1] == {"role": "user", "content": "And now?"}  # sent once, not again
+
+
+@pytest.mark.parametrize(
+    ("environment", "expected"),
+    [
+        ({"RXREACT_MODEL": ""}, "rxreact: no model name: pass --model NAME or set RXREACT_MODEL"),
+        (
+            {"RXREACT_MODEL": "gpt-test", "OPENAI_BASE_URL": "https://api.example.com/v1"},
+            "rxreact: no API key for https://api.example.com/v1: set OPENAI_API_KEY",
+        ),
+    ],
+)
+def test_serve_refuses_a_missing_setting_at_start_in_the_commands_terms(
+    monkeypatch: pytest.MonkeyPatch, environment: dict[str, str], expected: str
+) -> None:
+    pytest.importorskip("uvicorn")
+    from rxreact.serve.cli import CONFIG_ENV
+
+    monkeypatch.setenv(CONFIG_ENV, "{}")  # serve sets it: restored after the test
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    err = io.StringIO()
+    with redirect_stderr(err):
+        assert main(["serve", "--port", "0"]) == 2
+    assert err.getvalue().startswith(expected)
+    assert "api_key=" not in err.getvalue()

@@ -23,43 +23,76 @@ from typing import Any
 
 __all__ = ["CONFIG_ENV", "add_serve_command", "app_from_env", "is_loopback", "serve"]
 
+DESCRIPTION = """\
+Serve the chat page and the AI SDK UI message stream endpoints (POST /api/chat and the resume,
+cancel and replay endpoints) over uvicorn; needs the serve extra: pip install 'rxreact[serve]'.
+
+One worker keeps conversations in a SQLite file and runs in an in-memory event log; with
+--redis URL the memory and the event log are in Redis, so several workers (--workers N, or
+processes on several machines) share conversations and a resume can land on any of them.
+
+The endpoint is OPENAI_BASE_URL (else OpenAI's), the key OPENAI_API_KEY (a server on a
+loopback address such as 127.0.0.1 needs none), the model RXREACT_MODEL; --base-url and
+--model override them, --demo needs none of them."""
+
 CONFIG_ENV = "RXREACT_SERVE_CONFIG"
 """The environment variable that carries ``rxreact serve``'s options to its workers."""
 
 
 def add_serve_command(commands: Any) -> None:
     """Register ``serve`` on the ``rxreact`` command's subparsers."""
-    parser = commands.add_parser(
+    from rxreact._cli.help import command_parser, examples
+
+    parser = command_parser(
+        commands,
         "serve",
         help="serve the chat page and the AI SDK UI message stream endpoints",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=DESCRIPTION,
+        epilog=examples(
+            ("rxreact serve --demo", "the chat page on http://127.0.0.1:8000, no key needed"),
+            ("rxreact serve --tools my_tools:get_weather", "the configured model, your tools"),
+            (
+                "rxreact serve --workers 4 --redis redis://localhost:6379/0",
+                "four worker processes sharing conversations and runs through Redis",
+            ),
+        ),
     )
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--workers", type=int, default=1, help="worker processes (needs --redis)")
+    parser.add_argument("--host", default="127.0.0.1", help="interface to listen on")
+    parser.add_argument("--port", type=int, default=8000, help="port (0: a free one)")
+    parser.add_argument(
+        "--workers", type=int, default=1, help="worker processes (more than one needs --redis)"
+    )
     parser.add_argument(
         "--tools", metavar="MODULE:NAME", action="append", default=[],
         help="tools to offer: a @tool function or a list of them, repeatable "
         "(default: the demo's tools)",
     )  # fmt: skip
-    parser.add_argument("--redis", metavar="URL", default=None, help="Redis memory and event log")
+    parser.add_argument(
+        "--redis", metavar="URL", default=None,
+        help="keep memory and the event log in Redis (default: SQLite and in memory, one worker)",
+    )  # fmt: skip
     parser.add_argument(
         "--memory", metavar="PATH", default=None,
-        help="SQLite file of the conversations without --redis (default: as for `rxreact chat`)",
+        help="SQLite file of conversations without --redis (default: the one rxreact chat uses)",
     )  # fmt: skip
     parser.add_argument("--model", default=None, help="model name (default: $RXREACT_MODEL)")
     parser.add_argument("--base-url", default=None, help="endpoint (default: $OPENAI_BASE_URL)")
-    parser.add_argument("--max-rounds", type=int, default=5)
-    parser.add_argument("--system", default=None, help="system prompt")
+    parser.add_argument(
+        "--max-rounds", type=int, default=5, help="model requests with tools offered, per run"
+    )
+    parser.add_argument("--system", default=None, help="system prompt (default: none)")
     parser.add_argument(
         "--demo", action="store_true",
         help="answer with the no-key demo model (a loopback mock) instead of a real endpoint",
     )  # fmt: skip
-    parser.add_argument("--on-busy", choices=("queue", "reject"), default="reject")
+    parser.add_argument(
+        "--on-busy", choices=("queue", "reject"), default="reject",
+        help="a message to a conversation whose answer is still running: wait, or refuse it",
+    )  # fmt: skip
     parser.add_argument(
         "--token-file", metavar="PATH", default=None,
-        help="bearer tokens, one 'token user' a line: each user sees only their conversations",
+        help="bearer tokens, one 'token user' a line: each user sees only their conversations "
+        "(default: none, one anonymous user on a loopback host)",
     )  # fmt: skip
     parser.add_argument(
         "--insecure-no-auth", action="store_true",
@@ -68,7 +101,7 @@ def add_serve_command(commands: Any) -> None:
     parser.add_argument(
         "--cors-origin", metavar="ORIGIN", action="append", default=[], dest="cors_origins",
         help="another origin (scheme://host[:port]) allowed to call the API from a browser; "
-        "repeatable",
+        "repeatable (default: the page's own origin only)",
     )  # fmt: skip
     parser.set_defaults(run=serve)
 
@@ -142,7 +175,7 @@ def serve(args: argparse.Namespace) -> int:
 def app_from_env() -> Any:
     """The app of one worker, from ``$RXREACT_SERVE_CONFIG`` (uvicorn's factory)."""
     from rxreact import ChatMemory, EventLog, InMemoryEventLog, RedisChatMemory, RedisEventLog
-    from rxreact._cli.chat import load_tools, open_memory
+    from rxreact._cli.chat import check_endpoint, load_tools, open_memory, require_key
     from rxreact.agent.react_agent import ReactAgent
     from rxreact.model.openai.client import OpenAIChatModel
     from rxreact.serve.app import create_app
@@ -160,7 +193,9 @@ def app_from_env() -> Any:
     elif config.get("insecure_no_auth"):
         options["allowed_hosts"] = ["*"]
     base_url, api_key = config.get("base_url"), None
-    if config.get("demo"):
+    if not config.get("demo"):
+        check_endpoint(config.get("model"), base_url)
+    else:
         from rxreact.demo import demo_model_script
         from rxreact.testing import MockOpenAIServer
 
@@ -168,6 +203,7 @@ def app_from_env() -> Any:
         base_url, api_key = mock.base_url, "sk-demo"
     model = OpenAIChatModel(config.get("model") or ("mock-weather-model" if api_key else None),
                             base_url=base_url, api_key=api_key)  # fmt: skip
+    require_key(model)  # at start-up, not in the first visitor's answer
     tools = load_tools(config.get("tools") or [])
     if not tools:
         from rxreact.demo import demo_tools

@@ -184,6 +184,17 @@ class HTTPChatModel(Closeable):
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
 
+    @property
+    def needs_api_key(self) -> bool:
+        """No key is set and the host is not loopback: every request would fail with
+        :class:`~rxreact.errors.ConfigurationError`. A command line checks this before it starts."""
+        return self._api_key is None and not self._keyless_ok
+
+    @property
+    def api_key_variable(self) -> str:
+        """The environment variable this model reads its key from (``OPENAI_API_KEY``...)."""
+        return self._key_env
+
     # -- the wire format: what a subclass implements -----------------------------------------
 
     def _body(self, request: ChatRequest, stream: bool) -> dict[str, Any]:

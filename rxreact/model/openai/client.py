@@ -100,14 +100,14 @@ class OpenAIChatModel(HTTPChatModel):
     (:mod:`rxreact.model.http._clients`).
 
     The default is loop mode, by measurement (2 cores, BENCHMARKS.md): for one conversation it
-    now costs what thread mode costs (0.42x the async httpx floor per chunk in both; fixed
-    cost 0.83x against 0.77x), and at a thousand concurrent agent runs it holds 28 threads
-    where thread mode holds one per stream, with about 0.9x the floor's CPU per paced chunk where
-    thread mode needed several times more. A subscriber that blocks ``on_next`` of the model
-    stream itself stalls every stream in loop mode: the agent never does (it hands chunks to
-    its pool with :func:`~rxreact.operators.deliver_on`, and a blocked pool thread is
-    replaced within milliseconds); code that subscribes to ``model.stream`` directly and
-    blocks should do the same, or choose ``io="thread"``.
+    costs about what thread mode costs (0.47x and 0.44x the async httpx floor's CPU per chunk
+    in one run; a short conversation 0.88-1.03x the floor's), and at a thousand concurrent
+    agent runs it holds 28 threads where thread mode holds one per stream, with about 0.9x the
+    floor's CPU per paced chunk where thread mode needed 2.2x. A subscriber that blocks
+    ``on_next`` of the model stream itself stalls every stream in loop mode: the agent never
+    does (it hands chunks to its pool with :func:`~rxreact.operators.deliver_on`, and a
+    blocked pool thread is replaced within milliseconds); code that subscribes to
+    ``model.stream`` directly and blocks should do the same, or choose ``io="thread"``.
     """
 
     path = "/chat/completions"
