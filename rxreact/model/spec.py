@@ -93,5 +93,5 @@ def model_from(spec: str, **kwargs: Any) -> HTTPChatModel:
     if "api_key" not in kwargs:
         kwargs["api_key"] = os.environ.get(preset.api_key_env)
     model = OpenAIChatModel(name, **kwargs)
-    model._key_env = preset.api_key_env  # the variable a missing-key error names
+    model._endpoint.key_env = preset.api_key_env  # the variable a missing-key error names
     return model
