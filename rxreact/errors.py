@@ -40,6 +40,9 @@ call such as ``agent.call``) is an instance of :class:`RxReactError`::
 Foreign exceptions (httpx, json, pydantic) are mapped to this tree in exactly one place
 per layer (``rxreact.model.http._errors.transport_error`` for HTTP), and never carry the
 API key: messages are built from our own fields, not from request reprs.
+
+The tree is one module on purpose, long as it is: it reads as the tree above, and an
+``except`` clause never has to know which room raised.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """rxreact's operators: the agent loop written as Rx composition.
 
 Each operator lives in its own private module; these wrappers are the public, documented API.
+The module is long because it is that documentation (a marble diagram and the contract of
+each operator), kept together so the operators read as one vocabulary.
 """
 
 from __future__ import annotations
