@@ -19,6 +19,7 @@ from rxreact._cli.chat import (
     default_memory_path,
     load_tools,
     open_memory,
+    open_model,
     read_attachments,
     read_question,
     require_key,
@@ -103,7 +104,11 @@ def _add_chat(commands: Any) -> None:
         default=None,
         help="the question; '-' reads it from stdin (default: an interactive session)",
     )
-    chat.add_argument("--model", default=None, help="model name (default: $RXREACT_MODEL)")
+    chat.add_argument(
+        "-m", "--model", default=None,
+        help="model name, or provider:model (anthropic:claude-sonnet-4-5, openai:gpt-5, "
+        "ollama:llama3.2...; default: $RXREACT_MODEL)",
+    )  # fmt: skip
     chat.add_argument("--base-url", default=None, help="endpoint (default: $OPENAI_BASE_URL)")
     chat.add_argument(
         "--max-rounds", type=_positive_int, default=5, help="model requests with tools offered"
@@ -156,8 +161,6 @@ def _add_chat(commands: Any) -> None:
 
 
 def _chat(args: argparse.Namespace) -> int:
-    from rxreact.model.openai.client import OpenAIChatModel
-
     check_endpoint(args.model, args.base_url)
     if args.question is not None:  # before anything is set up, as a usage error would be
         args.question = read_question(args, sys.stdin)
@@ -168,7 +171,7 @@ def _chat(args: argparse.Namespace) -> int:
         for key, value in (("temperature", args.temperature), ("max_tokens", args.max_tokens))
         if value is not None
     }
-    with OpenAIChatModel(args.model, base_url=args.base_url, options=options) as model:
+    with open_model(args.model, args.base_url, options=options) as model:
         require_key(model)  # before any file is made or any round is shown
         # An interactive session always keeps history; a one-off question only when named.
         keep = args.conversation is not None or args.question is None

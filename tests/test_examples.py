@@ -156,6 +156,7 @@ def mock_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Mock
     with MockOpenAIServer(weather_desk) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.origin)
+        monkeypatch.setenv("OLLAMA_BASE_URL", server.base_url)
         monkeypatch.setenv("RXREACT_MODEL", "mock")
         monkeypatch.delenv("OPENAI_API_KEY", raising=False)
         monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)

@@ -28,10 +28,11 @@ from rxreact.errors import ChatMemoryError, ConfigurationError, InvalidArgumentE
 from rxreact.memory import SQLiteChatMemory
 from rxreact.messages import File, Image
 from rxreact.messages._labels import Question
+from rxreact.model.spec import base_url_variable, model_from
 from rxreact.tools.tool import Tool
 
-if TYPE_CHECKING:  # imported when a command needs it: `rxreact --help` starts faster
-    from rxreact.model.openai.client import OpenAIChatModel
+if TYPE_CHECKING:
+    from rxreact.model.http.model import HTTPChatModel
 
 __all__ = [
     "check_endpoint",
@@ -184,17 +185,31 @@ def read_question(args: argparse.Namespace, stdin: TextIO) -> str:
 def check_endpoint(model: str | None, base_url: str | None) -> None:
     """The model name and endpoint from ``--model`` / ``--base-url`` or the environment, checked
     before anything starts and reported in the command's terms (the flag or the variable)."""
-    if not (model or os.environ.get("RXREACT_MODEL")):
+    spec = model or os.environ.get("RXREACT_MODEL")
+    if not spec:
         raise ConfigurationError("no model name: pass --model NAME or set RXREACT_MODEL")
-    url = base_url or os.environ.get("OPENAI_BASE_URL")
+    variable = base_url_variable(spec)
+    url = base_url or os.environ.get(variable)
     if url and not re.match(r"https?://[^/\s]", url):
-        where = "--base-url" if base_url else "OPENAI_BASE_URL"
+        where = "--base-url" if base_url else variable
         raise ConfigurationError(
             f"{where}: expected an http(s) URL such as http://127.0.0.1:8001/v1, got {url!r}"
         )
 
 
-def require_key(model: OpenAIChatModel) -> None:
+def open_model(model: str | None, base_url: str | None, **kwargs: Any) -> HTTPChatModel:
+    """The model ``--model`` names (a ``provider:model`` spec, or a bare name), else
+    ``$RXREACT_MODEL``'s; ``--base-url`` wins over the provider's own."""
+    spec = model or os.environ.get("RXREACT_MODEL") or ""
+    if base_url:
+        kwargs["base_url"] = base_url
+    try:
+        return model_from(spec, **kwargs)
+    except InvalidArgumentError as error:
+        raise ConfigurationError(f"--model: {error}") from None
+
+
+def require_key(model: HTTPChatModel) -> None:
     """Refuse to start when the endpoint needs a key and none is set (in the command's terms:
     the library's own message speaks of ``api_key=``)."""
     if model.needs_api_key:

@@ -75,7 +75,11 @@ def add_serve_command(commands: Any) -> None:
         "--memory", metavar="PATH", default=None,
         help="SQLite file of conversations without --redis (default: the one rxreact chat uses)",
     )  # fmt: skip
-    parser.add_argument("--model", default=None, help="model name (default: $RXREACT_MODEL)")
+    parser.add_argument(
+        "-m", "--model", default=None,
+        help="model name, or provider:model (anthropic:claude-sonnet-4-5, openai:gpt-5, "
+        "ollama:llama3.2...; default: $RXREACT_MODEL)",
+    )  # fmt: skip
     parser.add_argument("--base-url", default=None, help="endpoint (default: $OPENAI_BASE_URL)")
     parser.add_argument(
         "--max-rounds", type=int, default=5, help="model requests with tools offered, per run"
@@ -175,8 +179,9 @@ def serve(args: argparse.Namespace) -> int:
 def app_from_env() -> Any:
     """The app of one worker, from ``$RXREACT_SERVE_CONFIG`` (uvicorn's factory)."""
     from rxreact import ChatMemory, EventLog, InMemoryEventLog, RedisChatMemory, RedisEventLog
-    from rxreact._cli.chat import check_endpoint, load_tools, open_memory, require_key
+    from rxreact._cli.chat import check_endpoint, load_tools, open_memory, open_model, require_key
     from rxreact.agent.react_agent import ReactAgent
+    from rxreact.model.http.model import HTTPChatModel
     from rxreact.model.openai.client import OpenAIChatModel
     from rxreact.serve.app import create_app
 
@@ -201,8 +206,12 @@ def app_from_env() -> Any:
 
         mock = MockOpenAIServer(demo_model_script).start()  # lives as long as the worker
         base_url, api_key = mock.base_url, "sk-demo"
-    model = OpenAIChatModel(config.get("model") or ("mock-weather-model" if api_key else None),
-                            base_url=base_url, api_key=api_key)  # fmt: skip
+    if api_key:  # the demo's own mock: chat completions, whatever the environment says
+        model: HTTPChatModel = OpenAIChatModel(
+            "mock-weather-model", base_url=base_url, api_key=api_key
+        )
+    else:
+        model = open_model(config.get("model"), base_url)
     require_key(model)  # at start-up, not in the first visitor's answer
     tools = load_tools(config.get("tools") or [])
     if not tools:

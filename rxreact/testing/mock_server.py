@@ -73,6 +73,7 @@ class MockOpenAIServer:
     Attributes:
         requests: every request body received, in order, as parsed JSON.
         request_headers: the headers of those requests (names lower-cased), in the same order.
+        request_paths: the paths those requests were sent to (which API each spoke), in order.
     """
 
     def __init__(
@@ -85,6 +86,7 @@ class MockOpenAIServer:
     ) -> None:
         self.requests: list[dict[str, Any]] = []
         self.request_headers: list[dict[str, str]] = []
+        self.request_paths: list[str] = []
         self._script = script
         self._validate = validate_history
         self._address = (host, port)
@@ -187,10 +189,11 @@ class MockOpenAIServer:
             raise LookupError(f"MockOpenAIServer: the script has no reply for request #{n + 1}")
         return self._script[n]
 
-    def _record(self, body: dict[str, Any], headers: dict[str, str]) -> None:
+    def _record(self, body: dict[str, Any], headers: dict[str, str], path: str = "") -> None:
         with self._changed:
             self.requests.append(body)
             self.request_headers.append(headers)
+            self.request_paths.append(path)
             self._changed.notify_all()
 
     def _client_gone(self) -> None:
