@@ -269,9 +269,10 @@ def _set_usage(span: Any, usage: Usage | None) -> None:
 
 
 def _provider_name(model: Any) -> str:
-    named = getattr(model, "provider_name", None)
-    if isinstance(named, str):
-        return named
+    for attribute in ("provider_name", "provider"):  # a user's model, or an HTTP adapter's
+        named = getattr(model, attribute, None)
+        if isinstance(named, str) and named:
+            return named
     kind = type(model).__name__
     return "openai" if kind.startswith("OpenAI") else kind
 
