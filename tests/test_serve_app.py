@@ -304,3 +304,20 @@ def test_create_app_checks_its_arguments() -> None:
         create_app(agent, unknown_resume=200)
     with pytest.raises(InvalidArgumentError, match="heartbeat"):
         create_app(agent, heartbeat=0)
+
+
+def test_protocols_choose_what_is_mounted() -> None:
+    from starlette.testclient import TestClient
+
+    from rxreact import InvalidArgumentError, ReactAgent, ScriptedModel
+    from rxreact.serve import create_app
+
+    agent = ReactAgent(ScriptedModel([]))
+    only_openai = TestClient(create_app(agent, protocols=("openai",)), base_url="http://127.0.0.1")
+    assert only_openai.get("/v1/models").status_code == 200
+    assert only_openai.get("/").status_code == 404
+    only_ui = TestClient(create_app(agent, protocols=["ui"]), base_url="http://127.0.0.1")
+    assert only_ui.get("/").status_code == 200
+    assert only_ui.get("/v1/models").status_code == 404
+    with pytest.raises(InvalidArgumentError, match="protocols must name some of ui, openai"):
+        create_app(agent, protocols=("ui", "soap"))

@@ -54,7 +54,7 @@ from rxreact.serve._body import (
 )
 from rxreact.serve._bridge import ChunkPipe
 from rxreact.serve._guard import Authenticate, guard_middleware, user_of
-from rxreact.serve._openai_routes import openai_routes
+from rxreact.serve._protocols import PROTOCOLS, ServeContext, protocol_routes
 from rxreact.serve._runs import RunRegistry
 from rxreact.serve.auth import RunIds, conversation_key
 from rxreact.serve.ui_stream import UI_MESSAGE_STREAM_HEADERS, to_ui_message_stream
@@ -81,6 +81,7 @@ def create_app(
     max_runs_per_user: int | None = None,
     run_id_secret: bytes | None = None,
     model_name: str = "rxreact",
+    protocols: Sequence[str] | None = None,
 ) -> Starlette:
     """An ASGI app serving ``agent``'s runs to browsers.
 
@@ -108,10 +109,19 @@ def create_app(
         run_id_secret: the key run ids are signed with for their user; workers serving the same
             users share it (default: random, one process).
         model_name: the model ``/v1/models`` lists and ``/v1/chat/completions`` answers as.
+        protocols: the protocols mounted (default: all): ``"ui"`` (the chat page and the AI
+            SDK UI message stream under ``/api``), ``"openai"`` (``/v1/chat/completions``,
+            ``/v1/models``), and the others of :data:`~rxreact.serve._protocols.PROTOCOLS`.
 
     Returns:
         A Starlette application (serve it with uvicorn, or ``rxreact serve``).
     """
+    chosen = ("ui", *PROTOCOLS) if protocols is None else tuple(protocols)
+    unknown = sorted(set(chosen) - {"ui", *PROTOCOLS})
+    if unknown or not chosen:
+        raise InvalidArgumentError(
+            f"protocols must name some of {', '.join(['ui', *PROTOCOLS])}, got {protocols!r}"
+        )
     if unknown_resume not in (204, 404):
         raise InvalidArgumentError(f"unknown_resume must be 204 or 404, not {unknown_resume!r}")
     if heartbeat <= 0:
@@ -264,24 +274,22 @@ def create_app(
         # Never a traceback to the client; the server log has it (uvicorn logs the exception).
         return JSONResponse({"error": "internal_error", "detail": type(error).__name__}, 500)
 
+    ui = [
+        Route("/", index),
+        Route("/api/chat", post_chat, methods=["POST"]),
+        Route("/api/chat/{conversation_id:path}/stream", resume, methods=["GET"]),
+        Route("/api/chat/{conversation_id:path}/cancel", cancel, methods=["POST"]),
+        Route("/api/chat/{conversation_id:path}/approve", approve, methods=["POST"]),
+        Route("/api/runs/{run_id}/stream", replay, methods=["GET"]),
+        Route("/api/runs/{run_id}/marbles.svg", marbles, methods=["GET"]),
+        Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
+    ]
+    context = ServeContext(runs, run_ids, model_name, max_message_chars, heartbeat, refused)
     app = Starlette(
         routes=[
-            Route("/", index),
-            Route("/api/chat", post_chat, methods=["POST"]),
-            Route("/api/chat/{conversation_id:path}/stream", resume, methods=["GET"]),
-            Route("/api/chat/{conversation_id:path}/cancel", cancel, methods=["POST"]),
-            Route("/api/chat/{conversation_id:path}/approve", approve, methods=["POST"]),
-            Route("/api/runs/{run_id}/stream", replay, methods=["GET"]),
-            Route("/api/runs/{run_id}/marbles.svg", marbles, methods=["GET"]),
             Route("/api/me", me, methods=["GET"]),
-            *openai_routes(
-                runs,
-                model_name=model_name,
-                max_message_chars=max_message_chars,
-                refuse=refused,
-                heartbeat=heartbeat,
-            ),
-            Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
+            *(ui if "ui" in chosen else ()),
+            *protocol_routes(chosen, context),
         ],
         middleware=guard_middleware(
             authenticate=authenticate,
