@@ -27,7 +27,7 @@ import binascii
 import contextlib
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator
-from typing import Final, NoReturn
+from typing import Final
 
 from a2a.server.context import ServerCallContext
 from a2a.server.request_handlers import RequestHandler
@@ -52,6 +52,7 @@ from a2a.types.a2a_pb2 import (
 )
 from a2a.utils.errors import (
     ExtendedAgentCardNotConfiguredError,
+    InternalError,
     InvalidParamsError,
     PushNotificationNotSupportedError,
     TaskNotCancelableError,
@@ -61,7 +62,6 @@ from a2a.utils.errors import (
 from reactivex import Observable
 from reactivex import operators as ops
 from starlette.concurrency import run_in_threadpool
-from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
@@ -83,17 +83,10 @@ SETTLE_TIMEOUT = 30.0
 """Seconds ``GetTask`` and ``CancelTask`` wait for an ended (or cancelled) run's log to be read."""
 
 _USER: Final = "rxreact.user"
+_SCOPE: Final = "rxreact.scope"
+_REFUSED: Final = "rxreact.a2a.refused"
 _END: Final = object()
 _SEPARATOR = "~"  # between the run id (hex) and the context (base64url): in neither alphabet
-
-
-class _Refused(HTTPException):
-    """A run that could not start, carried through the SDK's dispatcher (which lets HTTP
-    exceptions through) to the app's JSON error answer."""
-
-    def __init__(self, problem: HTTPProblem) -> None:
-        super().__init__(problem.status, problem.detail)
-        self.problem = problem
 
 
 class _ContextBuilder(DefaultServerCallContextBuilder):
@@ -102,6 +95,7 @@ class _ContextBuilder(DefaultServerCallContextBuilder):
     def build(self, request: Request) -> ServerCallContext:
         context = super().build(request)
         context.state[_USER] = user_of(request)
+        context.state[_SCOPE] = request.scope  # where a refusal is left for the endpoint
         return context
 
 
@@ -113,10 +107,12 @@ def a2a_routes(context: ServeContext) -> list[BaseRoute]:
     )[0]
 
     async def endpoint(request: Request) -> Response:
-        try:
-            response: Response = await rpc.endpoint(request)
-        except _Refused as refused:
-            raise refused.problem from None
+        response: Response = await rpc.endpoint(request)
+        # A run that could not start is the app's HTTP answer (429 with Retry-After...), as
+        # in every protocol, not the JSON-RPC error the SDK made of it.
+        refusal = request.scope.pop(_REFUSED, None)
+        if refusal is not None:
+            raise refusal
         return response
 
     card = agent_card(context, A2A_PATH)
@@ -178,7 +174,8 @@ class _RunHandler(RequestHandler):
             refusal = self.context.refuse(error)
             if refusal is None:
                 raise
-            _refuse(refusal)
+            call.state[_SCOPE][_REFUSED] = refusal
+            raise InternalError(message=refusal.detail) from None
         task_id = self._task_id(user, run.id, context_id)
         asked = Message()
         asked.CopyFrom(message)
@@ -282,10 +279,6 @@ class _RunHandler(RequestHandler):
         raise PushNotificationNotSupportedError
 
 
-def _refuse(problem: HTTPProblem) -> NoReturn:
-    raise _Refused(problem)
-
-
 def _last_event_id(headers: dict[str, str]) -> int:
     raw = headers.get("last-event-id", "").strip()
     if not raw:
@@ -332,8 +325,8 @@ async def _resumed(
     task folded from them (with ``asked`` in its history), then each later update.
 
     The task goes out once an update past ``after`` comes, or once those up to it are all
-    read (nothing more queued), or at the end of a run that ended: a resubscription to a quiet
-    run is answered at once, one to an ended run is its final task alone.
+    read (nothing more queued), or at the end: a resubscription to a quiet run is answered at
+    once, one after the last event of an ended run is its final task alone.
     """
     inbox = _Inbox(updates)
     task = Task()
