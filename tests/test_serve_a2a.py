@@ -283,3 +283,23 @@ def test_the_0_3_method_names_and_the_run_limit(make_server: Any) -> None:
     got = httpx.post(f"{url}/a2a", json=get, headers=headers, timeout=30).json()["result"]
     assert got["status"]["state"] == "completed"
     assert got["artifacts"][0]["parts"] == [{"kind": "text", "text": "One at a time."}]
+
+
+def test_messages_the_server_cannot_take_are_json_rpc_errors(make_server: Any) -> None:
+    url, mock, _ = make_server([], authenticate=USERS, max_message_chars=50)
+    headers = {"authorization": f"Bearer {ALICE}", "a2a-version": "1.0"}
+
+    def send(**message: Any) -> dict[str, Any]:
+        message = {"role": "ROLE_USER", "messageId": "m", **message}
+        body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
+        response = httpx.post(f"{url}/a2a", json=body, headers=headers, timeout=30)
+        assert response.status_code == 200
+        error: dict[str, Any] = response.json()["error"]
+        return error
+
+    text = [{"text": "Hi"}]
+    assert "ends with its run" in send(parts=text, taskId="some-task")["message"]
+    assert "no text part" in send(parts=[{"data": {"a": 1}}])["message"]
+    assert "over 50 characters" in send(parts=[{"text": "x" * 51}])["message"]
+    assert "contextId" in send(parts=text, contextId="bad\nid")["message"]
+    assert mock.requests == []  # nothing reached the model

@@ -21,12 +21,10 @@ nothing here keeps a task once its run is out of the log.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import binascii
-import contextlib
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Final
 
 from a2a.server.context import ServerCallContext
@@ -47,7 +45,6 @@ from a2a.types.a2a_pb2 import (
     SendMessageRequest,
     SubscribeToTaskRequest,
     Task,
-    TaskArtifactUpdateEvent,
     TaskPushNotificationConfig,
 )
 from a2a.utils.errors import (
@@ -68,10 +65,11 @@ from starlette.routing import BaseRoute, Route
 
 from rxreact.errors import RunNotFoundError, RxReactError
 from rxreact.serve._a2a_card import agent_card, card_route
+from rxreact.serve._a2a_stream import resumed, settle
 from rxreact.serve._body import HTTPProblem, check_conversation_id, message_too_long
 from rxreact.serve._guard import user_of
 from rxreact.serve._protocols import ServeContext
-from rxreact.serve.a2a import TERMINAL_STATES, A2AUpdate, apply_update, new_task, to_a2a_events
+from rxreact.serve.a2a import TERMINAL_STATES, A2AUpdate, new_task, to_a2a_events
 from rxreact.serve.auth import conversation_key
 
 __all__ = ["A2A_PATH", "a2a_routes"]
@@ -85,7 +83,6 @@ SETTLE_TIMEOUT = 30.0
 _USER: Final = "rxreact.user"
 _SCOPE: Final = "rxreact.scope"
 _REFUSED: Final = "rxreact.a2a.refused"
-_END: Final = object()
 _SEPARATOR = "~"  # between the run id (hex) and the context (base64url): in neither alphabet
 
 
@@ -190,13 +187,13 @@ class _RunHandler(RequestHandler):
             task = new_task(task_id, asked.context_id)
             task.history.append(asked)
             return task
-        return await _settle(updates, asked, timeout=None)
+        return await settle(updates, asked, timeout=None)
 
     async def on_message_send_stream(
         self, params: SendMessageRequest, context: ServerCallContext
     ) -> AsyncGenerator[A2AUpdate]:
         _, asked, updates = await self._start(params, context)
-        async for update in _resumed(updates, 0, asked):
+        async for update in resumed(updates, 0, asked):
             yield update
 
     # -- tasks ---------------------------------------------------------------------------------
@@ -216,7 +213,7 @@ class _RunHandler(RequestHandler):
         updates = self.runs.event_log.read(run_id).pipe(
             ops.do_action(on_error=failures.append), to_a2a_events(task_id, context_id)
         )
-        task = await _settle(updates, None, SETTLE_TIMEOUT)
+        task = await settle(updates, None, SETTLE_TIMEOUT)
         if any(isinstance(f, RunNotFoundError) for f in failures):
             raise TaskNotFoundError(message=f"no task {task_id[:200]!r}")
         return task
@@ -245,7 +242,7 @@ class _RunHandler(RequestHandler):
         user: str = context.state[_USER]
         run_id, context_id = self._owned(user, params.id)
         after = _last_event_id(context.state.get("headers", {}))
-        async for update in _resumed(self._updates(run_id, params.id, context_id), after, None):
+        async for update in resumed(self._updates(run_id, params.id, context_id), after, None):
             yield update
 
     async def on_list_tasks(
@@ -286,93 +283,3 @@ def _last_event_id(headers: dict[str, str]) -> int:
     if not (raw.isascii() and raw.isdigit()) or len(raw) > 18:  # "²" is a digit, 10**5000 slow
         raise InvalidParamsError(message="Last-Event-ID must be an event seq")
     return int(raw)
-
-
-class _Inbox:
-    """An Observable's items handed to the event loop that subscribed (the run's threads only
-    ``call_soon_threadsafe``); ``None`` once it completed. Closing detaches this subscriber
-    and nothing else: a hot run goes on."""
-
-    def __init__(self, source: Observable[A2AUpdate]) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._queue: asyncio.Queue[object] = asyncio.Queue()
-        self._subscription = source.subscribe(self._put, self._put, lambda: self._put(_END))
-
-    def _put(self, item: object) -> None:
-        with contextlib.suppress(RuntimeError):  # a closed loop: the server is shutting down
-            self._loop.call_soon_threadsafe(self._queue.put_nowait, item)
-
-    async def get(self) -> A2AUpdate | None:
-        item = await self._queue.get()
-        if item is _END:
-            self._queue.put_nowait(_END)
-            return None
-        if isinstance(item, BaseException):
-            raise item
-        return item  # type: ignore[return-value]
-
-    def empty(self) -> bool:
-        return self._queue.empty()
-
-    def close(self) -> None:
-        self._subscription.dispose()
-
-
-async def _resumed(
-    updates: Observable[A2AUpdate], after: int, asked: Message | None
-) -> AsyncIterator[A2AUpdate]:
-    """The task's updates for a client that has seen those up to ``seq`` ``after``: first the
-    task folded from them (with ``asked`` in its history), then each later update.
-
-    The task goes out once an update past ``after`` comes, or once those up to it are all
-    read (nothing more queued), or at the end: a resubscription to a quiet run is answered at
-    once, one after the last event of an ended run is its final task alone.
-    """
-    inbox = _Inbox(updates)
-    task = Task()
-    try:
-        while True:
-            update = await inbox.get()
-            if update is None:
-                yield task
-                return
-            if _seq_of(update) > after:
-                yield task
-                yield update
-                break
-            apply_update(task, update)
-            if isinstance(update, Task) and asked is not None:
-                task.history.append(asked)
-            final_chunk = isinstance(update, TaskArtifactUpdateEvent) and update.last_chunk
-            if _seq_of(update) >= after and inbox.empty() and not final_chunk:
-                yield task
-                break
-        while (update := await inbox.get()) is not None:
-            yield update
-    finally:
-        inbox.close()
-
-
-async def _settle(
-    updates: Observable[A2AUpdate], asked: Message | None, timeout: float | None
-) -> Task:
-    """The task the updates fold into by the run's end (or as it stands after ``timeout``)."""
-    inbox = _Inbox(updates)
-    task = Task()
-    try:
-        async with asyncio.timeout(timeout):
-            while (update := await inbox.get()) is not None:
-                apply_update(task, update)
-                if isinstance(update, Task) and asked is not None:
-                    task.history.append(asked)
-    except TimeoutError:
-        pass  # a run still going (queued behind another on its conversation): as it stands
-    finally:
-        inbox.close()
-    return task
-
-
-def _seq_of(update: A2AUpdate) -> int:
-    if isinstance(update, Task) or "seq" not in update.metadata.fields:
-        return 0
-    return int(update.metadata.fields["seq"].number_value)
