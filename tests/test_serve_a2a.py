@@ -303,3 +303,28 @@ def test_messages_the_server_cannot_take_are_json_rpc_errors(make_server: Any) -
     assert "over 50 characters" in send(parts=[{"text": "x" * 51}])["message"]
     assert "contextId" in send(parts=text, contextId="bad\nid")["message"]
     assert mock.requests == []  # nothing reached the model
+
+
+def test_without_the_sdk_a2a_is_left_out_unless_asked_for(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import importlib.util
+    import sys
+
+    from starlette.routing import Route
+
+    from rxreact import OpenAIChatModel, ReactAgent
+    from rxreact.errors import ConfigurationError
+    from rxreact.serve import create_app
+
+    agent = ReactAgent(OpenAIChatModel("m", base_url="http://127.0.0.1:9/v1", api_key="k"), [])
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "a2a" else find_spec(name, *a)
+    )
+    monkeypatch.setitem(sys.modules, "a2a", None)  # "import a2a" fails as if not installed
+    paths = {r.path for r in create_app(agent).routes if isinstance(r, Route)}
+    assert "/v1/chat/completions" in paths and "/a2a" not in paths
+    with pytest.raises(ConfigurationError, match=r"rxreact\[a2a\]"):
+        create_app(agent, protocols=("ui", "a2a"))
+    agent.model.close()

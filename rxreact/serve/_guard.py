@@ -45,7 +45,14 @@ _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 _PUBLIC_PATHS = ("/static/",)
 _PUBLIC_FILES = frozenset({"/", "/.well-known/agent-card.json"})  # the A2A card names the auth
 _USER_KEY = "rxreact.user"
-_CORS_HEADERS = ["authorization", "content-type", "last-event-id", "x-rxreact-conversation"]
+_CORS_HEADERS = [
+    "authorization",
+    "content-type",
+    "last-event-id",
+    "x-rxreact-conversation",
+    "a2a-version",  # what an A2A client sends with every call
+    "a2a-extensions",
+]
 
 
 def user_of(request: Request) -> str:
