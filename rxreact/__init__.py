@@ -91,7 +91,7 @@ from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
 from rxreact.model.openai.client import OpenAIChatModel
 from rxreact.model.scripted.model import ScriptedModel
 from rxreact.model.spec import model_from
-from rxreact.operators import events_of
+from rxreact.operators import events_of, from_agent, only_root
 from rxreact.runs import AgentRun, EventLog, InMemoryEventLog, RedisEventLog, follow
 from rxreact.tools.approval import ApprovalDecision, Approver
 from rxreact.tools.source import ToolSource
@@ -186,7 +186,9 @@ __all__ = [
     "ensure_tool_calls_closed",
     "events_of",
     "follow",
+    "from_agent",
     "model_from",
+    "only_root",
     "tool",
 ]
 

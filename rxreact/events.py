@@ -72,7 +72,13 @@ class _Event(BaseModel):
     """The event's 1-based position in its run: consecutive (1, 2, 3, ...) in the order
     subscribers receive the events, in cold ``stream()`` subscriptions and hot runs alike. A
     cursor for ``run.events(after=seq)``. ``0`` only on an event no run has emitted (one you
-    built yourself)."""
+    built yourself). Events of agents run as tools share their root run's sequence."""
+    agent: str = "agent"
+    """The ``name`` of the agent whose run emitted this event (``ReactAgent(name=...)``)."""
+    path: tuple[str, ...] = ()
+    """Where the emitting run sits: the tool call ids from the root run down to it, ``()`` for
+    the root run's own events, ``("call_1",)`` for a run of an agent tool the root called as
+    ``call_1``, and so on for every level of nesting."""
 
     def _repr_html_(self) -> str:
         """A one-line card in Jupyter: the kind, the round, the interesting field."""
@@ -249,6 +255,9 @@ class FinalAnswer(_Event):
     (``None`` when none reported any)."""
     usage_by_purpose: dict[UsagePurpose, Usage] = Field(default_factory=dict)
     """``usage`` split by what the requests were for; a purpose without usage is absent."""
+    usage_by_agent: dict[str, Usage] = Field(default_factory=dict)
+    """``usage`` split by the ``name`` of the agent that made the requests: this run's own and
+    those of the agents it ran as tools (``agent.as_tool()``), at every depth."""
     validated: bool | None = None
     """The judge's / ``output_type``'s verdict on this answer; ``None``: no check, or the judge
     could not run."""

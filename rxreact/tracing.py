@@ -125,7 +125,7 @@ class RunTracer:
             return span
 
         def on_event(span: Any, event: Any) -> None:
-            if isinstance(event, FinalAnswer):
+            if isinstance(event, FinalAnswer) and not event.path:  # not an agent tool's
                 _set_usage(span, event.usage)
                 if self.content:
                     span.set_attribute("gen_ai.output.messages", _output_json(event.text, []))

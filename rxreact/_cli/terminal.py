@@ -172,6 +172,8 @@ class TerminalRenderer:
 
     def __call__(self, event: Any) -> None:
         """Render one event (use as the ``on_next`` of a subscription)."""
+        if event.path:  # a run of an agent tool: its call and result show, not its inside
+            return
         if isinstance(event, ReasoningDelta):
             if not self._in_reasoning:
                 self.line(self.style("(thinking)", "2"))

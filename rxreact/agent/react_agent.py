@@ -13,11 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal, cast
 
+from pydantic import BaseModel
 from reactivex import Observable, abc
 from reactivex import operators as ops
 
 from rxreact._validate import check_int, check_optional_seconds, check_question, described
 from rxreact.agent._views import AgentViews
+from rxreact.agent.as_tool import ChildMemory, agent_tool
 from rxreact.agent.run_loop import RunLoop
 from rxreact.checks.judge import Judge
 from rxreact.checks.validation import (
@@ -123,6 +125,9 @@ class ReactAgent(AgentViews):
         lease_ttl: seconds a run's hold on its conversation lasts without renewal; the agent
             renews it every third of that while the run lives, so a killed process blocks its
             conversation for at most this long.
+        name: what the agent is called: every event its runs emit carries it (``agent``), it
+            keys ``usage_by_agent``, and it names the tool :meth:`as_tool` makes.
+        description: what the agent does, for a model that may call it (:meth:`as_tool`).
 
     Raises:
         InvalidArgumentError: a setting of the wrong type or value (the message names it), or
@@ -158,6 +163,8 @@ class ReactAgent(AgentViews):
         on_busy: Literal["queue", "reject"] = "queue",
         busy_timeout: float | None = 30.0,
         lease_ttl: float = 10.0,
+        name: str = "agent",
+        description: str | None = None,
     ) -> None:
         if isinstance(model, str):
             model = model_from(model)
@@ -208,6 +215,12 @@ class ReactAgent(AgentViews):
             raise InvalidArgumentError(
                 f"system_prompt must be a str, got {described(system_prompt)}"
             )
+        if not isinstance(name, str) or not name:
+            raise InvalidArgumentError(f"name must be a non-empty str, got {described(name)}")
+        if description is not None and not isinstance(description, str):
+            raise InvalidArgumentError(f"description must be a str, got {described(description)}")
+        self.name: str = name
+        self.description: str | None = description
         self.memory = memory
         self.system_prompt = system_prompt
         self.scheduler: abc.SchedulerBase = scheduler or shared_scheduler("agent", 8)
@@ -236,9 +249,32 @@ class ReactAgent(AgentViews):
         self.lease_ttl = lease_ttl
 
     def __repr__(self) -> str:
+        named = f"name={self.name!r}, " if self.name != "agent" else ""
         return (
-            f"ReactAgent(model={self.model!r}, tools={list(self.tools)}, "
+            f"ReactAgent({named}model={self.model!r}, tools={list(self.tools)}, "
             f"max_rounds={self.max_rounds})"
+        )
+
+    def as_tool(
+        self,
+        name: str | None = None,
+        description: str | None = None,
+        *,
+        input_type: type[BaseModel] | None = None,
+        memory: ChildMemory = "none",
+        output_type: Any = None,
+    ) -> Tool[..., Any]:
+        """This agent as a tool another agent can call; its run nested in the caller's stream.
+
+        See :func:`rxreact.agent.as_tool.agent_tool` for what the arguments mean.
+        """
+        return agent_tool(
+            self,
+            name,
+            description,
+            input_type=input_type,
+            memory=memory,
+            output_type=output_type,
         )
 
     # -- the run as an Observable -------------------------------------------------------------
@@ -342,7 +378,8 @@ class ReactAgent(AgentViews):
         *,
         options: Mapping[str, Any] | None = None,
     ) -> Observable[str]:
-        """Only the live answer text of the run (``text_delta`` payloads).
+        """Only the live answer text of the run (``text_delta`` payloads of the root run: the
+        text of agents it runs as tools is in ``stream()`` only).
 
         Text of a round streams as it arrives once the round is known to be answering. A round
         that writes a sentence and then calls a tool (a late switch) has already shown that
@@ -357,7 +394,7 @@ class ReactAgent(AgentViews):
         if self.judge is not None:
             return events.pipe(validated_text())
         return events.pipe(
-            ops.filter(lambda event: isinstance(event, TextDelta)),
+            ops.filter(lambda event: isinstance(event, TextDelta) and not event.path),
             ops.map(lambda event: cast(TextDelta, event).delta),
         )
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -77,6 +78,7 @@ from rxreact.operators import (
     run_tools,
     with_lease,
 )
+from rxreact.operators._mark_origin import mark_origin_
 from rxreact.result import AgentResult
 from rxreact.rx._immediate import immediately, starting_with
 from rxreact.tools.approval import Approvals
@@ -126,6 +128,11 @@ class RunLoop:
         self.revisions: int = 0
         self.outcome: DraftOutcome = DraftOutcome()
         self.usage_by_purpose: dict[UsagePurpose, Usage] = {}
+        self.usage_by_agent: dict[str, Usage] = {}
+        self._absorbing = threading.Lock()  # child runs of one tool round end concurrently
+        self.path: tuple[str, ...] = ()
+        """Where this run sits: the tool call ids from the root run down to it (set by the
+        agent tool that runs it; ``()`` for a root run)."""
         self.loaded: int = 0  # how many history messages came from memory (the rest is this turn)
         self.request: ChatRequest | None = None  # the last one sent
         self.fitter: RequestFitter | None = (
@@ -159,6 +166,7 @@ class RunLoop:
             messages=tuple(self.turn),
             usage=final.usage,
             usage_by_purpose=final.usage_by_purpose,
+            usage_by_agent=final.usage_by_agent,
             validated=final.validated,
             output=final.output,
         )
@@ -166,6 +174,8 @@ class RunLoop:
     def events(self) -> Observable[Any]:
         """The run: its steps, each subscribed when the one before completes."""
         events = self._holding_conversation(lambda: concat_steps(self._steps()))
+        if self.path or self.agent.name != "agent":  # the default marks need no layer
+            events = mark_origin_(events, self.agent.name, self.path)
         return events if self.trace is None else self.trace.run(events)
 
     def _holding_conversation(self, steps: Callable[[], Observable[Any]]) -> Observable[Any]:
@@ -236,6 +246,7 @@ class RunLoop:
                     trace=self.trace,
                     approvals=self.approvals,
                     approval_timeout=agent.approval_timeout,
+                    caller=self,
                 )
             )
             self._add_results(calls, results)
@@ -246,6 +257,19 @@ class RunLoop:
         if usage is not None:
             self.usage = usage + self.usage
             self.usage_by_purpose[purpose] = usage + self.usage_by_purpose.get(purpose)
+            name = self.agent.name
+            self.usage_by_agent[name] = usage + self.usage_by_agent.get(name)
+
+    def absorb(self, final: FinalAnswer) -> None:
+        """Add the usage of a child run (an agent tool's) that ended with ``final``."""
+        if final.usage is None:
+            return
+        with self._absorbing:
+            self.usage = final.usage + self.usage
+            for purpose, usage in final.usage_by_purpose.items():
+                self.usage_by_purpose[purpose] = usage + self.usage_by_purpose.get(purpose)
+            for name, usage in final.usage_by_agent.items():
+                self.usage_by_agent[name] = usage + self.usage_by_agent.get(name)
 
     def _check(self, state: RoundState) -> Observable[Any]:
         """Check the draft the round just added (the last message) against the output type
@@ -365,6 +389,7 @@ class RunLoop:
             forced=state.forced,
             usage=self.usage,
             usage_by_purpose=self.usage_by_purpose,
+            usage_by_agent=self.usage_by_agent,
             validated=self.outcome.passed if self.checked else None,
             output=self.outcome.output,
         )

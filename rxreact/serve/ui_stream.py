@@ -103,6 +103,8 @@ class _Mapper:
 
     def feed(self, event: Any) -> list[Part]:
         out: list[Part] = []
+        if event.path:  # a run of an agent tool: the page shows its call and result only
+            return out
         if isinstance(event, TextDelta):
             self._close_reasoning(out)
             if self.text_id is None:

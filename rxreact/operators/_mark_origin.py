@@ -1,0 +1,41 @@
+"""``mark_origin``: write a run's ``agent`` name and ``path`` on the events it emits itself.
+
+Events are built with the defaults (``agent="agent"``, ``path=()``) wherever the run makes
+them; this layer, at the run's exit, marks the ones that still carry the default path with the
+run's own. Events of an agent the run called as a tool arrive already marked by their own run
+(a non-empty path) and pass unchanged, so every level marks only its own. A root run of an
+agent keeping the default name needs no layer at all (``RunLoop.events`` leaves it out).
+
+The marks are written into the frozen event's ``__dict__``, as ``seq`` is (see
+``rxreact.rx._run_output`` for why that is safe): the event is fresh and nothing has seen it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reactivex import Observable, abc
+
+from rxreact.rx._fused import Fused, subscribe_fused
+
+__all__ = ["mark_origin_"]
+
+
+def mark_origin_(source: Observable[Any], agent: str, path: tuple[str, ...]) -> Observable[Any]:
+    """``source`` with its own events marked as emitted by ``agent`` at ``path``."""
+
+    def subscribe(
+        observer: abc.ObserverBase[Any], scheduler: abc.SchedulerBase | None = None
+    ) -> abc.DisposableBase:
+        forward = observer.on_next
+
+        def on_next(event: Any) -> None:
+            if not event.path:
+                marks = event.__dict__
+                marks["agent"] = agent
+                marks["path"] = path
+            forward(event)
+
+        return subscribe_fused(source, on_next, observer.on_error, observer.on_completed, scheduler)
+
+    return Fused(subscribe)
