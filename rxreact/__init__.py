@@ -19,6 +19,7 @@ import sys as _sys
 
 from rxreact.agent.react_agent import FORCED_FINAL_INSTRUCTION, AgentResult, ReactAgent
 from rxreact.cancellation import CancellationToken
+from rxreact.checks.guardrails import GuardrailResult
 from rxreact.checks.judge import LLMJudge, Verdict
 from rxreact.context.budget import ContextBudget
 from rxreact.errors import (
@@ -28,6 +29,7 @@ from rxreact.errors import (
     ChatMemoryError,
     ConfigurationError,
     ConversationBusyError,
+    GuardrailTrippedError,
     InvalidArgumentError,
     JudgeError,
     ModelConnectionError,
@@ -56,6 +58,9 @@ from rxreact.events import (
     AnswerValidated,
     ContextTrimmed,
     FinalAnswer,
+    GuardrailPassed,
+    GuardrailStarted,
+    GuardrailTripped,
     MaxRoundsReached,
     ReasoningDelta,
     RoundFinished,
@@ -124,6 +129,11 @@ __all__ = [
     "EventLog",
     "File",
     "FinalAnswer",
+    "GuardrailPassed",
+    "GuardrailResult",
+    "GuardrailStarted",
+    "GuardrailTripped",
+    "GuardrailTrippedError",
     "Image",
     "InMemoryChatMemory",
     "InMemoryEventLog",

@@ -25,6 +25,7 @@ call such as ``agent.call``) is an instance of :class:`RxReactError`::
     ├── AgentError                    the agent loop itself could not go on
     │   ├── ToolErrorBudgetExceededError  too many failed tool calls in one run
     │   ├── JudgeError                the judge could not reach a verdict
+    │   ├── GuardrailTrippedError     an input or output guardrail tripped
     │   └── RunStalledError           no event for longer than ``stall_timeout``
     ├── ChatMemoryError               a memory backend failed
     ├── RunError                      a hot run (``agent.start``) could not be followed to its end
@@ -50,6 +51,7 @@ __all__ = [
     "ChatMemoryError",
     "ConfigurationError",
     "ConversationBusyError",
+    "GuardrailTrippedError",
     "InvalidArgumentError",
     "JudgeError",
     "ModelConnectionError",
@@ -253,6 +255,23 @@ class JudgeError(AgentError):
     def __init__(self, message: str, usage: Any = None) -> None:
         super().__init__(message)
         self.usage = usage
+
+
+class GuardrailTrippedError(AgentError):
+    """A guardrail (``ReactAgent(input_guardrails=..., output_guardrails=...)``) tripped: the
+    run ended there, its model stream closed, its running tools' tokens set, nothing stored.
+
+    Attributes:
+        guardrail: the guardrail's name (its function's ``__name__``).
+        reason: what it said (``GuardrailResult.reason``).
+        kind: ``"input"`` (the question) or ``"output"`` (the answer as it streamed).
+    """
+
+    def __init__(self, guardrail: str, reason: str, kind: str = "input") -> None:
+        self.guardrail = guardrail
+        self.reason = reason
+        self.kind = kind
+        super().__init__(f"{kind} guardrail {guardrail!r} tripped: {reason}")
 
 
 class RunStalledError(AgentError):

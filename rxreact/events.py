@@ -38,6 +38,10 @@ __all__ = [
     "AnswerValidated",
     "ContextTrimmed",
     "FinalAnswer",
+    "GuardrailKind",
+    "GuardrailPassed",
+    "GuardrailStarted",
+    "GuardrailTripped",
     "MaxRoundsReached",
     "ReasoningDelta",
     "RoundFinished",
@@ -61,6 +65,8 @@ UsagePurpose = Literal["rounds", "judge", "summary"]
 """What a request was for: ``rounds`` the agent's model rounds, ``judge`` an
 :class:`~rxreact.LLMJudge` verdict, ``summary`` a :class:`~rxreact.ContextBudget` summary."""
 """``final_answer``: the round answers the user; ``tool_call``: the round asks for tools."""
+GuardrailKind = Literal["input", "output"]
+"""``input``: a guardrail on the question; ``output``: one on the answer as it streams."""
 
 
 class _Event(BaseModel):
@@ -240,6 +246,43 @@ class ContextTrimmed(_Event):
     """The estimated prompt tokens of the request as sent."""
 
 
+class GuardrailStarted(_Event):
+    """An input guardrail began checking the question; until ``guardrail_passed``, answer text
+    is held back (``text_delta`` events wait, in order, behind the check)."""
+
+    type: Literal["guardrail_started"] = "guardrail_started"
+    guardrail: str
+    """The guardrail's name (its function's ``__name__``)."""
+    kind: GuardrailKind = "input"
+
+
+class GuardrailPassed(_Event):
+    """An input guardrail passed the question."""
+
+    type: Literal["guardrail_passed"] = "guardrail_passed"
+    guardrail: str
+    """The guardrail's name."""
+    kind: GuardrailKind = "input"
+
+
+class GuardrailTripped(_Event):
+    """A guardrail tripped; the run ends with :class:`~rxreact.GuardrailTrippedError` next.
+
+    The round's answer text already delivered is ``withdrawn``, for a UI to take back: with
+    ``hold="sentence"`` only sentences that passed (the one that tripped never went out), with
+    ``hold="none"`` everything up to the trip.
+    """
+
+    type: Literal["guardrail_tripped"] = "guardrail_tripped"
+    guardrail: str
+    """The guardrail's name."""
+    kind: GuardrailKind
+    reason: str
+    """What the guardrail said."""
+    withdrawn: str = ""
+    """The tripping round's answer text already delivered, which the trip takes back."""
+
+
 class FinalAnswer(_Event):
     """The run's answer; always the last event of a successful run."""
 
@@ -282,6 +325,9 @@ AgentEvent = Annotated[
     | ValidationStarted
     | AnswerValidated
     | ContextTrimmed
+    | GuardrailStarted
+    | GuardrailPassed
+    | GuardrailTripped
     | FinalAnswer,
     Field(discriminator="type"),
 ]

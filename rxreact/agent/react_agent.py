@@ -21,6 +21,7 @@ from rxreact._validate import check_int, check_optional_seconds, check_question,
 from rxreact.agent._views import AgentViews
 from rxreact.agent.as_tool import ChildMemory, agent_tool
 from rxreact.agent.run_loop import RunLoop
+from rxreact.checks.guardrails import Hold, InputGuardrail, OutputGuardrail, check_guardrails
 from rxreact.checks.judge import Judge
 from rxreact.checks.validation import (
     DraftChecks,
@@ -128,6 +129,15 @@ class ReactAgent(AgentViews):
         name: what the agent is called: every event its runs emit carries it (``agent``), it
             keys ``usage_by_agent``, and it names the tool :meth:`as_tool` makes.
         description: what the agent does, for a model that may call it (:meth:`as_tool`).
+        input_guardrails: ``fn(question, history) -> GuardrailResult`` checks (sync, async or
+            Observable), run while round 1 streams; answer text waits for them. One that trips
+            ends the run with :class:`~rxreact.GuardrailTrippedError`, storing nothing. See
+            :mod:`rxreact.checks.guardrails`.
+        output_guardrails: ``fn(text_so_far) -> GuardrailResult`` checks of the answer at each
+            sentence boundary and at the end of each round, while it streams.
+        hold: ``"sentence"``: answer text goes out a sentence at a time, once every output
+            guardrail passed on it; ``"none"``: at once, withdrawn by a ``guardrail_tripped``
+            event if a later check trips.
 
     Raises:
         InvalidArgumentError: a setting of the wrong type or value (the message names it), or
@@ -165,6 +175,9 @@ class ReactAgent(AgentViews):
         lease_ttl: float = 10.0,
         name: str = "agent",
         description: str | None = None,
+        input_guardrails: Iterable[InputGuardrail] | None = None,
+        output_guardrails: Iterable[OutputGuardrail] | None = None,
+        hold: Hold = "sentence",
     ) -> None:
         if isinstance(model, str):
             model = model_from(model)
@@ -220,6 +233,15 @@ class ReactAgent(AgentViews):
         if description is not None and not isinstance(description, str):
             raise InvalidArgumentError(f"description must be a str, got {described(description)}")
         self.name: str = name
+        self.input_guardrails: tuple[InputGuardrail, ...] = check_guardrails(
+            "input", input_guardrails
+        )
+        self.output_guardrails: tuple[OutputGuardrail, ...] = check_guardrails(
+            "output", output_guardrails
+        )
+        if hold not in ("sentence", "none"):
+            raise InvalidArgumentError(f"hold must be 'sentence' or 'none', got {hold!r}")
+        self.hold: Hold = hold
         self.description: str | None = description
         self.memory = memory
         self.system_prompt = system_prompt

@@ -78,6 +78,7 @@ from rxreact.operators import (
     run_tools,
     with_lease,
 )
+from rxreact.operators._guardrails import RunGuard
 from rxreact.operators._mark_origin import mark_origin_
 from rxreact.result import AgentResult
 from rxreact.rx._immediate import immediately, starting_with
@@ -147,6 +148,13 @@ class RunLoop:
             else None
         )
         self.trace: RunTracer | None = run_tracer(agent, conversation_id)
+        self.guard: RunGuard | None = (
+            RunGuard(
+                agent.input_guardrails, agent.output_guardrails, agent.hold, agent.tools_scheduler
+            )
+            if agent.input_guardrails or agent.output_guardrails
+            else None
+        )
         self.approvals: Approvals = Approvals(agent.approver, agent.tools_scheduler)
         """The tool calls waiting for approval; a hot run's handle sets ``external`` and
         forwards ``approve`` / ``deny`` here."""
@@ -174,6 +182,8 @@ class RunLoop:
     def events(self) -> Observable[Any]:
         """The run: its steps, each subscribed when the one before completes."""
         events = self._holding_conversation(lambda: concat_steps(self._steps()))
+        if self.guard is not None:
+            events = self.guard.events(events)
         if self.path or self.agent.name != "agent":  # the default marks need no layer
             events = mark_origin_(events, self.agent.name, self.path)
         return events if self.trace is None else self.trace.run(events)
@@ -213,6 +223,8 @@ class RunLoop:
         agent = self.agent
         self._load_history()
         self._add(UserMessage(content=self.question))
+        if self.guard is not None:  # input guardrails: checking from now, while round 1 runs
+            yield self.guard.begin(content_text(self.question), self.history[:-1])
         prefix: tuple[Any, ...] = ()
         forced = False
         while True:
@@ -230,6 +242,8 @@ class RunLoop:
                     if self._revise():
                         prefix, forced = (), state.forced
                         continue
+                if self.guard is not None:  # a run whose guardrail trips stores nothing
+                    yield self.guard.settled()
                 self._commit_memory()
                 yield immediately(self._final_answer(state))
                 return
