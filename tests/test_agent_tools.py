@@ -456,3 +456,26 @@ def test_events_keep_their_marks_through_json() -> None:
 
     event = TextDelta(round=1, delta="x", agent="coder", path=("p1", "k2"))
     assert agent_event_adapter.validate_json(agent_event_adapter.dump_json(event)) == event
+
+
+def test_a_childs_events_are_drawn_in_lanes_of_its_own() -> None:
+    from rxreact.testing.agent_marbles import assert_marbles, run_marbles
+
+    def build(scheduler: TestScheduler) -> ReactAgent:
+        child = ReactAgent(
+            ScriptedModel([text_reply("Hi there.", interval=1.0)]),
+            name="child",
+            scheduler=scheduler,
+        )
+        return ReactAgent(
+            ScriptedModel([tool_call_reply(("child", {"question": "x"})), text_reply("Done.")]),
+            [child.as_tool()],
+            scheduler=scheduler,
+        )
+
+    recording = run_marbles(build)
+    assert_marbles(
+        recording,
+        {"tools": "A--(a,|)", "child/text": "-ab|", "text": "---(a,|)"},
+        values={"child/text": {"a": "Hi ", "b": "there."}, "text": {"a": "Done."}},
+    )

@@ -295,3 +295,60 @@ def test_settings_are_checked() -> None:
         ReactAgent(model, output_guardrails=["no"])  # type: ignore[list-item]
     with pytest.raises(InvalidArgumentError):
         ReactAgent(model, hold="word")  # type: ignore[arg-type]
+
+
+def test_each_check_is_an_execute_guardrail_span_of_the_run() -> None:
+    otel = pytest.importorskip("opentelemetry.sdk.trace")
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = otel.TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+
+    def on_topic(question: str, history: Any) -> GuardrailResult:
+        return PASS
+
+    def no_secrets(text_so_far: str) -> GuardrailResult:
+        return GuardrailResult(tripped="secret" in text_so_far, reason="a secret")
+
+    scheduler = TestScheduler()
+    agent = ReactAgent(
+        ScriptedModel([text_reply("Fine. The secret is x. ")], scheduler=scheduler),
+        scheduler=scheduler,
+        input_guardrails=[on_topic],
+        output_guardrails=[no_secrets],
+        tracer_provider=provider,
+    )
+    run = Outcome(agent, scheduler)
+    assert isinstance(run.error, GuardrailTrippedError)
+    spans = {span.name: span for span in exporter.get_finished_spans()}
+    (root,) = [span for span in spans.values() if span.name.startswith("invoke_agent")]
+    checked = spans["execute_guardrail on_topic"]
+    tripped = [s for s in exporter.get_finished_spans() if s.name == "execute_guardrail no_secrets"]
+    assert checked.attributes is not None and checked.attributes["rxreact.guardrail.kind"] == (
+        "input"
+    )
+    assert checked.parent is not None and checked.parent.span_id == root.context.span_id
+    assert [s.attributes["rxreact.guardrail.tripped"] for s in tripped] == [False, True]
+    assert tripped[-1].status.description == "a secret"
+
+
+def test_guardrails_are_drawn_in_the_checks_lane() -> None:
+    from rxreact.testing.agent_marbles import assert_marbles, run_marbles
+
+    def build(scheduler: TestScheduler) -> ReactAgent:
+        return ReactAgent(
+            ScriptedModel([text_reply("One two. Three.", interval=1.0)]),
+            scheduler=scheduler,
+            input_guardrails=[lambda question, history: after(1.5, PASS)],
+            output_guardrails=[lambda text: after(0.5, PASS)],
+        )
+
+    recording = run_marbles(build)
+    assert_marbles(
+        recording,
+        {"checks": "G--g-----|", "text": "-----(a,b)(c,|)", "rounds": "R-A------(f,F,|)"},
+        unit=0.5,
+        values={"text": {"a": "One ", "b": "two. ", "c": "Three."}},
+    )

@@ -150,7 +150,11 @@ class RunLoop:
         self.trace: RunTracer | None = run_tracer(agent, conversation_id)
         self.guard: RunGuard | None = (
             RunGuard(
-                agent.input_guardrails, agent.output_guardrails, agent.hold, agent.tools_scheduler
+                agent.input_guardrails,
+                agent.output_guardrails,
+                agent.hold,
+                agent.tools_scheduler,
+                self.trace,
             )
             if agent.input_guardrails or agent.output_guardrails
             else None

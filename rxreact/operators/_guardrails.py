@@ -49,6 +49,7 @@ from rxreact.events import (
 from rxreact.messages import Message
 from rxreact.rx._call_once import call_once
 from rxreact.rx._fused import Fused, subscribe_fused
+from rxreact.tracing import RunTracer
 
 __all__ = ["RunGuard"]
 
@@ -63,6 +64,7 @@ class RunGuard:
         outputs: ``fn(text_so_far)`` guardrails.
         hold: ``"sentence"`` or ``"none"`` (see :data:`~rxreact.checks.guardrails.Hold`).
         scheduler: where sync guardrails run (the agent's tools scheduler).
+        trace: the run's tracer: each check in an ``execute_guardrail`` span (``None``: none).
     """
 
     def __init__(
@@ -71,7 +73,9 @@ class RunGuard:
         outputs: Sequence[Any],
         hold: Hold,
         scheduler: abc.SchedulerBase,
+        trace: RunTracer | None = None,
     ) -> None:
+        self._trace = trace
         self._inputs = inputs
         self._outputs = outputs
         self._hold_sentences = bool(outputs) and hold == "sentence"
@@ -282,7 +286,14 @@ class RunGuard:
         """Call ``guardrail(*args)``; on a pass call ``on_pass(guardrail)`` under the lock."""
         name = guardrail_name(guardrail)
 
+        answer: list[Any] = []
+
         def on_next(result: Any) -> None:
+            answer.append(result)
+
+        def on_completed() -> None:
+            # Acted on at completion, not on the value: a span around the check ends first.
+            result = answer[0] if answer else None
             with self._lock:
                 if self._over:
                     return
@@ -301,7 +312,9 @@ class RunGuard:
                     self._trip(name, f"it failed ({type(error).__name__}: {error})", kind)
 
         check = call_once(guardrail, args, {}, CancellationToken(), self._scheduler)
-        self._checks.add(check.subscribe(on_next, on_error))
+        if self._trace is not None:
+            check = self._trace.guardrail(name, kind, check)
+        self._checks.add(check.subscribe(on_next, on_error, on_completed))
 
     def _trip(self, name: str, reason: str, kind: str) -> None:
         """End the run: ``guardrail_tripped``, then the error; nothing that waited goes out."""
