@@ -22,6 +22,16 @@ judge or an ``output_type`` a round's draft answer is checked before the run end
 the agent's context budget. Failures are not events: they end the stream through ``on_error``
 with an :class:`~rxreact.RxReactError`.
 
+With input guardrails, ``guardrail_started`` comes first and ``guardrail_passed`` when each
+passed (answer text waits for it); a guardrail that trips sends ``guardrail_tripped`` just
+before the run's error. An agent called as a tool (``agent.as_tool()``) has its whole run
+nested between the caller's ``tool_execution_started`` and ``tool_result`` of that call::
+
+    ... tool_execution_started(p1)  round_started'  text_delta'*  ...  final_answer'
+    tool_result(p1) ...                  (primed: agent="researcher", path=("p1",))
+
+Every event carries ``agent`` and ``path`` for that; ``seq`` counts the nested events too.
+
 The ``type`` literals and field names are API: they never change meaning.
 """
 
