@@ -26,6 +26,7 @@ call such as ``agent.call``) is an instance of :class:`RxReactError`::
     │   ├── ToolErrorBudgetExceededError  too many failed tool calls in one run
     │   ├── JudgeError                the judge could not reach a verdict
     │   ├── GuardrailTrippedError     an input or output guardrail tripped
+    │   ├── MaxHandoffsExceededError  agents handed one turn over more than ``max_handoffs``
     │   └── RunStalledError           no event for longer than ``stall_timeout``
     ├── ChatMemoryError               a memory backend failed
     ├── RunError                      a hot run (``agent.start``) could not be followed to its end
@@ -54,6 +55,7 @@ __all__ = [
     "GuardrailTrippedError",
     "InvalidArgumentError",
     "JudgeError",
+    "MaxHandoffsExceededError",
     "ModelConnectionError",
     "ModelError",
     "ModelHTTPError",
@@ -272,6 +274,11 @@ class GuardrailTrippedError(AgentError):
         self.reason = reason
         self.kind = kind
         super().__init__(f"{kind} guardrail {guardrail!r} tripped: {reason}")
+
+
+class MaxHandoffsExceededError(AgentError):
+    """A turn was handed from agent to agent more times than the first agent's
+    ``ReactAgent(max_handoffs=...)`` allows (agents passing a question around in a loop)."""
 
 
 class RunStalledError(AgentError):

@@ -52,6 +52,7 @@ __all__ = [
     "GuardrailPassed",
     "GuardrailStarted",
     "GuardrailTripped",
+    "Handoff",
     "MaxRoundsReached",
     "ReasoningDelta",
     "RoundFinished",
@@ -293,6 +294,19 @@ class GuardrailTripped(_Event):
     """The tripping round's answer text already delivered, which the trip takes back."""
 
 
+class Handoff(_Event):
+    """The model called ``transfer_to_<name>``: the rest of the turn is run by ``to_agent``,
+    with the conversation so far. Events after this one carry ``to_agent`` as their ``agent``."""
+
+    type: Literal["handoff"] = "handoff"
+    from_agent: str
+    """The name of the agent that handed the turn over."""
+    to_agent: str
+    """The name of the agent that runs the rest of it."""
+    call_id: str
+    """The ``transfer_to_<name>`` call that asked for it."""
+
+
 class FinalAnswer(_Event):
     """The run's answer; always the last event of a successful run."""
 
@@ -338,6 +352,7 @@ AgentEvent = Annotated[
     | GuardrailStarted
     | GuardrailPassed
     | GuardrailTripped
+    | Handoff
     | FinalAnswer,
     Field(discriminator="type"),
 ]

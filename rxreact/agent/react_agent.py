@@ -20,6 +20,7 @@ from reactivex import operators as ops
 from rxreact._validate import check_int, check_optional_seconds, check_question, described
 from rxreact.agent._views import AgentViews
 from rxreact.agent.as_tool import ChildMemory, agent_tool
+from rxreact.agent.handoffs import handoff_tools
 from rxreact.agent.run_loop import RunLoop
 from rxreact.checks.guardrails import Hold, InputGuardrail, OutputGuardrail, check_guardrails
 from rxreact.checks.judge import Judge
@@ -138,6 +139,11 @@ class ReactAgent(AgentViews):
         hold: ``"sentence"``: answer text goes out a sentence at a time, once every output
             guardrail passed on it; ``"none"``: at once, withdrawn by a ``guardrail_tripped``
             event if a later check trips.
+        handoffs: agents the model may hand the turn to: one ``transfer_to_<name>`` tool each
+            (described by the target's ``description``); the target runs the rest of the turn
+            on the same history. See :mod:`rxreact.agent.handoffs`.
+        max_handoffs: handoffs one turn may make; one more ends the run with
+            :class:`~rxreact.MaxHandoffsExceededError`.
 
     Raises:
         InvalidArgumentError: a setting of the wrong type or value (the message names it), or
@@ -178,6 +184,8 @@ class ReactAgent(AgentViews):
         input_guardrails: Iterable[InputGuardrail] | None = None,
         output_guardrails: Iterable[OutputGuardrail] | None = None,
         hold: Hold = "sentence",
+        handoffs: Iterable[ReactAgent] = (),
+        max_handoffs: int = 5,
     ) -> None:
         if isinstance(model, str):
             model = model_from(model)
@@ -242,6 +250,14 @@ class ReactAgent(AgentViews):
         if hold not in ("sentence", "none"):
             raise InvalidArgumentError(f"hold must be 'sentence' or 'none', got {hold!r}")
         self.hold: Hold = hold
+        self.max_handoffs: int = check_int("max_handoffs", max_handoffs, 0)
+        self.handoffs: dict[str, ReactAgent] = {}
+        """The handoff targets by the name of their ``transfer_to_<name>`` tool."""
+        for tool_name, (transfer, target) in handoff_tools(handoffs).items():
+            if tool_name in self.tools:
+                raise InvalidArgumentError(f"a tool is already named {tool_name!r}")
+            self.tools[tool_name] = transfer
+            self.handoffs[tool_name] = target
         self.description: str | None = description
         self.memory = memory
         self.system_prompt = system_prompt

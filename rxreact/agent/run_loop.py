@@ -46,11 +46,13 @@ from rxreact.context._fit_step import RequestFitter
 from rxreact.errors import (
     AgentError,
     ChatMemoryError,
+    MaxHandoffsExceededError,
     RxReactError,
     ToolErrorBudgetExceededError,
 )
 from rxreact.events import (
     FinalAnswer,
+    Handoff,
     MaxRoundsReached,
     RoundStarted,
     ToolResult,
@@ -108,6 +110,10 @@ class RunLoop:
         output_type: Any = None,
     ) -> None:
         self.agent = agent
+        """The agent running the turn now: the one the run started on, until a handoff."""
+        self.owner = agent  # whose memory and conversation the turn belongs to
+        self.handoffs: int = 0
+        self.round_base: int = 0  # rounds made before the running agent took over
         # Merged once per run: model defaults sit under these, in the model's encoder.
         self.options: dict[str, Any] = {**agent.options, **(options or {})}
         self.question = question
@@ -188,8 +194,9 @@ class RunLoop:
         events = self._holding_conversation(lambda: concat_steps(self._steps()))
         if self.guard is not None:
             events = self.guard.events(events)
-        if self.path or self.agent.name != "agent":  # the default marks need no layer
-            events = mark_origin_(events, self.agent.name, self.path)
+        agent = self.agent
+        if self.path or agent.name != "agent" or agent.handoffs:  # defaults need no layer
+            events = mark_origin_(events, self)
         return events if self.trace is None else self.trace.run(events)
 
     def _holding_conversation(self, steps: Callable[[], Observable[Any]]) -> Observable[Any]:
@@ -268,8 +275,40 @@ class RunLoop:
                 )
             )
             self._add_results(calls, results)
-            if self.rounds >= agent.max_rounds:
+            handoff = self._handoff(calls, results, state.round)
+            if handoff is not None:
+                event, target = handoff
+                yield immediately(event)  # still marked as the agent that hands over
+                agent = self.agent = target
+                self.round_base, self.checked = self.rounds, self._checks_answers()
+                prefix, forced = (), False
+                continue
+            if self.rounds - self.round_base >= agent.max_rounds:
                 prefix, forced = (MaxRoundsReached(round=state.round),), True
+
+    def _handoff(
+        self, calls: Sequence[ToolCall], results: Sequence[ToolResult | None], number: int
+    ) -> tuple[Handoff, ReactAgent] | None:
+        """The handoff the round's first successful ``transfer_to_<name>`` call asks for."""
+        targets = self.agent.handoffs
+        for call, result in zip(calls, results, strict=True):
+            if call.name in targets and result is not None and not result.is_error:
+                self.handoffs += 1
+                limit = self.owner.max_handoffs
+                if self.handoffs > limit:
+                    raise MaxHandoffsExceededError(
+                        f"the turn was handed over more than max_handoffs={limit} times "
+                        f"(last: {self.agent.name} -> {targets[call.name].name})"
+                    )
+                target = targets[call.name]
+                event = Handoff(
+                    round=number, from_agent=self.agent.name, to_agent=target.name, call_id=call.id
+                )
+                return event, target
+        return None
+
+    def _checks_answers(self) -> bool:
+        return self.agent.judge is not None or self.output is not None
 
     def _count(self, purpose: UsagePurpose, usage: Usage | None) -> None:
         if usage is not None:
@@ -389,7 +428,7 @@ class RunLoop:
             )
 
     def _commit_memory(self) -> None:
-        agent = self.agent
+        agent = self.owner
         if agent.memory is None or self.conversation_id is None:
             return
         try:

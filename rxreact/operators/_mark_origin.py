@@ -12,17 +12,34 @@ The marks are written into the frozen event's ``__dict__``, as ``seq`` is (see
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from reactivex import Observable, abc
 
 from rxreact.rx._fused import Fused, subscribe_fused
 
-__all__ = ["mark_origin_"]
+__all__ = ["Origin", "mark_origin_"]
 
 
-def mark_origin_(source: Observable[Any], agent: str, path: tuple[str, ...]) -> Observable[Any]:
-    """``source`` with its own events marked as emitted by ``agent`` at ``path``."""
+class _Named(Protocol):
+    name: str
+
+
+class Origin(Protocol):
+    """Where a run's events come from (a ``RunLoop``): read at each event, since a handoff
+    changes the agent mid-run."""
+
+    @property
+    def agent(self) -> _Named: ...
+
+    @property
+    def path(self) -> tuple[str, ...]: ...
+
+
+def mark_origin_(source: Observable[Any], origin: Origin) -> Observable[Any]:
+    """``source`` with its own events marked as emitted by ``origin.agent`` at
+    ``origin.path``."""
+    path = origin.path
 
     def subscribe(
         observer: abc.ObserverBase[Any], scheduler: abc.SchedulerBase | None = None
@@ -32,7 +49,7 @@ def mark_origin_(source: Observable[Any], agent: str, path: tuple[str, ...]) -> 
         def on_next(event: Any) -> None:
             if not event.path:
                 marks = event.__dict__
-                marks["agent"] = agent
+                marks["agent"] = origin.agent.name
                 marks["path"] = path
             forward(event)
 
