@@ -3,8 +3,13 @@
 Events are built with the defaults (``agent="agent"``, ``path=()``) wherever the run makes
 them; this layer, at the run's exit, marks the ones that still carry the default path with the
 run's own. Events of an agent the run called as a tool arrive already marked by their own run
-(a non-empty path) and pass unchanged, so every level marks only its own. A root run of an
-agent keeping the default name needs no layer at all (``RunLoop.events`` leaves it out).
+(a non-empty path) and pass unchanged, so every level marks only its own. The agent's name is
+read at each event: after a handoff the run's events are the target's. A root run of an agent
+keeping the default name, without handoffs, needs no layer at all (``RunLoop.events`` leaves it
+out)::
+
+    source:          -a-b-H-c-|      (H handoff from "triage" to "billing")
+    mark_origin:     -a-b-H-c-|      a, b, H marked "triage"; c marked "billing"
 
 The marks are written into the frozen event's ``__dict__``, as ``seq`` is (see
 ``rxreact.rx._run_output`` for why that is safe): the event is fresh and nothing has seen it.
