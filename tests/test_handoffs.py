@@ -189,3 +189,20 @@ def test_handoff_events_serialize_and_settings_are_checked() -> None:
         ReactAgent(ScriptedModel([]), handoffs=[target, target])
     with pytest.raises(InvalidArgumentError):
         ReactAgent(ScriptedModel([]), handoffs=[target], max_handoffs=-1)
+
+
+def test_the_terminal_shows_handoffs_and_trips_but_not_a_childs_inside() -> None:
+    import io
+
+    from rxreact._cli.terminal import TerminalRenderer
+    from rxreact.events import GuardrailTripped, TextDelta
+
+    out, err = io.StringIO(), io.StringIO()
+    render = TerminalRenderer(out, err, color=False, spinner=False)
+    render(Handoff(round=1, from_agent="triage", to_agent="billing", call_id="t1"))
+    render(TextDelta(round=1, delta="child text", agent="coder", path=("p1",)))
+    render(TextDelta(round=2, delta="answer"))
+    render(GuardrailTripped(round=2, guardrail="no_secrets", kind="output", reason="a secret"))
+    assert out.getvalue() == "answer"
+    assert "triage hands over to billing" in err.getvalue()
+    assert "guardrail no_secrets: a secret" in err.getvalue()

@@ -14,6 +14,8 @@ from typing import Any, TextIO
 
 from rxreact.events import (
     FinalAnswer,
+    GuardrailTripped,
+    Handoff,
     MaxRoundsReached,
     ReasoningDelta,
     RoundFinished,
@@ -205,6 +207,11 @@ class TerminalRenderer:
             self.spinner.stop()
             if event.mode == "final_answer" and not self._at_line_start[id(self.out)]:
                 self.write("\n", self.out)
+        elif isinstance(event, Handoff):
+            self.line(self.style(f"⇢ {event.from_agent} hands over to {event.to_agent}", "35"))
+        elif isinstance(event, GuardrailTripped):
+            self.spinner.stop()
+            self.line(self.style(f"✗ guardrail {event.guardrail}: {event.reason}", "31"))
         elif isinstance(event, MaxRoundsReached):
             self.line(self.style("max rounds reached: asking for the answer now", "35"))
         elif isinstance(event, FinalAnswer):
