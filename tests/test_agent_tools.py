@@ -479,3 +479,14 @@ def test_a_childs_events_are_drawn_in_lanes_of_its_own() -> None:
         {"tools": "A--(a,|)", "child/text": "-ab|", "text": "---(a,|)"},
         values={"child/text": {"a": "Hi ", "b": "there."}, "text": {"a": "Done."}},
     )
+
+
+def test_the_svg_draws_each_child_run_as_a_band_under_the_tool_lane() -> None:
+    from rxreact.testing.agent_marbles import run_marbles
+
+    recording = run_marbles(lambda scheduler: team(scheduler)[0])
+    svg = recording.to_svg()
+    assert "2 rounds" in svg  # the root's rounds only: the children's are in their bands
+    assert svg.index(">tools<") < svg.index("\u21b3 researcher") < svg.index("\u21b3 coder")
+    assert "agent run as a tool" in svg  # the legend explains the band
+    assert "researcher (p1): Rx is streams." in svg  # the band's tooltip: the child's answer
