@@ -401,11 +401,12 @@ class ReactAgent(AgentViews):
             self.scheduler,
             self.stall_timeout,
             lambda: run.waiting_for_approval,
+            run if self.name != "agent" or self.handoffs else None,
         )
         events = run.events()
         return output.watch(
             subscribe_fused(
-                events, output.on_next, output.on_error, output.on_completed, self.scheduler
+                events, output.entry, output.on_error, output.on_completed, self.scheduler
             )
         )
 

@@ -194,8 +194,7 @@ class RunLoop:
         events = self._holding_conversation(lambda: concat_steps(self._steps()))
         if self.guard is not None:
             events = self.guard.events(events)
-        agent = self.agent
-        if self.path or agent.name != "agent" or agent.handoffs:  # defaults need no layer
+        if self.path:  # a root run's events are marked where seq is (RunOutput)
             events = mark_origin_(events, self)
         return events if self.trace is None else self.trace.run(events)
 

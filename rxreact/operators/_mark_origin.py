@@ -4,9 +4,10 @@ Events are built with the defaults (``agent="agent"``, ``path=()``) wherever the
 them; this layer, at the run's exit, marks the ones that still carry the default path with the
 run's own. Events of an agent the run called as a tool arrive already marked by their own run
 (a non-empty path) and pass unchanged, so every level marks only its own. The agent's name is
-read at each event: after a handoff the run's events are the target's. A root run of an agent
-keeping the default name, without handoffs, needs no layer at all (``RunLoop.events`` leaves it
-out)::
+read at each event: after a handoff the run's events are the target's. This layer marks the
+runs of agent tools; a root run's events are marked in its ``RunOutput``, where ``seq`` is
+written, and a root run of an agent with the default name and no handoffs is not marked at
+all (the defaults are right)::
 
     source:          -a-b-H-c-|      (H handoff from "triage" to "billing")
     mark_origin:     -a-b-H-c-|      a, b, H marked "triage"; c marked "billing"
