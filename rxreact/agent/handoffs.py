@@ -16,17 +16,21 @@ with :class:`~rxreact.MaxHandoffsExceededError`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rxreact._validate import described
-from rxreact.errors import InvalidArgumentError, ToolDefinitionError
+from rxreact.errors import InvalidArgumentError, MaxHandoffsExceededError, ToolDefinitionError
+from rxreact.events import Handoff, ToolResult
+from rxreact.messages import ToolCall
 from rxreact.tools.tool import TOOL_NAME, Tool
 
 if TYPE_CHECKING:
     from rxreact.agent.react_agent import ReactAgent
+    from rxreact.agent.run_loop import RunLoop
 
-__all__ = ["HANDOFF_PREFIX", "handoff_tools"]
+__all__ = ["HANDOFF_PREFIX", "HandoffTo", "handoff_after", "handoff_tools"]
 
 HANDOFF_PREFIX = "transfer_to_"
 """The tool that hands the turn to agent ``name`` is ``transfer_to_<name>``."""
@@ -72,3 +76,37 @@ def _transfer(name: str, target: ReactAgent) -> Tool[..., Any]:
         parameters={"type": "object", "properties": {}, "additionalProperties": False},
         function=transfer,
     )
+
+
+@dataclass(frozen=True)
+class HandoffTo:
+    """A handoff a tool round asked for: its event and the agent that takes the turn."""
+
+    event: Handoff
+    target: ReactAgent
+
+
+def handoff_after(
+    run: RunLoop, calls: Sequence[ToolCall], results: Sequence[ToolResult | None], number: int
+) -> HandoffTo | None:
+    """The handoff the round's first successful ``transfer_to_<name>`` call asks for (counted
+    on ``run``), or ``None``.
+
+    Raises:
+        MaxHandoffsExceededError: one handoff more than the first agent's ``max_handoffs``.
+    """
+    agent = run.agent
+    for call, result in zip(calls, results, strict=True):
+        target = agent.handoffs.get(call.name)
+        if target is None or result is None or result.is_error:
+            continue
+        run.handoffs += 1
+        limit = run.owner.max_handoffs
+        if run.handoffs > limit:
+            raise MaxHandoffsExceededError(
+                f"the turn was handed over more than max_handoffs={limit} times "
+                f"(last: {agent.name} -> {target.name})"
+            )
+        event = Handoff(round=number, from_agent=agent.name, to_agent=target.name, call_id=call.id)
+        return HandoffTo(event, target)
+    return None

@@ -5,6 +5,7 @@
     stream(q) = concat_steps(steps)                  each step subscribed on the agent
                                                      scheduler when the one before completes
     steps:      load history, add the question
+                [(GuardrailStarted): input guardrails start, checked while round 1 runs]
                 [fit the request to the context budget: maybe one summary request]
                 round(n) = ([ContextTrimmed]) (RoundStarted) then
                            model.stream(request)                chunks, on an I/O thread
@@ -14,9 +15,13 @@
                 FINAL_ANSWER -> [check the draft: output_type, then the judge, on the tools
                                  scheduler: (ValidationStarted) (AnswerValidated);
                                  rejected with revisions left: feedback -> round(n+1)]
-                                commit memory, (FinalAnswer), complete
-                TOOL_CALL    -> run_tools (merged, concurrent, results in call order)
-                                -> round(n+1), or (MaxRoundsReached) + the forced round
+                                [wait for every guardrail check], commit memory,
+                                (FinalAnswer), complete
+                TOOL_CALL    -> run_tools (merged, concurrent, results in call order; an agent
+                                tool's run nested in it)
+                                -> round(n+1), or (MaxRoundsReached) + the forced round, or
+                                (Handoff): the target agent runs round(n+1) on
+    [guard.events: text held behind the guardrails]       (rxreact.operators._guardrails)
 
 The steps are a generator: the code between two ``yield`` statements runs when the previous step
 completed, so it reads like the loop it is, and the events of every round reach the
@@ -36,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from reactivex import Observable
 
+from rxreact.agent.handoffs import handoff_after
 from rxreact.agent.round import Mode, RoundState
 from rxreact.checks.validation import (
     REVISION_INSTRUCTION,
@@ -46,13 +52,11 @@ from rxreact.context._fit_step import RequestFitter
 from rxreact.errors import (
     AgentError,
     ChatMemoryError,
-    MaxHandoffsExceededError,
     RxReactError,
     ToolErrorBudgetExceededError,
 )
 from rxreact.events import (
     FinalAnswer,
-    Handoff,
     MaxRoundsReached,
     RoundStarted,
     ToolResult,
@@ -154,17 +158,7 @@ class RunLoop:
             else None
         )
         self.trace: RunTracer | None = run_tracer(agent, conversation_id)
-        self.guard: RunGuard | None = (
-            RunGuard(
-                agent.input_guardrails,
-                agent.output_guardrails,
-                agent.hold,
-                agent.tools_scheduler,
-                self.trace,
-            )
-            if agent.input_guardrails or agent.output_guardrails
-            else None
-        )
+        self.guard: RunGuard | None = RunGuard.of(agent, self.trace)
         self.approvals: Approvals = Approvals(agent.approver, agent.tools_scheduler)
         """The tool calls waiting for approval; a hot run's handle sets ``external`` and
         forwards ``approve`` / ``deny`` here."""
@@ -274,40 +268,16 @@ class RunLoop:
                 )
             )
             self._add_results(calls, results)
-            handoff = self._handoff(calls, results, state.round)
-            if handoff is not None:
-                event, target = handoff
-                yield immediately(event)  # still marked as the agent that hands over
-                agent = self.agent = target
-                self.round_base, self.checked = self.rounds, self._checks_answers()
+            handoff = handoff_after(self, calls, results, state.round)
+            if handoff is not None:  # the target runs the rest of the turn
+                yield immediately(handoff.event)  # still marked as the agent that hands over
+                agent = self.agent = handoff.target
+                self.round_base = self.rounds
+                self.checked = agent.judge is not None or self.output is not None
                 prefix, forced = (), False
                 continue
             if self.rounds - self.round_base >= agent.max_rounds:
                 prefix, forced = (MaxRoundsReached(round=state.round),), True
-
-    def _handoff(
-        self, calls: Sequence[ToolCall], results: Sequence[ToolResult | None], number: int
-    ) -> tuple[Handoff, ReactAgent] | None:
-        """The handoff the round's first successful ``transfer_to_<name>`` call asks for."""
-        targets = self.agent.handoffs
-        for call, result in zip(calls, results, strict=True):
-            if call.name in targets and result is not None and not result.is_error:
-                self.handoffs += 1
-                limit = self.owner.max_handoffs
-                if self.handoffs > limit:
-                    raise MaxHandoffsExceededError(
-                        f"the turn was handed over more than max_handoffs={limit} times "
-                        f"(last: {self.agent.name} -> {targets[call.name].name})"
-                    )
-                target = targets[call.name]
-                event = Handoff(
-                    round=number, from_agent=self.agent.name, to_agent=target.name, call_id=call.id
-                )
-                return event, target
-        return None
-
-    def _checks_answers(self) -> bool:
-        return self.agent.judge is not None or self.output is not None
 
     def _count(self, purpose: UsagePurpose, usage: Usage | None) -> None:
         if usage is not None:

@@ -100,6 +100,20 @@ class RunGuard:
         self._points: list[tuple[int, int]] = []  # (offset, its round's start) to check
         self._checking = False
 
+    @classmethod
+    def of(cls, agent: Any, trace: RunTracer | None) -> RunGuard | None:
+        """The guard of one run of ``agent`` (a ``ReactAgent``), or ``None`` without guardrails:
+        then the run has no guard layer at all."""
+        if not (agent.input_guardrails or agent.output_guardrails):
+            return None
+        return cls(
+            agent.input_guardrails,
+            agent.output_guardrails,
+            agent.hold,
+            agent.tools_scheduler,
+            trace,
+        )
+
     # -- the operator -----------------------------------------------------------------------
 
     def events(self, source: Observable[Any]) -> Observable[Any]:
