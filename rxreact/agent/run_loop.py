@@ -4,6 +4,7 @@
 
     stream(q) = concat_steps(steps)                  each step subscribed on the agent
                                                      scheduler when the one before completes
+                [.guard.events: answer text held behind the guardrails' checks]
     steps:      load history, add the question
                 [(GuardrailStarted): input guardrails start, checked while round 1 runs]
                 [fit the request to the context budget: maybe one summary request]
@@ -21,7 +22,6 @@
                                 tool's run nested in it)
                                 -> round(n+1), or (MaxRoundsReached) + the forced round, or
                                 (Handoff): the target agent runs round(n+1) on
-    [guard.events: text held behind the guardrails]       (rxreact.operators._guardrails)
 
 The steps are a generator: the code between two ``yield`` statements runs when the previous step
 completed, so it reads like the loop it is, and the events of every round reach the
