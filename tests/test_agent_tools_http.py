@@ -107,3 +107,16 @@ def test_disposing_the_planner_closes_both_childrens_http_streams(serve_model: A
     subscription.dispose()
     assert researcher_server.wait_for_disconnects(1, timeout=5.0)
     assert coder_server.wait_for_disconnects(1, timeout=5.0)
+
+
+def test_a_run_with_an_agent_tool_leaves_no_cycles(serve_model: Any) -> None:
+    from test_no_cycles import cyclic_garbage
+
+    _, child_model = serve_model([text_reply("Rx is streams.")] * 2)
+    _, model = serve_model(
+        [tool_call_reply(("researcher", {"question": "Rx?"})), text_reply("Done.")] * 2
+    )
+    researcher = ReactAgent(child_model, name="researcher")
+    planner = ReactAgent(model, [researcher.as_tool()], name="planner")
+    assert planner.call("warm up") == "Done."
+    assert cyclic_garbage(lambda: planner.call("plan")) == []

@@ -63,3 +63,16 @@ def test_an_input_guardrail_trip_closes_round_1s_stream_over_http(serve_model: A
     assert text == ""  # held until the check, which tripped
     assert server.wait_for_disconnects(1, timeout=5.0)
     assert memory.load("c1") == []
+
+
+def test_a_guarded_run_leaves_no_cycles(serve_model: Any) -> None:
+    from test_no_cycles import cyclic_garbage
+
+    _, model = serve_model([text_reply("It is sunny. Enjoy.")] * 2)
+    agent = ReactAgent(
+        model,
+        input_guardrails=[lambda question, history: GuardrailResult(tripped=False)],
+        output_guardrails=[lambda text: GuardrailResult(tripped=False)],
+    )
+    assert agent.call("warm up") == "It is sunny. Enjoy."
+    assert cyclic_garbage(lambda: agent.call("weather?")) == []

@@ -158,9 +158,9 @@ class RunGuard:
                 return
             self._over = True
             observer = self._observer
-        self._checks.dispose()
         if observer is not None:
             observer.on_error(error)
+        self._let_go()
 
     def _on_completed(self) -> None:
         with self._lock:
@@ -171,6 +171,17 @@ class RunGuard:
         with self._lock:
             self._over = True
             self._queue.clear()
+        self._let_go()
+
+    def _let_go(self) -> None:
+        """The run ended: drop what refers back to it (the source's subscription holds the
+        run's steps, which hold this guard; the checks' observers hold it too), so reference
+        counting frees the run and no cycle is left for the collector."""
+        with self._lock:
+            self._source, self._observer = None, None
+            self._waiters = []
+            self._pieces = []
+        self._checks.dispose()
 
     # -- the steps of the run's loop ----------------------------------------------------------
 
@@ -255,6 +266,7 @@ class RunGuard:
             self._over = True
             if observer is not None:
                 observer.on_completed()
+            self._let_go()
 
     # -- checks -------------------------------------------------------------------------------
 
@@ -352,7 +364,7 @@ class RunGuard:
                 )
             )
             observer.on_error(GuardrailTrippedError(name, reason, kind))
-        self._checks.dispose()
+        self._let_go()
 
     def _is_settled(self) -> bool:
         return not (self._inputs_left or self._checking or self._points)
