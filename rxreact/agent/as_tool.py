@@ -170,21 +170,13 @@ def agent_tool(
         """The call outside a run: the child's result, its events unseen."""
         return nested(arguments, "", None, _drop)
 
-    def inside(
-        arguments: dict[str, Any],
-        call_id: str,
-        caller: CallingRun,
-        emit: Callable[[Any], None],
-    ) -> Observable[Any]:
-        return nested(arguments, call_id, caller, emit)
-
     return Tool(
         name=tool_name,
         description=text,
         parameters=schema,
         function=alone,
         _arguments_model=arguments_model,
-        _nested=inside,
+        _nested=nested,
     )
 
 
