@@ -81,3 +81,16 @@ def test_a_run_with_memory_and_a_hot_run_leave_no_cycles(
             assert agent.start("and now?", "c").result(10).answer == "Sunny."
 
         assert cyclic_garbage(both) == []
+
+
+@pytest.mark.parametrize("kind", ["chat", "responses", "anthropic"])
+def test_a_model_that_goes_away_leaves_no_cycles(kind: str) -> None:
+    """A model holds its endpoint, which must not hold the model back."""
+    from rxreact import AnthropicModel, OpenAIResponsesModel
+
+    make = {"chat": OpenAIChatModel, "responses": OpenAIResponsesModel}.get(kind, AnthropicModel)
+
+    def made_and_dropped() -> None:
+        make("m", base_url="http://127.0.0.1:9/v1", api_key="k")._endpoint.headers_for(True)
+
+    assert cyclic_garbage(made_and_dropped) == []

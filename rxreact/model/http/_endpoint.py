@@ -12,6 +12,7 @@ import contextlib
 import functools
 import ipaddress
 import logging
+import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any
 
@@ -54,7 +55,8 @@ class Endpoint:
         base_url: the API root, named in messages.
         api_key: the key, or ``None`` (then only a loopback host is served).
         key_env: the environment variable a missing-key message names.
-        auth_headers: the headers that carry the key (the wire format's).
+        auth_headers: the headers that carry the key (the wire format's): the model's method,
+            held weakly (the model holds its endpoint: a strong one would be a cycle).
         headers: extra headers sent with every request.
         timeouts: for transport errors' messages.
         http_client: the user's client, else ours are made as needed.
@@ -92,7 +94,7 @@ class Endpoint:
         self.key_env = key_env
         """The variable a missing-key error names (a ``provider:model`` preset sets its own)."""
         self.keyless_ok = is_loopback(parsed.host)
-        self._auth_headers = auth_headers
+        self._auth_headers = weakref.WeakMethod(auth_headers)
         self._headers = dict(headers)
         self._timeouts = timeouts
         # A local server over plain HTTP: no CA bundle to read for our clients.
@@ -172,7 +174,9 @@ class Endpoint:
             "Accept": "text/event-stream" if stream else "application/json",
         }
         if self.key is not None:
-            headers.update(self._auth_headers(self.key.reveal()))
+            auth = self._auth_headers()
+            if auth is not None:
+                headers.update(auth(self.key.reveal()))
         elif not self.keyless_ok:
             raise ConfigurationError(
                 f"no API key for {self.base_url}: pass api_key=... or set {self.key_env}"
