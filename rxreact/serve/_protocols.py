@@ -50,8 +50,15 @@ def _openai(context: ServeContext) -> list[BaseRoute]:
     )
 
 
+def _ag_ui(context: ServeContext) -> list[BaseRoute]:
+    from rxreact.serve._ag_ui_routes import ag_ui_routes
+
+    return ag_ui_routes(context)
+
+
 PROTOCOLS: dict[str, Callable[[ServeContext], list[BaseRoute]]] = {
     "openai": _openai,
+    "ag-ui": _ag_ui,
 }
 """Every protocol besides ``"ui"`` (the chat page and the AI SDK stream), by name."""
 
