@@ -191,6 +191,18 @@ def test_the_continuation_starts_after_the_pause_and_skips_the_clients_own_resul
     assert all(c.seq is None or c.seq > 8 for c in chunks)
 
 
+def test_a_continuation_that_leaves_calls_waiting_ends_at_once_naming_them() -> None:
+    events = [e for e in waiting_run("confirm") if e.seq <= 7]
+    events.append(ToolApprovalRequested(round=1, call_id="c2", name="deploy", arguments={}, seq=8))
+    first, _ = segment(events, client_tools={"confirm"})
+    answered, completed = segment(events, client_tools={"confirm"}, resume=["c2"], waiting=["c1"])
+
+    assert first[-1].to_json()["outcome"]["type"] == "interrupt"  # c2 asks, c1 pending too
+    assert completed
+    assert types(answered) == ["RUN_STARTED", "STEP_STARTED", "STEP_FINISHED", "RUN_FINISHED"]
+    assert answered[-1].to_json()["outcome"] == {"type": "success", "pendingToolCallIds": ["c1"]}
+
+
 def test_an_approval_is_an_interrupt_naming_the_call() -> None:
     chunks, _ = segment(waiting_run("deploy"))
     outcome = chunks[-1].to_json()["outcome"]

@@ -224,6 +224,31 @@ def test_approval_is_an_interrupt_answered_by_resume(node: str, server: Any, app
     assert state["messages"][-1]["content"] == "Done."
 
 
+def test_a_round_with_an_approval_and_a_client_side_tool(node: str, server: Any) -> None:
+    served = server(
+        [
+            tool_call_reply(("deploy", {"target": "prod"}), ("confirm", {"what": "deploy"})),
+            text_reply("Deployed, as you confirmed."),
+        ]
+    )
+    asked, pending, answered, state = run_client(
+        node, served.url, "thread-7", "Deploy", tools=[CONFIRM], approve=True, toolResult="ok"
+    )
+    events = served.events(run_of(state))
+    deploy_call, confirm_call = [e.call_id for e in events if isinstance(e, ToolCallStarted)]
+
+    # the approval first; its answer leaves the front end's call pending; then the answer
+    assert [i["id"] for i in asked["outcome"]["interrupts"]] == [deploy_call]
+    assert pending["outcome"] == {
+        "outcome": "success", "pendingToolCallIds": [confirm_call], "interrupts": [],
+    }  # fmt: skip
+    assert answered["error"] is None and answered["outcome"]["pendingToolCallIds"] == []
+    results = {m["tool_call_id"]: m["content"] for m in served.mock.requests[1]["messages"]
+               if m["role"] == "tool"}  # fmt: skip
+    assert results == {deploy_call: "deployed to prod", confirm_call: "ok"}
+    assert state["messages"][-1]["content"] == "Deployed, as you confirmed."
+
+
 def test_a_dropped_stream_resumes_after_its_last_event_id(server: Any) -> None:
     gate = Gate()
     slow = text_reply("one two three four", pieces=4)

@@ -72,6 +72,7 @@ class Mapper:
     interrupts: bool
     start: int | None  # events after this seq are sent; None: after the pause of `resume`
     resume: frozenset[str]
+    still: frozenset[str]  # calls of that pause that still wait after this request's answers
     round: int = 0
     step_open: bool = False
     text_id: str | None = None
@@ -165,17 +166,22 @@ class Mapper:
         """The end of the segment when the round now waits for the client, else ``None``.
 
         A round waits once every call of it has begun (each one either started or asked to
-        wait), so one pause carries all of the round's waiting calls.
+        wait), so one pause carries all of the round's waiting calls. The continuation of a
+        pause whose answers left some of its calls waiting ends at once, naming those.
         """
         if self.paused or self.awaited or not (self.waiting or self.asked):
             return None
         self.paused = True
         waits = set(self.waiting) | {i.id for i in self.asked}
         if self.start is None:
-            if waits & self.resume:  # the pause this segment continues from
-                self.start = seq
-            return None
-        if seq <= self.start:
+            if not waits & self.resume:
+                return None
+            self.start = seq  # the pause this segment continues from
+            self.waiting = [c for c in self.waiting if c in self.still]
+            self.asked = [i for i in self.asked if i.id in self.still]
+            if not (self.waiting or self.asked):
+                return None
+        elif seq <= self.start:
             return None
         out: list[BaseEvent] = []
         if self.step_open:  # the round goes on in the next segment, which reopens its step

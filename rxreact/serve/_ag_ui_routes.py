@@ -67,8 +67,8 @@ def ag_ui_routes(context: ServeContext) -> list[BaseRoute]:
 
     runs = context.runs
     server_tools = frozenset(runs.agent.tools)
-    # The client-side tools of the runs this process started, while they live: their
-    # results can only be handed to the process that runs them.
+    # The client-side tools and waiting calls of the runs this process started, while they
+    # live: results and decisions can only be handed to the process that runs them.
     clients: dict[str, ClientTools] = {}
     lock = threading.Lock()
 
@@ -102,15 +102,14 @@ def ag_ui_routes(context: ServeContext) -> list[BaseRoute]:
             run = await run_in_threadpool(runs.start, question, key, user, agent)
         except RxReactError as error:
             raise context.refuse(error) or error from None
-        if tools.tools:
+        with lock:
+            clients[run.id] = tools
+
+        def forget() -> None:
             with lock:
-                clients[run.id] = tools
+                clients.pop(run.id, None)
 
-            def forget() -> None:
-                with lock:
-                    clients.pop(run.id, None)
-
-            run.events().pipe(ops.finally_action(forget)).subscribe(tools.asked, lambda _: None)
+        run.events().pipe(ops.finally_action(forget)).subscribe(tools.observe, lambda _: None)
         return await stream(user, run.id, body, refuse=True)
 
     def deliver(run_id: str, body: RunAgentInput) -> list[str]:
@@ -151,6 +150,8 @@ def ag_ui_routes(context: ServeContext) -> list[BaseRoute]:
         with lock:
             tools = clients.get(run_id)
         declared = tools.names if tools is not None else {t.name for t in body.tools or ()}
+        # what the answers of this request leave waiting (they begin on the run's threads)
+        left = tools.still_waiting() - set(resume) if tools is not None and resume else set()
         failure: list[BaseException] = []
         source = runs.events(run_id).pipe(
             ops.do_action(on_error=failure.append),
@@ -159,6 +160,7 @@ def ag_ui_routes(context: ServeContext) -> list[BaseRoute]:
                 body.run_id,
                 after=after,
                 resume=resume,
+                waiting=left,
                 client_tools=frozenset(declared) - server_tools,
                 interrupts=runs.agent.approver is None,
                 id_prefix=public,

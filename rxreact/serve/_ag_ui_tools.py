@@ -21,7 +21,7 @@ from typing import Any
 import reactivex
 
 from rxreact.agent.react_agent import ReactAgent
-from rxreact.events import ToolApprovalRequested
+from rxreact.events import ToolApprovalRequested, ToolExecutionStarted, ToolResult
 from rxreact.serve._body import HTTPProblem
 from rxreact.tools.tool import TOOL_NAME, Tool
 
@@ -29,7 +29,8 @@ __all__ = ["ClientTools", "with_client_tools"]
 
 
 class ClientTools:
-    """The proxies of one run's client-side tools and the results waiting for them."""
+    """The proxies of one run's client-side tools, the results waiting for them, and which of
+    the run's calls wait for the client now (client-side tools and approvals alike)."""
 
     def __init__(self, declared: Iterable[Any]) -> None:
         self.tools: dict[str, Tool[..., Any]] = {}
@@ -48,6 +49,7 @@ class ClientTools:
             )
         self._lock = threading.Lock()
         self._calls: dict[str, str] = {}  # call id -> mailbox key, while it waits
+        self._waiting: set[str] = set()  # every call waiting for a decision or a result
         self._mailbox: defaultdict[str, deque[str]] = defaultdict(deque)
 
     @property
@@ -55,11 +57,21 @@ class ClientTools:
         """The names of the client-side tools."""
         return frozenset(self.tools)
 
-    def asked(self, event: Any) -> None:
-        """Note a call of a client-side tool that now waits (fed every event of the run)."""
-        if isinstance(event, ToolApprovalRequested) and event.name in self.tools:
-            with self._lock:
-                self._calls[event.call_id] = _key(event.name, event.arguments)
+    def observe(self, event: Any) -> None:
+        """Follow the run's calls (fed every event of the run): which wait, which began."""
+        with self._lock:
+            if isinstance(event, ToolApprovalRequested):
+                self._waiting.add(event.call_id)
+                if event.name in self.tools:
+                    self._calls[event.call_id] = _key(event.name, event.arguments)
+            elif isinstance(event, ToolExecutionStarted | ToolResult):
+                self._waiting.discard(event.call_id)
+                self._calls.pop(event.call_id, None)
+
+    def still_waiting(self) -> frozenset[str]:
+        """The calls of the run that wait for a decision or a result now."""
+        with self._lock:
+            return frozenset(self._waiting)
 
     def waiting(self, call_id: str) -> bool:
         """Whether the call is one of these tools' and still waits for its result."""

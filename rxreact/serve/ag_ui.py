@@ -80,6 +80,7 @@ def to_ag_ui_events(
     *,
     after: int = 0,
     resume: Collection[str] = (),
+    waiting: Collection[str] = (),
     client_tools: Collection[str] = (),
     interrupts: bool = True,
     id_prefix: str | None = None,
@@ -108,6 +109,9 @@ def to_ag_ui_events(
             ``Last-Event-ID`` of a resumed stream.
         resume: tool call ids the client answers now (results of client-side tools,
             decided interrupts): the segment starts after the pause that waited for them.
+        waiting: the calls that still wait after the answers of ``resume``: if that pause
+            has some, the segment ends at once with them (RUN_STARTED, its step reopened and
+            finished, RUN_FINISHED naming them), so the client answers the rest.
         client_tools: the names of the tools the front end runs (their calls wait for it).
         interrupts: a ``tool_approval_requested`` is an interrupt for the client to answer
             (``False``: an approver on the server decides, the client is not asked).
@@ -120,6 +124,7 @@ def to_ag_ui_events(
     """
     clients = frozenset(client_tools)
     answered = frozenset(resume)
+    left = frozenset(waiting)
 
     def operator(source: Observable[Any]) -> Observable[AGUIChunk]:
         def subscribe(
@@ -133,6 +138,7 @@ def to_ag_ui_events(
                 interrupts,
                 None if answered else after,
                 answered,
+                left,
             )
             count = 0
 
@@ -163,7 +169,9 @@ def to_ag_ui_events(
                     return
                 if sending:
                     send(seq, events + (ending or []))
-                if (sending and ending) or isinstance(event, FinalAnswer):
+                elif ending:  # a continuation whose pause still waits for some calls
+                    send(None, ending)
+                if ending or isinstance(event, FinalAnswer):
                     if not mapper.began:  # everything was before the start: an empty segment
                         send(None, [RunFinishedEvent(thread_id=thread_id, run_id=run_id)])
                     mapper.ended = True
