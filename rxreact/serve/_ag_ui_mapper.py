@@ -140,7 +140,7 @@ class Mapper:
             if event.name not in self.client_tools:
                 out.append(
                     ToolCallResultEvent(
-                        message_id=f"{event.call_id}-result",
+                        message_id=f"{self.prefix}-result-{event.call_id}",
                         tool_call_id=event.call_id,
                         content=event.content,
                         role="tool",
