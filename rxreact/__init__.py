@@ -19,6 +19,7 @@ import sys as _sys
 
 from rxreact.agent.react_agent import FORCED_FINAL_INSTRUCTION, AgentResult, ReactAgent
 from rxreact.cancellation import CancellationToken
+from rxreact.checks.guardrails import GuardrailResult
 from rxreact.checks.judge import LLMJudge, Verdict
 from rxreact.context.budget import ContextBudget
 from rxreact.errors import (
@@ -28,8 +29,10 @@ from rxreact.errors import (
     ChatMemoryError,
     ConfigurationError,
     ConversationBusyError,
+    GuardrailTrippedError,
     InvalidArgumentError,
     JudgeError,
+    MaxHandoffsExceededError,
     ModelConnectionError,
     ModelError,
     ModelHTTPError,
@@ -57,6 +60,10 @@ from rxreact.events import (
     AnswerValidated,
     ContextTrimmed,
     FinalAnswer,
+    GuardrailPassed,
+    GuardrailStarted,
+    GuardrailTripped,
+    Handoff,
     MaxRoundsReached,
     ReasoningDelta,
     RoundFinished,
@@ -94,7 +101,7 @@ from rxreact.model.openai.client import OpenAIChatModel
 from rxreact.model.openai.responses import OpenAIResponsesModel
 from rxreact.model.scripted.model import ScriptedModel
 from rxreact.model.spec import model_from
-from rxreact.operators import events_of
+from rxreact.operators import events_of, from_agent, only_root
 from rxreact.runs import AgentRun, EventLog, InMemoryEventLog, RedisEventLog, follow
 from rxreact.tools.approval import ApprovalDecision, Approver
 from rxreact.tools.source import ToolSource
@@ -128,12 +135,19 @@ __all__ = [
     "EventLog",
     "File",
     "FinalAnswer",
+    "GuardrailPassed",
+    "GuardrailResult",
+    "GuardrailStarted",
+    "GuardrailTripped",
+    "GuardrailTrippedError",
+    "Handoff",
     "Image",
     "InMemoryChatMemory",
     "InMemoryEventLog",
     "InvalidArgumentError",
     "JudgeError",
     "LLMJudge",
+    "MaxHandoffsExceededError",
     "MaxRoundsReached",
     "Message",
     "ModelConnectionError",
@@ -192,7 +206,9 @@ __all__ = [
     "ensure_tool_calls_closed",
     "events_of",
     "follow",
+    "from_agent",
     "model_from",
+    "only_root",
     "tool",
 ]
 

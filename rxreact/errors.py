@@ -26,6 +26,8 @@ call such as ``agent.call``) is an instance of :class:`RxReactError`::
     │   ├── ToolErrorBudgetExceededError  too many failed tool calls in one run
     │   ├── JudgeError                the judge could not reach a verdict
     │   ├── OutputValidationError     no draft was of the requested ``output_type``
+    │   ├── GuardrailTrippedError     an input or output guardrail tripped
+    │   ├── MaxHandoffsExceededError  agents handed one turn over more than ``max_handoffs``
     │   └── RunStalledError           no event for longer than ``stall_timeout``
     ├── ChatMemoryError               a memory backend failed
     ├── RunError                      a hot run (``agent.start``) could not be followed to its end
@@ -56,8 +58,10 @@ __all__ = [
     "ChatMemoryError",
     "ConfigurationError",
     "ConversationBusyError",
+    "GuardrailTrippedError",
     "InvalidArgumentError",
     "JudgeError",
+    "MaxHandoffsExceededError",
     "ModelConnectionError",
     "ModelError",
     "ModelHTTPError",
@@ -278,6 +282,28 @@ class OutputValidationError(AgentError):
         super().__init__(message)
         self.draft = draft
         self.errors: list[dict[str, Any]] = list(errors)
+
+
+class GuardrailTrippedError(AgentError):
+    """A guardrail (``ReactAgent(input_guardrails=..., output_guardrails=...)``) tripped: the
+    run ended there, its model stream closed, its running tools' tokens set, nothing stored.
+
+    Attributes:
+        guardrail: the guardrail's name (its function's ``__name__``).
+        reason: what it said (``GuardrailResult.reason``).
+        kind: ``"input"`` (the question) or ``"output"`` (the answer as it streamed).
+    """
+
+    def __init__(self, guardrail: str, reason: str, kind: str = "input") -> None:
+        self.guardrail = guardrail
+        self.reason = reason
+        self.kind = kind
+        super().__init__(f"{kind} guardrail {guardrail!r} tripped: {reason}")
+
+
+class MaxHandoffsExceededError(AgentError):
+    """A turn was handed from agent to agent more times than the first agent's
+    ``ReactAgent(max_handoffs=...)`` allows (agents passing a question around in a loop)."""
 
 
 class RunStalledError(AgentError):

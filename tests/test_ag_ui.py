@@ -243,3 +243,55 @@ def test_sse_encoding_carries_the_seq_as_id() -> None:
     chunks, _ = segment(waiting_run()[:1])
     assert chunks[0].to_sse().startswith('data: {"type":"RUN_STARTED"')
     assert chunks[1].to_sse() == 'id: 1\ndata: {"type":"STEP_STARTED","stepName":"round 1"}\n\n'
+
+
+def nested_run(approval: bool) -> list[Any]:
+    """Round 1 calls the agent tool ``researcher`` (call p1), whose own run (path ("p1",))
+    writes text, maybe waits for approval of its call c9, and answers; round 2 answers."""
+    inner: list[Any] = [
+        RoundStarted(round=1),
+        TextDelta(round=1, delta="Looking."),
+        RoundFinished(round=1, mode="tool_call"),
+    ]
+    if approval:
+        inner.append(ToolApprovalRequested(round=1, call_id="c9", name="deploy", arguments={}))
+    inner += [
+        ToolExecutionStarted(round=1, call_id="c9", name="deploy"),
+        ToolResult(round=1, call_id="c9", name="deploy", content="done", duration_s=0),
+        FinalAnswer(round=2, text="Found it.", rounds=2),
+    ]
+    events: list[Any] = [
+        RoundStarted(round=1),
+        ToolCallStarted(round=1, index=0, call_id="p1", name="researcher"),
+        RoundFinished(round=1, mode="tool_call"),
+        ToolExecutionStarted(round=1, call_id="p1", name="researcher"),
+        *(e.model_copy(update={"path": ("p1",), "agent": "researcher"}) for e in inner),
+        ToolResult(round=1, call_id="p1", name="researcher", content="Found it.", duration_s=0),
+        RoundStarted(round=2),
+        TextDelta(round=2, delta="Done."),
+        RoundFinished(round=2, mode="final_answer"),
+        FinalAnswer(round=2, text="Done.", rounds=2),
+    ]
+    return [e.model_copy(update={"seq": n}) for n, e in enumerate(events, 1)]
+
+
+def test_an_agent_tools_run_shows_only_in_the_calls_result() -> None:
+    chunks, completed = segment(nested_run(approval=False))
+    parts = [c.to_json() for c in chunks]
+
+    assert completed and types(chunks).count("RUN_FINISHED") == 1  # not at the inner answer
+    assert [p["content"] for p in parts if p["type"] == "TOOL_CALL_RESULT"] == ["Found it."]
+    assert "".join(p.get("delta", "") for p in parts) == "Done."  # the inner text stays inside
+
+
+def test_an_agent_tools_approval_is_an_interrupt_and_its_answer_continues_the_run() -> None:
+    events = nested_run(approval=True)
+    asked, _ = segment(events)
+    continued, _ = segment(events, resume=["c9"])
+
+    assert asked[-1].to_json()["outcome"]["interrupts"][0]["id"] == "c9"
+    assert asked[-1].seq == 8  # the inner call's approval request
+    assert [c.seq for c in continued if c.seq] == sorted(c.seq for c in continued if c.seq)
+    assert all(c.seq is None or c.seq > 8 for c in continued)
+    assert types(continued)[-1] == "RUN_FINISHED"
+    assert continued[-1].to_json()["outcome"] == {"type": "success"}

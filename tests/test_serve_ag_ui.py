@@ -350,11 +350,26 @@ def test_protocols_choose_whether_ag_ui_is_mounted(server: Any) -> None:
         assert json.loads(sse(response)[-1].data)["type"] == "RUN_FINISHED"
 
 
-def test_without_the_extra_the_endpoint_says_how_to_install_it(
-    server: Any, monkeypatch: pytest.MonkeyPatch
+def test_without_the_extra_ag_ui_is_left_out_unless_asked_for(
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setitem(sys.modules, "ag_ui.core", None)  # importing it raises ImportError
-    served = server([])
-    response = httpx.post(f"{served.url}/ag-ui", json=run_body("t", "r", [question("hi")]))
-    assert response.status_code == 501
-    assert "rxreact[ag-ui]" in response.json()["detail"]
+    import importlib.util
+
+    from starlette.routing import Route
+
+    from rxreact.errors import ConfigurationError
+    from rxreact.serve import create_app
+
+    agent = ReactAgent(OpenAIChatModel("m", base_url="http://127.0.0.1:9/v1", api_key="k"), [])
+    find_spec = importlib.util.find_spec
+
+    def hidden(name: str, *args: Any) -> Any:
+        return None if name == "ag_ui" else find_spec(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", hidden)
+    monkeypatch.setitem(sys.modules, "ag_ui", None)  # "import ag_ui" fails as if not installed
+    paths = {r.path for r in create_app(agent).routes if isinstance(r, Route)}
+    assert "/v1/chat/completions" in paths and "/ag-ui" not in paths
+    with pytest.raises(ConfigurationError, match=r"rxreact\[ag-ui\]"):
+        create_app(agent, protocols=("ui", "ag-ui"))
+    agent.model.close()

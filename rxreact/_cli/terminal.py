@@ -17,6 +17,8 @@ from typing import Any, TextIO
 
 from rxreact.events import (
     FinalAnswer,
+    GuardrailTripped,
+    Handoff,
     MaxRoundsReached,
     ReasoningDelta,
     RoundFinished,
@@ -190,6 +192,8 @@ class TerminalRenderer:
 
     def __call__(self, event: Any) -> None:
         """Render one event (use as the ``on_next`` of a subscription)."""
+        if event.path:  # a run of an agent tool: its call and result show, not its inside
+            return
         if isinstance(event, ReasoningDelta):
             if not self._in_reasoning:
                 self.line(self.style("(thinking)", "2"))
@@ -221,6 +225,11 @@ class TerminalRenderer:
             self.spinner.stop()
             if event.mode == "final_answer" and not self._at_line_start[id(self.out)]:
                 self.write("\n", self.out)
+        elif isinstance(event, Handoff):
+            self.line(self.style(f"⇢ {event.from_agent} hands over to {event.to_agent}", "35"))
+        elif isinstance(event, GuardrailTripped):
+            self.spinner.stop()
+            self.line(self.style(f"✗ guardrail {event.guardrail}: {event.reason}", "31"))
         elif isinstance(event, MaxRoundsReached):
             self.line(self.style("max rounds reached: asking for the answer now", "35"))
         elif isinstance(event, FinalAnswer):

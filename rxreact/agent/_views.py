@@ -53,7 +53,7 @@ class AgentViews:
         outcome: dict[str, Any] = {}
 
         def on_next(event: Any) -> None:
-            if isinstance(event, FinalAnswer):
+            if isinstance(event, FinalAnswer) and not event.path:  # not an agent tool's
                 outcome["final"] = event
 
         def on_error(error: Exception) -> None:
@@ -154,7 +154,7 @@ class AgentViews:
                 finished.set_result(final)
 
         def on_next(event: Any) -> None:
-            if isinstance(event, FinalAnswer):
+            if isinstance(event, FinalAnswer) and not event.path:  # not an agent tool's
                 loop.call_soon_threadsafe(settle, event, None)
 
         def on_error(error: Exception) -> None:

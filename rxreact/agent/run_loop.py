@@ -4,7 +4,9 @@
 
     stream(q) = concat_steps(steps)                  each step subscribed on the agent
                                                      scheduler when the one before completes
+                [.guard.events: answer text held behind the guardrails' checks]
     steps:      load history, add the question
+                [(GuardrailStarted): input guardrails start, checked while round 1 runs]
                 [fit the request to the context budget: maybe one summary request]
                 round(n) = ([ContextTrimmed]) (RoundStarted) then
                            model.stream(request)                chunks, on an I/O thread
@@ -14,9 +16,12 @@
                 FINAL_ANSWER -> [check the draft: output_type, then the judge, on the tools
                                  scheduler: (ValidationStarted) (AnswerValidated);
                                  rejected with revisions left: feedback -> round(n+1)]
-                                commit memory, (FinalAnswer), complete
-                TOOL_CALL    -> run_tools (merged, concurrent, results in call order)
-                                -> round(n+1), or (MaxRoundsReached) + the forced round
+                                [wait for every guardrail check], commit memory,
+                                (FinalAnswer), complete
+                TOOL_CALL    -> run_tools (merged, concurrent, results in call order; an agent
+                                tool's run nested in it)
+                                -> round(n+1), or (MaxRoundsReached) + the forced round, or
+                                (Handoff): the target agent runs round(n+1) on
 
 The steps are a generator: the code between two ``yield`` statements runs when the previous step
 completed, so it reads like the loop it is, and the events of every round reach the
@@ -29,12 +34,14 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from reactivex import Observable
 
+from rxreact.agent.handoffs import handoff_after
 from rxreact.agent.round import Mode, RoundState
 from rxreact.checks.validation import (
     REVISION_INSTRUCTION,
@@ -80,6 +87,8 @@ from rxreact.operators import (
     run_tools,
     with_lease,
 )
+from rxreact.operators._guardrails import RunGuard
+from rxreact.operators._mark_origin import mark_origin_
 from rxreact.result import AgentResult
 from rxreact.rx._immediate import immediately, starting_with
 from rxreact.tools.approval import Approvals
@@ -108,6 +117,10 @@ class RunLoop:
         output_type: Any = None,
     ) -> None:
         self.agent = agent
+        """The agent running the turn now: the one the run started on, until a handoff."""
+        self.owner = agent  # whose memory and conversation the turn belongs to
+        self.handoffs: int = 0
+        self.round_base: int = 0  # rounds made before the running agent took over
         # Merged once per run: model defaults sit under these, in the model's encoder.
         self.options: dict[str, Any] = {**agent.options, **(options or {})}
         self.question = question
@@ -129,6 +142,11 @@ class RunLoop:
         self.revisions: int = 0
         self.outcome: DraftOutcome = DraftOutcome()
         self.usage_by_purpose: dict[UsagePurpose, Usage] = {}
+        self.usage_by_agent: dict[str, Usage] = {}
+        self._absorbing = threading.Lock()  # child runs of one tool round end concurrently
+        self.path: tuple[str, ...] = ()
+        """Where this run sits: the tool call ids from the root run down to it (set by the
+        agent tool that runs it; ``()`` for a root run)."""
         self.loaded: int = 0  # how many history messages came from memory (the rest is this turn)
         self.request: ChatRequest | None = None  # the last one sent
         self.fitter: RequestFitter | None = (
@@ -143,6 +161,7 @@ class RunLoop:
             else None
         )
         self.trace: RunTracer | None = run_tracer(agent, conversation_id)
+        self.guard: RunGuard | None = RunGuard.of(agent, self.trace)
         self.approvals: Approvals = Approvals(agent.approver, agent.tools_scheduler)
         """The tool calls waiting for approval; a hot run's handle sets ``external`` and
         forwards ``approve`` / ``deny`` here."""
@@ -162,6 +181,7 @@ class RunLoop:
             messages=tuple(self.turn),
             usage=final.usage,
             usage_by_purpose=final.usage_by_purpose,
+            usage_by_agent=final.usage_by_agent,
             validated=final.validated,
             output=final.output,
         )
@@ -169,6 +189,10 @@ class RunLoop:
     def events(self) -> Observable[Any]:
         """The run: its steps, each subscribed when the one before completes."""
         events = self._holding_conversation(lambda: concat_steps(self._steps()))
+        if self.guard is not None:
+            events = self.guard.events(events)
+        if self.path:  # a root run's events are marked where seq is (RunOutput)
+            events = mark_origin_(events, self)
         return events if self.trace is None else self.trace.run(events)
 
     def _holding_conversation(self, steps: Callable[[], Observable[Any]]) -> Observable[Any]:
@@ -206,6 +230,8 @@ class RunLoop:
         agent = self.agent
         self._load_history()
         self._add(UserMessage(content=self.question))
+        if self.guard is not None:  # input guardrails: checking from now, while round 1 runs
+            yield self.guard.begin(content_text(self.question), self.history[:-1])
         prefix: tuple[Any, ...] = ()
         forced = False
         while True:
@@ -224,6 +250,8 @@ class RunLoop:
                         prefix, forced = (), state.forced
                         continue
                     self._check_output_type(state)
+                if self.guard is not None:  # a run whose guardrail trips stores nothing
+                    yield self.guard.settled()
                 self._commit_memory()
                 yield immediately(self._final_answer(state))
                 return
@@ -240,16 +268,38 @@ class RunLoop:
                     trace=self.trace,
                     approvals=self.approvals,
                     approval_timeout=agent.approval_timeout,
+                    caller=self,
                 )
             )
             self._add_results(calls, results)
-            if self.rounds >= agent.max_rounds:
+            handoff = handoff_after(self, calls, results, state.round)
+            if handoff is not None:  # the target runs the rest of the turn
+                yield immediately(handoff.event)  # still marked as the agent that hands over
+                agent = self.agent = handoff.target
+                self.round_base = self.rounds
+                self.checked = agent.judge is not None or self.output is not None
+                prefix, forced = (), False
+                continue
+            if self.rounds - self.round_base >= agent.max_rounds:
                 prefix, forced = (MaxRoundsReached(round=state.round),), True
 
     def _count(self, purpose: UsagePurpose, usage: Usage | None) -> None:
         if usage is not None:
             self.usage = usage + self.usage
             self.usage_by_purpose[purpose] = usage + self.usage_by_purpose.get(purpose)
+            name = self.agent.name
+            self.usage_by_agent[name] = usage + self.usage_by_agent.get(name)
+
+    def absorb(self, final: FinalAnswer) -> None:
+        """Add the usage of a child run (an agent tool's) that ended with ``final``."""
+        if final.usage is None:
+            return
+        with self._absorbing:
+            self.usage = final.usage + self.usage
+            for purpose, usage in final.usage_by_purpose.items():
+                self.usage_by_purpose[purpose] = usage + self.usage_by_purpose.get(purpose)
+            for name, usage in final.usage_by_agent.items():
+                self.usage_by_agent[name] = usage + self.usage_by_agent.get(name)
 
     def _check(self, state: RoundState) -> Observable[Any]:
         """Check the draft the round just added (the last message) against the output type
@@ -374,7 +424,7 @@ class RunLoop:
             )
 
     def _commit_memory(self) -> None:
-        agent = self.agent
+        agent = self.owner
         if agent.memory is None or self.conversation_id is None:
             return
         try:
@@ -392,6 +442,7 @@ class RunLoop:
             forced=state.forced,
             usage=self.usage,
             usage_by_purpose=self.usage_by_purpose,
+            usage_by_agent=self.usage_by_agent,
             validated=self.outcome.passed if self.checked else None,
             output=self.outcome.output,
         )

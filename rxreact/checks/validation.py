@@ -243,6 +243,8 @@ def validated_text() -> Callable[[Observable[Any]], Observable[str]]:
                     observer.on_next(piece)
 
             def on_next(event: Any) -> None:
+                if event.path:  # a run of an agent tool: its text is not the answer
+                    return
                 if isinstance(event, TextDelta):
                     held.append(event.delta)
                 elif isinstance(event, RoundStarted):

@@ -19,6 +19,7 @@ from rxreact.memory.lease import Lease
 from rxreact.messages import ToolCall
 from rxreact.model.chunks import ChatChunk
 from rxreact.model.retry_policy import Backoff
+from rxreact.operators._by_origin import from_agent_, only_root_
 from rxreact.operators._concat_steps import concat_steps_
 from rxreact.operators._deliver_on import deliver_on_
 from rxreact.operators._events_of import events_of_
@@ -29,6 +30,7 @@ from rxreact.operators._run_tools import run_tools_
 from rxreact.operators._timeout_with import timeout_with_
 from rxreact.operators._with_lease import OnBusy, with_lease_
 from rxreact.tools.approval import Approvals
+from rxreact.tools.nesting import CallingRun
 from rxreact.tools.tool import Tool
 from rxreact.tracing import RunTracer
 
@@ -38,6 +40,8 @@ __all__ = [
     "deliver_on",
     "events_of",
     "finish_round",
+    "from_agent",
+    "only_root",
     "process_chunk",
     "retry_unstarted",
     "run_tools",
@@ -68,6 +72,41 @@ def events_of(*kinds: type[_E]) -> Callable[[Observable[Any]], Observable[_E]]:
         An operator from any Observable to one of those events.
     """
     return events_of_(*kinds)
+
+
+def only_root() -> Callable[[Observable[Any]], Observable[Any]]:
+    """Only the root run's own events: none of the runs of agents it called as tools.
+
+    ::
+
+        source:       -s-S-s'-t'-f'-R-t-f|     (primed: a child run's events, path != ())
+        only_root():  -s-S-----------R-t-f|    (S tool_execution_started, R tool_result)
+
+    Returns:
+        An operator keeping the events whose ``path`` is ``()``.
+    """
+    return only_root_()
+
+
+def from_agent(name: str) -> Callable[[Observable[Any]], Observable[Any]]:
+    """Only the events of the runs of the agent called ``name`` (``ReactAgent(name=...)``), at
+    any depth, every call of it included.
+
+    ::
+
+        source:                  -s-S-s'-t'-f'-R-t-f|   (primed: agent "researcher")
+        from_agent("researcher"): ----s'-t'-f'--------|
+
+    Args:
+        name: the agent's name; tell calls of it apart by ``path``.
+
+    Returns:
+        An operator keeping the events whose ``agent`` is ``name``.
+
+    Raises:
+        InvalidArgumentError: ``name`` is not a string.
+    """
+    return from_agent_(name)
 
 
 LEASE_POLL = Backoff(base=0.01, factor=2.0, cap=0.2)
@@ -232,6 +271,7 @@ def run_tools(
     trace: RunTracer | None = None,
     approvals: Approvals | None = None,
     approval_timeout: float | None = None,
+    caller: CallingRun | None = None,
 ) -> Callable[[Observable[ToolCall]], Observable[Any]]:
     """Run every tool call of a round concurrently; complete when all have a result.
 
@@ -260,6 +300,9 @@ def run_tools(
         approvals: where calls of tools that require approval wait for a decision
             (``tool_approval_requested`` first; ``None``: such tools run unasked).
         approval_timeout: seconds a call waits for a decision before it counts as denied.
+        caller: the run these calls belong to; an agent tool's call runs its agent nested in
+            it, the child run's events between the call's ``S`` and ``R`` (``None``: agent
+            tools run as plain tools, their events unseen).
 
     Returns:
         An operator ``Observable[ToolCall] -> Observable[AgentEvent]``.
@@ -275,6 +318,7 @@ def run_tools(
         trace=trace,
         approvals=approvals,
         approval_timeout=approval_timeout,
+        caller=caller,
     )
 
 

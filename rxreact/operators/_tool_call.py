@@ -170,6 +170,12 @@ class Call(abc.ObserverBase[Any], abc.DisposableBase):
                 )
                 self._sink.on_next(event)
 
+    def forward(self, event: Any) -> None:
+        """Pass an event of the call's own making (a nested agent run's) into the round."""
+        with self._lock:  # never after the result, whichever thread settles it
+            if not self._settled:
+                self._sink.on_next(event)
+
     def on_next(self, value: Any) -> None:
         try:
             content, is_error = result_content(value, self._max_chars), False

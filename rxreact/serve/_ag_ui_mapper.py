@@ -83,7 +83,7 @@ class Mapper:
     awaited: set[str] = field(default_factory=set)  # the round's calls not yet begun
     waiting: list[str] = field(default_factory=list)  # client-side calls waiting
     asked: list[Interrupt] = field(default_factory=list)  # approvals waiting
-    paused: bool = False  # this round paused already
+    reported: set[str] = field(default_factory=set)  # waiting calls a pause named already
     began: bool = False
     ended: bool = False
 
@@ -91,7 +91,9 @@ class Mapper:
 
     def feed(self, event: Any) -> list[BaseEvent]:
         out: list[BaseEvent] = []
-        if isinstance(event, TextDelta):
+        if getattr(event, "path", ()):
+            self._nested(event)  # a run of an agent tool: only what it waits for shows
+        elif isinstance(event, TextDelta):
             self._close_reasoning(out)
             if self.text_id is None:
                 self.text_id = self._message_id()
@@ -114,7 +116,7 @@ class Mapper:
         elif isinstance(event, RoundStarted):
             self._finish_step(out)
             self.round, self.texts, self.thoughts = event.round, 0, 0
-            self.step_open, self.paused, self.waiting, self.asked = True, False, [], []
+            self.step_open, self.waiting, self.asked, self.reported = True, [], [], set()
             out.append(StepStartedEvent(step_name=self._step()))
         elif isinstance(event, ToolCallStarted):
             self._close_messages(out)
@@ -134,9 +136,9 @@ class Mapper:
             elif self.interrupts:
                 self.asked.append(_interrupt(event))
         elif isinstance(event, ToolExecutionStarted):
-            self.awaited.discard(event.call_id)
+            self._began(event.call_id)
         elif isinstance(event, ToolResult):
-            self.awaited.discard(event.call_id)
+            self._began(event.call_id)
             if event.name not in self.client_tools:
                 out.append(
                     ToolCallResultEvent(
@@ -169,10 +171,10 @@ class Mapper:
         wait), so one pause carries all of the round's waiting calls. The continuation of a
         pause whose answers left some of its calls waiting ends at once, naming those.
         """
-        if self.paused or self.awaited or not (self.waiting or self.asked):
-            return None
-        self.paused = True
         waits = set(self.waiting) | {i.id for i in self.asked}
+        if self.awaited or not waits - self.reported:
+            return None
+        self.reported |= waits
         if self.start is None:
             if not waits & self.resume:
                 return None
@@ -226,6 +228,21 @@ class Mapper:
         return out
 
     # -- helpers ------------------------------------------------------------------------------
+
+    def _nested(self, event: Any) -> None:
+        """An event of an agent tool's run (``path`` not empty): its text and tools stay in the
+        calling tool's result, but a call of it waiting for approval is the client's to answer
+        like the root's own (its id is what ``resume`` answers)."""
+        if isinstance(event, ToolApprovalRequested) and self.interrupts:
+            self.asked.append(_interrupt(event))
+        elif isinstance(event, ToolExecutionStarted | ToolResult):
+            self._began(event.call_id)
+
+    def _began(self, call_id: str) -> None:
+        """A call began (or ended): it waits for nothing any more."""
+        self.awaited.discard(call_id)
+        self.waiting = [c for c in self.waiting if c != call_id]
+        self.asked = [i for i in self.asked if i.id != call_id]
 
     def _step(self) -> str:
         return f"round {self.round}"

@@ -54,13 +54,8 @@ _SSE_HEADERS = {
 
 def ag_ui_routes(context: ServeContext) -> list[BaseRoute]:
     """The endpoint, over the app's run registry (so the per-user run limit counts it).
-
-    Without the ``ag-ui`` extra the endpoint answers ``501`` with how to install it.
-    """
-    try:
-        from ag_ui.core import RunAgentInput
-    except ImportError:
-        return [Route("/ag-ui", _not_installed, methods=["POST"])]
+    Needs the ``ag-ui`` extra (``create_app`` checks it is installed first)."""
+    from ag_ui.core import RunAgentInput
 
     from rxreact.serve._ag_ui_tools import ClientTools, with_client_tools
     from rxreact.serve.ag_ui import to_ag_ui_events
@@ -190,14 +185,6 @@ def ag_ui_routes(context: ServeContext) -> list[BaseRoute]:
 def _as_ui_chunk(chunk: AGUIChunk) -> UIChunk:
     """The pipe's item: the event's JSON and its seq (the pipe writes ``id:`` and ``data:``)."""
     return UIChunk(chunk.seq, chunk.to_json())
-
-
-async def _not_installed(request: Request) -> Response:
-    raise HTTPProblem(
-        501,
-        "not_installed",
-        "AG-UI needs the optional dependency ag-ui-protocol: pip install 'rxreact[ag-ui]'",
-    )
 
 
 def _question(body: RunAgentInput) -> str:

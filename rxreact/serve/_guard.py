@@ -43,8 +43,16 @@ ANONYMOUS = ""
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 _PUBLIC_PATHS = ("/static/",)
+_PUBLIC_FILES = frozenset({"/", "/.well-known/agent-card.json"})  # the A2A card names the auth
 _USER_KEY = "rxreact.user"
-_CORS_HEADERS = ["authorization", "content-type", "last-event-id", "x-rxreact-conversation"]
+_CORS_HEADERS = [
+    "authorization",
+    "content-type",
+    "last-event-id",
+    "x-rxreact-conversation",
+    "a2a-version",  # what an A2A client sends with every call
+    "a2a-extensions",
+]
 
 
 def user_of(request: Request) -> str:
@@ -147,8 +155,8 @@ class Guard:
         if self.authenticate is None:
             return ANONYMOUS
         path = request.url.path
-        if path == "/" or path.startswith(_PUBLIC_PATHS):
-            return ANONYMOUS  # the page itself: it asks for the token, the API checks it
+        if path in _PUBLIC_FILES or path.startswith(_PUBLIC_PATHS):
+            return ANONYMOUS  # the page, the card: they say how to authenticate, the API checks
         user = self.authenticate(request)
         if inspect.isawaitable(user):
             user = await user

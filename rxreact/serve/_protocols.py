@@ -11,16 +11,18 @@ runs), the signed run ids, and the app's settings. Every route is behind the app
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from starlette.routing import BaseRoute
 
+from rxreact._extras import import_extra
 from rxreact.serve._body import HTTPProblem
 from rxreact.serve._runs import RunRegistry
 from rxreact.serve.auth import RunIds
 
-__all__ = ["PROTOCOLS", "ServeContext", "protocol_routes"]
+__all__ = ["EXTRAS", "PROTOCOLS", "ServeContext", "installed", "protocol_routes"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,9 @@ class ServeContext:
     heartbeat: float
     refuse: Callable[[BaseException], HTTPProblem | None]
     """The HTTP answer to a run that could not start (busy conversation, too many runs)."""
+    authenticated: bool = False
+    """Whether the app has users (``authenticate``): a protocol that describes its own
+    authentication (the A2A agent card) says so."""
 
 
 def _openai(context: ServeContext) -> list[BaseRoute]:
@@ -50,7 +55,15 @@ def _openai(context: ServeContext) -> list[BaseRoute]:
     )
 
 
+def _a2a(context: ServeContext) -> list[BaseRoute]:
+    import_extra("a2a", "a2a")
+    from rxreact.serve._a2a_routes import a2a_routes
+
+    return a2a_routes(context)
+
+
 def _ag_ui(context: ServeContext) -> list[BaseRoute]:
+    import_extra("ag_ui", "ag-ui")
     from rxreact.serve._ag_ui_routes import ag_ui_routes
 
     return ag_ui_routes(context)
@@ -58,9 +71,23 @@ def _ag_ui(context: ServeContext) -> list[BaseRoute]:
 
 PROTOCOLS: dict[str, Callable[[ServeContext], list[BaseRoute]]] = {
     "openai": _openai,
+    "a2a": _a2a,
     "ag-ui": _ag_ui,
 }
 """Every protocol besides ``"ui"`` (the chat page and the AI SDK stream), by name."""
+
+EXTRAS: dict[str, tuple[str, str]] = {"a2a": ("a2a", "a2a"), "ag-ui": ("ag_ui", "ag-ui")}
+"""The protocols built on an optional package: name -> (module, rxreact extra)."""
+
+
+def installed() -> tuple[str, ...]:
+    """The protocols whose packages are installed: what ``create_app`` mounts by default (one
+    named in ``protocols=`` without its package is an error saying which extra brings it)."""
+    return tuple(
+        name
+        for name in PROTOCOLS
+        if name not in EXTRAS or importlib.util.find_spec(EXTRAS[name][0]) is not None
+    )
 
 
 def protocol_routes(names: tuple[str, ...], context: ServeContext) -> list[BaseRoute]:

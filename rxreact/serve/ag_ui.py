@@ -171,7 +171,7 @@ def to_ag_ui_events(
                     send(seq, events + (ending or []))
                 elif ending:  # a continuation whose pause still waits for some calls
                     send(None, ending)
-                if ending or isinstance(event, FinalAnswer):
+                if ending or (isinstance(event, FinalAnswer) and not event.path):
                     if not mapper.began:  # everything was before the start: an empty segment
                         send(None, [RunFinishedEvent(thread_id=thread_id, run_id=run_id)])
                     mapper.ended = True

@@ -54,7 +54,7 @@ from rxreact.serve._body import (
 )
 from rxreact.serve._bridge import ChunkPipe
 from rxreact.serve._guard import Authenticate, guard_middleware, user_of
-from rxreact.serve._protocols import PROTOCOLS, ServeContext, protocol_routes
+from rxreact.serve._protocols import PROTOCOLS, ServeContext, installed, protocol_routes
 from rxreact.serve._runs import RunRegistry
 from rxreact.serve.auth import RunIds, conversation_key
 from rxreact.serve.ui_stream import UI_MESSAGE_STREAM_HEADERS, to_ui_message_stream
@@ -111,12 +111,14 @@ def create_app(
         model_name: the model ``/v1/models`` lists and ``/v1/chat/completions`` answers as.
         protocols: the protocols mounted (default: all): ``"ui"`` (the chat page and the AI
             SDK UI message stream under ``/api``), ``"openai"`` (``/v1/chat/completions``,
-            ``/v1/models``), and the others of :data:`~rxreact.serve._protocols.PROTOCOLS`.
+            ``/v1/models``), ``"a2a"`` (``/a2a`` and its agent card, with the ``a2a`` extra),
+            and the others of :data:`~rxreact.serve._protocols.PROTOCOLS`; by default every one
+            whose optional package is installed.
 
     Returns:
         A Starlette application (serve it with uvicorn, or ``rxreact serve``).
     """
-    chosen = ("ui", *PROTOCOLS) if protocols is None else tuple(protocols)
+    chosen = ("ui", *installed()) if protocols is None else tuple(protocols)
     unknown = sorted(set(chosen) - {"ui", *PROTOCOLS})
     if unknown or not chosen:
         raise InvalidArgumentError(
@@ -284,7 +286,15 @@ def create_app(
         Route("/api/runs/{run_id}/marbles.svg", marbles, methods=["GET"]),
         Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
     ]
-    context = ServeContext(runs, run_ids, model_name, max_message_chars, heartbeat, refused)
+    context = ServeContext(
+        runs,
+        run_ids,
+        model_name,
+        max_message_chars,
+        heartbeat,
+        refused,
+        authenticated=authenticate is not None,
+    )
     app = Starlette(
         routes=[
             Route("/api/me", me, methods=["GET"]),

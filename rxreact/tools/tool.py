@@ -45,6 +45,7 @@ from rxreact.errors import InvalidArgumentError, ToolDefinitionError
 from rxreact.messages import ToolSpec
 from rxreact.rx._call_once import ToolInterruptedError, call_once
 from rxreact.tools._signature import arguments_of
+from rxreact.tools.nesting import NestedRun
 from rxreact.tools.results import DEFAULT_MAX_RESULT_CHARS
 
 __all__ = ["TOOL_NAME", "Tool", "ToolArgumentsError", "ToolInterruptedError", "tool"]
@@ -85,6 +86,9 @@ class Tool(Generic[P, R]):
     requires_approval: bool | Callable[[dict[str, Any]], bool] = False
     """Ask before running: always, or when this predicate on the parsed arguments is true."""
     _arguments_model: type[BaseModel] | None = None
+    _nested: NestedRun | None = None
+    """Set on an agent tool: inside a run, the call runs this, nested in the calling run
+    (its events in the caller's stream); ``function`` is how it runs anywhere else."""
     _token_parameter: str | None = None
     _progress_parameter: str | None = None
 
