@@ -74,6 +74,7 @@ class Mapper:
     resume: frozenset[str]
     still: frozenset[str]  # calls of that pause that still wait after this request's answers
     round: int = 0
+    steps: int = 0  # root rounds so far, for message ids unique in the run whatever `round` is
     step_open: bool = False
     text_id: str | None = None
     reasoning_id: str | None = None
@@ -103,7 +104,7 @@ class Mapper:
         elif isinstance(event, ReasoningDelta):
             if self.reasoning_id is None:
                 self.thoughts += 1
-                self.reasoning_id = f"{self.prefix}-{self.round}-reasoning-{self.thoughts}"
+                self.reasoning_id = f"{self.prefix}-{self.steps}-reasoning-{self.thoughts}"
                 out += self._open_reasoning(self.reasoning_id)
             if event.delta:
                 out.append(
@@ -116,6 +117,7 @@ class Mapper:
         elif isinstance(event, RoundStarted):
             self._finish_step(out)
             self.round, self.texts, self.thoughts = event.round, 0, 0
+            self.steps += 1
             self.step_open, self.waiting, self.asked, self.reported = True, [], [], set()
             out.append(StepStartedEvent(step_name=self._step()))
         elif isinstance(event, ToolCallStarted):
@@ -250,11 +252,11 @@ class Mapper:
     def _message_id(self) -> str:
         # The round's first message has the id its tool calls name as their parent.
         self.texts += 1
-        base = f"{self.prefix}-{self.round}"
+        base = f"{self.prefix}-{self.steps}"
         return base if self.texts == 1 else f"{base}-{self.texts}"
 
     def _call_start(self, call_id: str, name: str) -> ToolCallStartEvent:
-        parent = f"{self.prefix}-{self.round}"
+        parent = f"{self.prefix}-{self.steps}"
         return ToolCallStartEvent(
             tool_call_id=call_id, tool_call_name=name, parent_message_id=parent
         )
