@@ -249,6 +249,38 @@ def test_a_round_with_an_approval_and_a_client_side_tool(node: str, server: Any)
     assert state["messages"][-1]["content"] == "Deployed, as you confirmed."
 
 
+def test_an_agent_tools_approval_is_an_interrupt(node: str) -> None:
+    from rxreact.serve import create_app
+
+    with (
+        MockOpenAIServer(
+            [tool_call_reply(("deploy", {"target": "prod"}), ids=["d1"]), text_reply("Shipped.")]
+        ) as child_mock,
+        MockOpenAIServer(
+            [tool_call_reply(("ops", {"question": "ship"}), ids=["o1"]), text_reply("Done.")]
+        ) as root_mock,
+    ):
+        child_model = OpenAIChatModel("mock", base_url=child_mock.base_url, api_key="k")
+        root_model = OpenAIChatModel("mock", base_url=root_mock.base_url, api_key="k")
+        ops_agent = ReactAgent(child_model, [deploy], name="ops", description="Runs deploys.")
+        root = ReactAgent(root_model, [ops_agent.as_tool()], memory=InMemoryChatMemory())
+        try:
+            with serving(create_app(root)) as url:
+                asked, answered, state = run_client(node, url, "nested", "Ship", approve=True)
+        finally:
+            child_model.close()
+            root_model.close()
+
+    (interrupt,) = asked["outcome"]["interrupts"]
+    assert interrupt["id"] == "d1" and interrupt["metadata"]["toolName"] == "deploy"
+    assert answered["error"] is None and answered["outcome"]["outcome"] == "success"
+    messages = state["messages"]
+    tool_messages = {m["toolCallId"]: m["content"] for m in messages if m["role"] == "tool"}
+    assert tool_messages == {"o1": "Shipped."}  # the agent tool's answer; its own calls inside
+    assert state["messages"][-1]["content"] == "Done."
+    assert child_mock.requests[1]["messages"][-1]["content"] == "deployed to prod"
+
+
 def test_a_dropped_stream_resumes_after_its_last_event_id(server: Any) -> None:
     gate = Gate()
     slow = text_reply("one two three four", pieces=4)
