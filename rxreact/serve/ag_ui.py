@@ -27,6 +27,8 @@ event sequence::
                                 output_type value, usage)
     on_error                    [everything open closed], RUN_ERROR; RUN_FINISHED "cancelled"
                                 for a cancelled run
+    events of agent tools       nothing but their approval requests (interrupts as above):
+    (path != ())                the call's TOOL_CALL_RESULT is the agent tool's answer
 
 Every event of one agent event is sent with that event's ``seq`` as its SSE ``id``; the
 events a segment makes up (its RUN_STARTED, reopenings, the closing of a failed run) have
