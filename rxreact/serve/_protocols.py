@@ -62,13 +62,21 @@ def _a2a(context: ServeContext) -> list[BaseRoute]:
     return a2a_routes(context)
 
 
+def _ag_ui(context: ServeContext) -> list[BaseRoute]:
+    import_extra("ag_ui", "ag-ui")
+    from rxreact.serve._ag_ui_routes import ag_ui_routes
+
+    return ag_ui_routes(context)
+
+
 PROTOCOLS: dict[str, Callable[[ServeContext], list[BaseRoute]]] = {
     "openai": _openai,
     "a2a": _a2a,
+    "ag-ui": _ag_ui,
 }
 """Every protocol besides ``"ui"`` (the chat page and the AI SDK stream), by name."""
 
-EXTRAS: dict[str, tuple[str, str]] = {"a2a": ("a2a", "a2a")}
+EXTRAS: dict[str, tuple[str, str]] = {"a2a": ("a2a", "a2a"), "ag-ui": ("ag_ui", "ag-ui")}
 """The protocols built on an optional package: name -> (module, rxreact extra)."""
 
 
