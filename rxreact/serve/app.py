@@ -12,9 +12,13 @@
     GET  /api/me                      who the request is authenticated as
     POST /v1/chat/completions         the agent as an OpenAI chat model (:mod:`.openai_compat`)
     GET  /v1/models                   its one model
+    POST /ag-ui                       AG-UI runs (:mod:`.ag_ui`; ``rxreact[ag-ui]``)
+    GET  /.well-known/agent-card.json the A2A agent card; POST /a2a its JSON-RPC (:mod:`.a2a`;
+                                      ``rxreact[a2a]``)
     GET  /                            the chat page (static files shipped in the package)
 
-The streams are the AI SDK UI message stream (:mod:`rxreact.serve.ui_stream`). A response is a
+``create_app(protocols=...)`` chooses which are mounted (:mod:`rxreact.serve._protocols`).
+The chat page's streams are the AI SDK UI message stream (:mod:`rxreact.serve.ui_stream`). A response is a
 cursor on the run: a client that disconnects detaches it, only ``cancel`` stops the run.
 
 Every request passes one guard first (:mod:`rxreact.serve._guard`: host, origin, user, body
