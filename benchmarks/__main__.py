@@ -13,6 +13,9 @@ Workloads (``--only`` takes their numbers or names):
 9. ``conversations`` 10,000 concurrent slow conversations: RSS, threads, latency
 10. ``workers``   1 and 2 worker processes on one Redis: chunks/s, what Redis adds per run
 11. ``serve``     concurrent SSE clients through the web app vs a bare Starlette relay
+12. ``gc``        tracked objects per live streaming run (counted, not timed)
+13. ``anthropic`` AnthropicModel vs a hand-written httpx reader and the anthropic SDK
+14. ``responses`` OpenAIResponsesModel vs a hand-written httpx reader and the openai SDK
 
 ``--quick`` shrinks every workload (about a minute in all); the default takes about
 five minutes on a 2-core machine. ``--json FILE`` also writes the raw numbers.
@@ -27,11 +30,14 @@ import time
 from typing import Any
 
 from benchmarks import (
+    anthropic_adapter,
     conversations,
     fixed_cost,
+    gc_objects,
     peers,
     per_chunk,
     queued_run,
+    responses,
     runs,
     scale,
     serve_path,
@@ -53,6 +59,9 @@ WORKLOADS = (
     "conversations",
     "workers",
     "serve",
+    "gc",
+    "anthropic",
+    "responses",
 )
 
 
@@ -99,18 +108,25 @@ def main(argv: list[str] | None = None) -> int:
             ("conversations", conversations),
             ("workers", workers),
             ("serve", serve_path),
+            ("gc", gc_objects),
         ):
             if name in chosen:
                 tables[name] = workload.run(url, args.quick)
+    # The adapters' workloads start mocks of their own wire formats.
+    if "anthropic" in chosen:
+        short, per_chunk_table = anthropic_adapter.run(args.quick)
+        tables["anthropic"] = short
+        tables["anthropic_per_chunk"] = per_chunk_table
+    if "responses" in chosen:
+        tables["responses"] = responses.run(args.quick)
     if "peers" in chosen:
         ratio = None
         if "per_chunk" in tables:
             stacks = tables["per_chunk"].data["stacks"]
             ratio = stacks["rxreact"]["cpu_s"] / stacks["httpx_async"]["cpu_s"]
         tables["peers"] = peers.run(args.quick, ratio, [] if args.no_peers else None)
-    for name in WORKLOADS:
-        if name in tables:
-            print(tables[name].render(), flush=True)
+    for name in tables:
+        print(tables[name].render(), flush=True)
     print(f"total {time.perf_counter() - started:.0f} s")
     if args.json:
         raw: dict[str, Any] = {name: table.data for name, table in tables.items()}
