@@ -92,7 +92,14 @@ from rxreact.model.openai.client import OpenAIChatModel
 from rxreact.model.scripted.model import ScriptedModel
 from rxreact.model.spec import model_from
 from rxreact.operators import events_of
-from rxreact.runs import AgentRun, EventLog, InMemoryEventLog, RedisEventLog, follow
+from rxreact.runs import (
+    AgentRun,
+    EventLog,
+    InMemoryEventLog,
+    RedisEventLog,
+    SQLiteEventLog,
+    follow,
+)
 from rxreact.tools.approval import ApprovalDecision, Approver
 from rxreact.tools.source import ToolSource
 from rxreact.tools.tool import Tool, tool
@@ -156,6 +163,7 @@ __all__ = [
     "RunStalledError",
     "RxReactError",
     "SQLiteChatMemory",
+    "SQLiteEventLog",
     "ScriptedModel",
     "ServerError",
     "StreamInterruptedError",
