@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from reactivex import Observable
 
+from rxreact.agent import _checkpointing as checkpointing
 from rxreact.agent.round import Mode, RoundState
 from rxreact.checks.validation import (
     REVISION_INSTRUCTION,
@@ -78,6 +79,7 @@ from rxreact.operators import (
     with_lease,
 )
 from rxreact.result import AgentResult
+from rxreact.runs.checkpoints import Checkpointer
 from rxreact.rx._immediate import immediately, starting_with
 from rxreact.tools.approval import Approvals
 from rxreact.tracing import RunTracer, run_tracer
@@ -143,6 +145,9 @@ class RunLoop:
         self.approvals: Approvals = Approvals(agent.approver, agent.tools_scheduler)
         """The tool calls waiting for approval; a hot run's handle sets ``external`` and
         forwards ``approve`` / ``deny`` here."""
+        self.checkpoints: Checkpointer | None = None
+        """Set by a hot run's handle when its event log is durable: each finished step is
+        recorded there before the next one starts (:mod:`rxreact.runs.checkpoints`)."""
 
     @property
     def waiting_for_approval(self) -> int:
@@ -203,6 +208,9 @@ class RunLoop:
         agent = self.agent
         self._load_history()
         self._add(UserMessage(content=self.question))
+        durable = self.checkpoints
+        if durable is not None:
+            checkpointing.start(self, durable)
         prefix: tuple[Any, ...] = ()
         forced = False
         while True:
@@ -214,10 +222,14 @@ class RunLoop:
             if self.fitter is not None and self.request is not None:
                 self.fitter.calibrate(self.request, state.usage)
             self._add(state.assistant_message(keep_reasoning=agent.send_reasoning))
+            if durable is not None:
+                yield checkpointing.response(self, durable, state)
             if state.mode is not Mode.TOOL_CALL:
                 if self.checked:
                     yield self._check(state)
                     if self._revise():
+                        if durable is not None:
+                            checkpointing.note(self, durable, state.round)
                         prefix, forced = (), state.forced
                         continue
                 self._commit_memory()
@@ -225,7 +237,7 @@ class RunLoop:
                 return
             calls = state.tool_calls()
             results: list[ToolResult | None] = [None] * len(calls)
-            yield immediately(*calls).pipe(
+            tools = immediately(*calls).pipe(
                 run_tools(
                     agent.tools,
                     round_number=state.round,
@@ -238,7 +250,13 @@ class RunLoop:
                     approval_timeout=agent.approval_timeout,
                 )
             )
+            if durable is None:
+                yield tools
+            else:
+                yield tools.pipe(checkpointing.record_tool_results(durable))
             self._add_results(calls, results)
+            if durable is not None:
+                yield durable.written()
             if self.rounds >= agent.max_rounds:
                 prefix, forced = (MaxRoundsReached(round=state.round),), True
 

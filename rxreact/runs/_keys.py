@@ -23,6 +23,10 @@ class Keys:
         """``running`` (kept alive by heartbeats) or ``ended``."""
         return f"{self.prefix}run:{run_id}:meta"
 
+    def checkpoints(self, run_id: str) -> str:
+        """The hash of the run's checkpoints: field n holds checkpoint n (JSON)."""
+        return f"{self.prefix}run:{run_id}:ckpt"
+
     def active(self, conversation_id: str) -> str:
         """The sorted set of the runs started on a conversation."""
         return f"{self.prefix}active:{conversation_id}"

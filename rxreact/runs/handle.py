@@ -14,6 +14,7 @@ from reactivex.scheduler import VirtualTimeScheduler
 
 from rxreact.errors import RunCancelledError
 from rxreact.events import AgentEvent, FinalAnswer
+from rxreact.runs.checkpoints import Checkpointer, CheckpointWriter
 
 if TYPE_CHECKING:
     from rxreact.agent.react_agent import AgentResult, ReactAgent
@@ -52,6 +53,8 @@ class AgentRun:
         self._subscription = SingleAssignmentDisposable()
         self._writer = self._log.begin(self.id, self.conversation_id, self.cancel)
         self._append = self._writer.append
+        if isinstance(self._writer, CheckpointWriter):  # a durable log: record each step
+            run.checkpoints = Checkpointer(self._writer)
         # This handle answers approval requests (approve / deny), so nobody denies them for
         # want of an approver; an agent's approver, if any, may still answer first.
         run.approvals.external = True

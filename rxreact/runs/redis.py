@@ -4,6 +4,8 @@ Keys, all under ``prefix``::
 
     run:{id}            the run's stream: entry 0-seq holds event seq as JSON (field e), the
                         last entry is the end marker (field end: {"error": null | {...}})
+    run:{id}:ckpt       the run's checkpoints (a hash: field n holds checkpoint n), never shown
+                        to followers (:mod:`rxreact.runs.checkpoints`)
     run:{id}:meta       "running" (expires lost_after s after the owner's last heartbeat) or
                         "ended"; both say the run exists
     active:{conv}       sorted set of the runs started on a conversation, oldest first
@@ -151,6 +153,7 @@ class RedisEventLog(Closeable):
         for run_id, conversation_id in owned:
             pipe.pexpire(self._keys.meta(run_id), self._lost_ms)
             pipe.pexpire(self._keys.run(run_id), self._ttl_ms)
+            pipe.pexpire(self._keys.checkpoints(run_id), self._ttl_ms)
             if conversation_id is not None:
                 pipe.pexpire(self._keys.active(conversation_id), self._ttl_ms)
         pipe.execute()

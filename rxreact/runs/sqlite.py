@@ -268,6 +268,17 @@ class RunWriterToSQLite:
             self._record.append(event)
             self._queue.put(("e", self._fence, event))
 
+    def checkpoint(self, body: bytes, on_sent: Callable[[bool], None]) -> None:
+        """Queue a checkpoint after the events so far (same transaction as those queued with
+        it)."""
+        with self._lock:
+            if self._ended:
+                on_sent(False)
+                return
+            fence = self._fence
+            self._queue.put(("ckpt", fence, body, fence.checkpoints, fence.last_seq), on_sent)
+            fence.checkpoints += 1
+
     def end(self, error: Exception | None = None) -> None:
         """End the run here and queue its end marker (row ``last seq + 1``)."""
         with self._lock:
