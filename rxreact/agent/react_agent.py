@@ -18,6 +18,7 @@ from reactivex import operators as ops
 
 from rxreact._validate import check_int, check_optional_seconds, check_question, described
 from rxreact.agent._views import AgentViews
+from rxreact.agent.resume import RunsKeeper, resume_runs
 from rxreact.agent.run_loop import RunLoop
 from rxreact.checks.judge import Judge
 from rxreact.checks.validation import (
@@ -296,6 +297,23 @@ class ReactAgent(AgentViews):
         """
         content = check_question(question)
         return AgentRun(self, RunLoop(self, content, conversation_id, options, output_type))
+
+    def resume_runs(self) -> list[AgentRun]:
+        """Claim the runs of :attr:`event_log` whose process died and resume them here.
+
+        Call it at start-up (or keep :meth:`runs_keeper` running): each lost run is claimed
+        by exactly one process, rebuilt from its checkpoints (nothing finished is done
+        again), and goes on with ``seq`` where its log stopped, so its followers never
+        notice. A run this agent cannot run (another agent's, other tools) is given up with
+        the reason. No-op for a log that cannot resume (the in-memory one). See
+        :mod:`rxreact.agent.resume`.
+        """
+        return resume_runs(self)
+
+    def runs_keeper(self, interval: float | None = None) -> RunsKeeper:
+        """:meth:`resume_runs` now and every ``interval`` seconds (default: the log's
+        ``lost_after / 3``) on a background thread: ``with agent.runs_keeper(): ...``."""
+        return RunsKeeper(self, interval)
 
     def _subscribe(
         self,

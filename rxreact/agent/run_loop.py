@@ -205,14 +205,17 @@ class RunLoop:
         flat on purpose: nested ``concat(..., defer(next))`` would add two observer layers
         per round to the path of every chunk.
         """
-        agent = self.agent
         self._load_history()
         self._add(UserMessage(content=self.question))
+        if self.checkpoints is not None:
+            checkpointing.start(self, self.checkpoints)
+        yield from self._rounds((), False)
+
+    def _rounds(self, prefix: tuple[Any, ...], forced: bool) -> Iterator[Observable[Any]]:
+        """The loop from the next round on (``prefix``: events before its ``round_started``):
+        a new run's, or a resumed one's (:mod:`rxreact.agent.resume`)."""
+        agent = self.agent
         durable = self.checkpoints
-        if durable is not None:
-            checkpointing.start(self, durable)
-        prefix: tuple[Any, ...] = ()
-        forced = False
         while True:
             state = RoundState(self.rounds + 1, forced=forced)
             if self.fitter is not None:

@@ -32,11 +32,12 @@ from reactivex import abc
 from rxreact.errors import RunError
 from rxreact.events import AgentEvent
 from rxreact.runs._entries import MAX_BATCH, encode_end, encode_events
+from rxreact.runs._record import RunRecord
 from rxreact.runs._sqlite_store import Store
 from rxreact.runs._writes import RETRY_WAITS
 from rxreact.scheduling import shared_scheduler
 
-__all__ = ["Fence", "SQLiteWriteQueue"]
+__all__ = ["Fence", "RunWriterToSQLite", "SQLiteWriteQueue"]
 
 log = logging.getLogger(__name__)
 
@@ -177,3 +178,55 @@ def _settle(batch: list[tuple[Any, ...]], committed: bool, refused: set[int] | N
         on_sent = item[-1]
         if on_sent is not None:
             on_sent(committed and id(item[1]) not in (refused or set()))
+
+
+class RunWriterToSQLite:
+    """A run's writer: the local record first (subscribers here), then the write queue."""
+
+    __slots__ = ("_ended", "_fence", "_lock", "_on_end", "_queue", "_record")
+
+    def __init__(
+        self,
+        queue: SQLiteWriteQueue,
+        record: RunRecord,
+        fence: Fence,
+        on_end: Callable[[RunRecord], None],
+    ) -> None:
+        self._queue = queue
+        self._record = record
+        self._fence = fence
+        self._on_end = on_end
+        self._lock = threading.Lock()
+        self._ended = False
+
+    def append(self, event: AgentEvent) -> None:
+        """Add the next event here and queue it for the file."""
+        with self._lock:
+            if self._ended:
+                return
+            self._fence.last_seq = event.seq
+            self._record.append(event)
+            self._queue.put(("e", self._fence, event))
+
+    def checkpoint(self, body: bytes, on_sent: Callable[[bool], None]) -> None:
+        """Queue a checkpoint after the events so far (same transaction as those queued with
+        it)."""
+        with self._lock:
+            if self._ended:
+                on_sent(False)
+                return
+            fence = self._fence
+            self._queue.put(("ckpt", fence, body, fence.checkpoints, fence.last_seq), on_sent)
+            fence.checkpoints += 1
+
+    def end(self, error: Exception | None = None) -> None:
+        """End the run here and queue its end marker (row ``last seq + 1``)."""
+        with self._lock:
+            if self._ended:
+                return
+            self._ended = True
+            record = self._record
+            self._on_end(record)
+            record.end(error)
+            fence = self._fence
+            self._queue.put(("end", fence, record.conversation_id, fence.last_seq + 1, error))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +16,7 @@ from reactivex.scheduler import VirtualTimeScheduler
 from rxreact.errors import RunCancelledError
 from rxreact.events import AgentEvent, FinalAnswer
 from rxreact.runs.checkpoints import Checkpointer, CheckpointWriter
+from rxreact.runs.takeover import LostRun, ResumableLog
 
 if TYPE_CHECKING:
     from rxreact.agent.react_agent import AgentResult, ReactAgent
@@ -38,7 +40,7 @@ class AgentRun:
         answer = run.result(timeout=60).answer
     """
 
-    def __init__(self, agent: ReactAgent, run: RunLoop) -> None:
+    def __init__(self, agent: ReactAgent, run: RunLoop, *, lost: LostRun | None = None) -> None:
         self.id: str = run.run_id
         """The run's id: pass it to :func:`rxreact.follow` (from any process, with Redis)."""
         self.conversation_id: str | None = run.conversation_id
@@ -51,8 +53,13 @@ class AgentRun:
         self._lock = threading.Lock()
         self._over = False
         self._subscription = SingleAssignmentDisposable()
-        self._writer = self._log.begin(self.id, self.conversation_id, self.cancel)
-        self._append = self._writer.append
+        if lost is None:
+            self._writer = self._log.begin(self.id, self.conversation_id, self.cancel)
+            self._append: Callable[[Any], None] = self._writer.append
+        else:  # taken over (rxreact.agent.resume): seq goes on after the lost owner's last
+            assert isinstance(self._log, ResumableLog)
+            self._writer = self._log.resume(lost, self.cancel)
+            self._append = _renumbered(self._writer.append, lost.last_seq)
         if isinstance(self._writer, CheckpointWriter):  # a durable log: record each step
             run.checkpoints = Checkpointer(self._writer)
         # This handle answers approval requests (approve / deny), so nobody denies them for
@@ -182,3 +189,14 @@ class AgentRun:
                 return False
             self._over = True
             return True
+
+
+def _renumbered(append: Callable[[AgentEvent], None], offset: int) -> Callable[[Any], None]:
+    """``append`` for a resumed run: its output counts from 1, the log goes on from
+    ``offset``."""
+
+    def renumber(event: Any) -> None:
+        event.__dict__["seq"] += offset  # as RunOutput stamps it (a frozen model's field)
+        append(event)
+
+    return renumber

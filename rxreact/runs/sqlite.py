@@ -32,9 +32,11 @@ from rxreact.runs._follower import Follower
 from rxreact.runs._record import RunRecord
 from rxreact.runs._sqlite_reader import SQLiteReader
 from rxreact.runs._sqlite_store import Store
-from rxreact.runs._sqlite_writes import Fence, SQLiteWriteQueue
+from rxreact.runs._sqlite_takeover import claim_lost, give_up
+from rxreact.runs._sqlite_writes import Fence, RunWriterToSQLite, SQLiteWriteQueue
 from rxreact.runs.base import RunWriter
 from rxreact.runs.memory import InMemoryEventLog
+from rxreact.runs.takeover import LostRun
 
 __all__ = ["SQLiteEventLog"]
 
@@ -134,10 +136,33 @@ class SQLiteEventLog(Closeable):
         except RunError as error:
             record.end(error)
             raise
-        fence = Fence(run_id, self.owner, 1, self._fenced(run_id))
+        return self._own(record, 1, 0)
+
+    def _own(self, record: RunRecord, token: int, last_seq: int) -> RunWriter:
+        fence = Fence(record.run_id, self.owner, token, self._fenced(record.run_id))
+        fence.last_seq = last_seq
         with self._lock:
-            self._owned[run_id] = (record, fence)
+            self._owned[record.run_id] = (record, fence)
         return RunWriterToSQLite(self._writes, record, fence, self._ended)
+
+    # -- taking over lost runs (rxreact.runs.takeover) -----------------------------------------
+
+    def claim_lost(self, limit: int = 100) -> list[LostRun]:
+        """Claim up to ``limit`` runs whose owner stopped beating ``lost_after`` seconds ago;
+        of several processes claiming at once, each run goes to exactly one."""
+        self._reader.ensure_started()  # the claimed runs' beats go on from here
+        return claim_lost(self._store, self.owner, self.lost_after, limit)
+
+    def resume(self, lost: LostRun, cancel: Callable[[], None]) -> RunWriter:
+        """Own a claimed run: its writer continues after ``lost.last_seq``, and subscribers
+        here replay its events from the start."""
+        record = self._local._record(lost.run_id, lost.conversation_id, cancel)
+        record.events.extend(lost.events)
+        return self._own(record, lost.token, lost.last_seq)
+
+    def give_up(self, lost: LostRun, reason: str) -> None:
+        """Mark a claimed run lost for good; its followers get ``RunLostError(reason)``."""
+        give_up(self._store, lost, reason)
 
     def _fenced(self, run_id: str) -> Callable[[], None]:
         def stop() -> None:
@@ -238,55 +263,3 @@ class SQLiteEventLog(Closeable):
         self.flush()
         self._reader.close()
         self._store.close()
-
-
-class RunWriterToSQLite:
-    """A run's writer: the local record first (subscribers here), then the write queue."""
-
-    __slots__ = ("_ended", "_fence", "_lock", "_on_end", "_queue", "_record")
-
-    def __init__(
-        self,
-        queue: SQLiteWriteQueue,
-        record: RunRecord,
-        fence: Fence,
-        on_end: Callable[[RunRecord], None],
-    ) -> None:
-        self._queue = queue
-        self._record = record
-        self._fence = fence
-        self._on_end = on_end
-        self._lock = threading.Lock()
-        self._ended = False
-
-    def append(self, event: AgentEvent) -> None:
-        """Add the next event here and queue it for the file."""
-        with self._lock:
-            if self._ended:
-                return
-            self._fence.last_seq = event.seq
-            self._record.append(event)
-            self._queue.put(("e", self._fence, event))
-
-    def checkpoint(self, body: bytes, on_sent: Callable[[bool], None]) -> None:
-        """Queue a checkpoint after the events so far (same transaction as those queued with
-        it)."""
-        with self._lock:
-            if self._ended:
-                on_sent(False)
-                return
-            fence = self._fence
-            self._queue.put(("ckpt", fence, body, fence.checkpoints, fence.last_seq), on_sent)
-            fence.checkpoints += 1
-
-    def end(self, error: Exception | None = None) -> None:
-        """End the run here and queue its end marker (row ``last seq + 1``)."""
-        with self._lock:
-            if self._ended:
-                return
-            self._ended = True
-            record = self._record
-            self._on_end(record)
-            record.end(error)
-            fence = self._fence
-            self._queue.put(("end", fence, record.conversation_id, fence.last_seq + 1, error))

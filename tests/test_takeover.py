@@ -1,0 +1,305 @@
+"""Takeover on a SQLite event log: a worker is killed (SIGKILL) mid-run, another resumes the
+run from its checkpoints; followers keep following; nothing finished is done again; a tool
+that is not idempotent never runs twice; exactly one of two racing workers wins."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from takeover_child import calls, make_tools
+from test_runs import Collector
+
+from rxreact import (
+    OpenAIChatModel,
+    ReactAgent,
+    RunLostError,
+    SQLiteEventLog,
+    follow,
+    tool,
+)
+from rxreact.agent.resume import MAY_HAVE_RUN
+from rxreact.model.scripted.replies import Hang, text_reply, tool_call_reply
+from rxreact.runs import AgentRun
+from rxreact.testing import MockOpenAIServer
+
+CHILD = Path(__file__).with_name("takeover_child.py")
+LOST_AFTER = 0.6
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = 15.0) -> bool:
+    """Look at ``condition`` every 10 ms until it holds (False after ``timeout``)."""
+    tick = threading.Event()
+    for _ in range(int(timeout / 0.01)):
+        if condition():
+            return True
+        tick.wait(0.01)
+    return condition()
+
+
+class World:
+    """A model server, a SQLite file, a count directory, and the logs made on them."""
+
+    def __init__(self, tmp_path: Path, script: list[Any]) -> None:
+        self.server = MockOpenAIServer(script).start()
+        self.db = str(tmp_path / "runs.db")
+        self.counts = tmp_path
+        self.logs: list[SQLiteEventLog] = []
+        self.models: list[OpenAIChatModel] = []
+        self.children: list[subprocess.Popen[str]] = []
+
+    def log(self, **options: Any) -> SQLiteEventLog:
+        options.setdefault("lost_after", LOST_AFTER)
+        made = SQLiteEventLog(self.db, **options)
+        self.logs.append(made)
+        return made
+
+    def agent(self, tools: list[Any] | None = None, **options: Any) -> ReactAgent:
+        model = OpenAIChatModel(
+            "mock", base_url=self.server.base_url, api_key="sk-test", max_retries=0
+        )
+        self.models.append(model)
+        chosen = make_tools(self.counts, hang=False) if tools is None else tools
+        return ReactAgent(model, chosen, event_log=self.log(**options))
+
+    def start_worker(self) -> tuple[subprocess.Popen[str], str]:
+        worker = subprocess.Popen(
+            [
+                sys.executable,
+                str(CHILD),
+                self.db,
+                self.server.base_url,
+                str(self.counts),
+                str(LOST_AFTER),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.children.append(worker)
+        assert worker.stdout is not None
+        return worker, worker.stdout.readline().strip()
+
+    def close(self) -> None:
+        for child in self.children:
+            if child.poll() is None:
+                child.kill()
+            child.communicate(timeout=10)
+        for log in self.logs:
+            log.close()
+        for model in self.models:
+            model.close()
+        self.server.stop()
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[Callable[[list[Any]], World]]:
+    made: list[World] = []
+
+    def make(script: list[Any]) -> World:
+        made.append(World(tmp_path, script))
+        return made[-1]
+
+    yield make
+    for each in made:
+        each.close()
+
+
+def kill(worker: subprocess.Popen[str]) -> None:
+    worker.kill()  # SIGKILL: no end marker, no more heartbeats, nothing flushed
+    worker.communicate(timeout=10)
+
+
+def resume_one(agent: ReactAgent) -> AgentRun:
+    resumed: list[AgentRun] = []
+    assert wait_until(lambda: bool(resumed.extend(agent.resume_runs()) or resumed))
+    assert len(resumed) == 1
+    return resumed[0]
+
+
+def test_killed_inside_a_tool_the_run_finishes_elsewhere_and_the_tool_never_runs_twice(
+    world: Callable[[list[Any]], World],
+) -> None:
+    w = world(
+        [
+            tool_call_reply(("charge", {"amount": 5}), ("lookup", {"city": "Paris"})),
+            text_reply("Charged, and Paris is sunny.", size=4),
+        ]
+    )
+    worker, run_id = w.start_worker()
+    watcher = Collector(follow(run_id, w.log(takeover_timeout=30)))  # attached before the kill
+    assert wait_until(lambda: calls(w.counts, "charge") == 1 and calls(w.counts, "lookup") == 1)
+    kill(worker)
+
+    run = resume_one(w.agent())
+    result = run.result(timeout=15)
+
+    assert result.answer == "Charged, and Paris is sunny."
+    assert calls(w.counts, "charge") == 1  # never run twice
+    assert calls(w.counts, "lookup") in (1, 2)  # idempotent: run again only if unrecorded
+    second = w.server.requests[1]["messages"]
+    charged = [m for m in second if m["role"] == "tool" and MAY_HAVE_RUN in str(m["content"])]
+    assert len(charged) == 1  # the model reads that the charge may or may not have happened
+    events = watcher.wait().events
+    assert watcher.error is None
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    assert events[-1].type == "final_answer"
+    assert [e.call_id for e in events if e.type == "tool_result"].count(
+        result.messages[1].tool_calls[0].id  # type: ignore[union-attr]
+    ) == 1
+    assert len(w.server.requests) == 2  # the finished first response was not requested again
+
+
+def test_killed_while_streaming_the_round_restarts_and_followers_see_one_stream(
+    world: Callable[[list[Any]], World],
+) -> None:
+    w = world(
+        [
+            tool_call_reply(("lookup", {"city": "Paris"})),
+            [*text_reply("Half an ans", size=3)[:3], Hang()],
+            text_reply("Paris is sunny.", size=3),
+        ]
+    )
+    worker, run_id = w.start_worker()
+    reader = w.log(takeover_timeout=30)
+    streaming = threading.Event()
+    watcher = Collector(follow(run_id, reader))
+    follow(run_id, reader).subscribe(
+        lambda e: e.type == "text_delta" and e.round == 2 and streaming.set()
+    )
+    assert streaming.wait(15)
+    kill(worker)
+
+    run = resume_one(w.agent())
+    assert run.result(timeout=15).answer == "Paris is sunny."
+
+    events = watcher.wait().events
+    assert watcher.error is None
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    kinds = [e.type for e in events]
+    restart = kinds.index("round_restarted")
+    assert events[restart].round == 2 and "stopped" in events[restart].reason
+    assert "text_delta" in kinds[:restart]  # the withdrawn text came before
+    after = "".join(e.delta for e in events[restart:] if e.type == "text_delta")
+    assert after == "Paris is sunny."
+    assert kinds[-1] == "final_answer"
+    assert calls(w.counts, "lookup") == 1  # its result was recorded: not run again
+    assert len(w.server.requests) == 3
+    # A subscriber of the resumed run in this process replays the whole run too.
+    assert [e.seq for e in Collector(run.events()).wait().events] == [e.seq for e in events]
+
+
+def test_two_workers_racing_for_a_lost_run_exactly_one_wins(
+    world: Callable[[list[Any]], World],
+) -> None:
+    w = world(
+        [
+            tool_call_reply(("charge", {"amount": 1})),
+            text_reply("done"),
+            text_reply("done"),
+        ]
+    )
+    worker, run_id = w.start_worker()
+    assert wait_until(lambda: calls(w.counts, "charge") == 1)
+    kill(worker)
+    agents = [w.agent(), w.agent()]
+    won: list[list[AgentRun]] = [[], []]
+    assert wait_until(lambda: _lost(w.db, run_id))
+    start = threading.Barrier(2)
+
+    def race(i: int) -> None:
+        start.wait(10)
+        won[i] = agents[i].resume_runs()
+
+    threads = [threading.Thread(target=race, args=(i,)) for i in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(15)
+    assert sorted(len(runs) for runs in won) == [0, 1]
+    (winner,) = won[0] + won[1]
+    assert winner.result(timeout=15).answer == "done"
+    assert all(log.flush() for log in w.logs)
+    with sqlite3.connect(w.db) as db:
+        assert db.execute("SELECT token, state FROM runs").fetchall() == [(2, "ended")]
+
+
+def _state(db: str, run_id: str) -> str:
+    with sqlite3.connect(db) as check:
+        row = check.execute("SELECT state FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+    return str(row[0])
+
+
+def _lost(db: str, run_id: str) -> bool:
+    """The worker's beat is older than LOST_AFTER (what a claim looks for)."""
+    import time
+
+    with sqlite3.connect(db) as check:
+        row = check.execute("SELECT beat FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+    return row is not None and row[0] < time.time() - LOST_AFTER
+
+
+def test_an_agent_with_other_tools_refuses_the_run_and_its_followers_learn_why(
+    world: Callable[[list[Any]], World],
+) -> None:
+    w = world([tool_call_reply(("charge", {"amount": 1})), text_reply("done")])
+    worker, run_id = w.start_worker()
+    watcher = Collector(follow(run_id, w.log(takeover_timeout=30)))
+    assert wait_until(lambda: calls(w.counts, "charge") == 1)
+    kill(worker)
+
+    @tool
+    def charge(amount: int) -> str:
+        """Another charge tool, without lookup."""
+        return "no"
+
+    other = w.agent([charge])
+    assert wait_until(lambda: _lost(w.db, run_id))
+    assert other.resume_runs() == []
+    error = watcher.wait().error
+    assert isinstance(error, RunLostError)
+    assert "tools" in str(error) and "lookup" in str(error)
+    assert w.agent().resume_runs() == []  # given up for good: nobody claims it again
+    assert calls(w.counts, "charge") == 1
+
+
+def test_a_corrupt_checkpoint_gives_the_run_up_and_leaves_others_alone(
+    world: Callable[[list[Any]], World],
+) -> None:
+    w = world(
+        [
+            tool_call_reply(("charge", {"amount": 1})),
+            tool_call_reply(("charge", {"amount": 2})),
+            text_reply("second done"),
+        ]
+    )
+    first, first_id = w.start_worker()
+    assert wait_until(lambda: calls(w.counts, "charge") == 1)
+    second, second_id = w.start_worker()
+    assert wait_until(lambda: calls(w.counts, "charge") == 2)
+    kill(first)
+    kill(second)
+    with sqlite3.connect(w.db) as db:
+        db.execute(
+            "UPDATE checkpoints SET body = '{\"kind\": 7}' WHERE run_id = ? AND n = 1",
+            (first_id,),
+        )
+    watcher = Collector(follow(first_id, w.log(takeover_timeout=30)))
+    agent = w.agent()
+    resumed: list[AgentRun] = []
+
+    def both_claimed() -> bool:
+        resumed.extend(agent.resume_runs())
+        return bool(resumed) and _state(w.db, first_id) == "lost"
+
+    assert wait_until(both_claimed)
+    assert [r.id for r in resumed] == [second_id]
+    assert resumed[0].result(timeout=15).answer == "second done"
+    error = watcher.wait().error
+    assert isinstance(error, RunLostError) and "corrupt" in str(error)
