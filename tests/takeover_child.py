@@ -2,7 +2,8 @@
 
 ``python takeover_child.py LOG MODEL_URL COUNT_DIR LOST_AFTER``: start a run with the tools
 of :func:`make_tools` (``charge`` hangs here, so the parent can kill the worker inside it),
-print the run id, and wait to be killed. LOG is the path of a SQLiteEventLog file.
+print the run id, and wait to be killed. LOG is the path of a SQLiteEventLog file, or a
+Redis URL.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from rxreact import OpenAIChatModel, ReactAgent, SQLiteEventLog, Tool, tool
+from rxreact import OpenAIChatModel, ReactAgent, RedisEventLog, SQLiteEventLog, Tool, tool
 
 
 def count(directory: Path, name: str) -> None:
@@ -49,7 +50,11 @@ def make_tools(directory: Path, *, hang: bool) -> list[Tool[..., Any]]:
 
 
 def main(path: str, model_url: str, directory: str, lost_after: float) -> None:
-    log = SQLiteEventLog(path, lost_after=lost_after)
+    log: RedisEventLog | SQLiteEventLog = (
+        RedisEventLog(path, lost_after=lost_after)
+        if path.startswith("redis://")
+        else SQLiteEventLog(path, lost_after=lost_after)
+    )
     model = OpenAIChatModel("mock", base_url=model_url, api_key="sk-test", max_retries=0)
     agent = ReactAgent(model, make_tools(Path(directory), hang=True), event_log=log)
     run = agent.start("Charge 5 and look Paris up.")

@@ -1,6 +1,7 @@
-"""Takeover on a SQLite event log: a worker is killed (SIGKILL) mid-run, another resumes the
-run from its checkpoints; followers keep following; nothing finished is done again; a tool
-that is not idempotent never runs twice; exactly one of two racing workers wins."""
+"""Takeover on durable event logs (a SQLite file, a real redis-server): a worker is killed
+(SIGKILL) mid-run, another resumes the run from its checkpoints; followers keep following;
+nothing finished is done again; a tool that is not idempotent never runs twice; exactly one
+of two racing workers wins; runs that cannot be resumed are given up with the reason."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,7 @@ from test_runs import Collector
 from rxreact import (
     OpenAIChatModel,
     ReactAgent,
+    RedisEventLog,
     RunLostError,
     SQLiteEventLog,
     follow,
@@ -44,21 +47,64 @@ def wait_until(condition: Callable[[], bool], timeout: float = 15.0) -> bool:
 
 
 class World:
-    """A model server, a SQLite file, a count directory, and the logs made on them."""
+    """A model server, a durable log's place (SQLite file or Redis URL), a count directory,
+    and the logs made on them."""
 
-    def __init__(self, tmp_path: Path, script: list[Any]) -> None:
+    def __init__(self, tmp_path: Path, script: list[Any], redis_url: str | None) -> None:
         self.server = MockOpenAIServer(script).start()
-        self.db = str(tmp_path / "runs.db")
+        self.db = redis_url or str(tmp_path / "runs.db")
+        self.redis = redis_url is not None
         self.counts = tmp_path
-        self.logs: list[SQLiteEventLog] = []
+        self.logs: list[SQLiteEventLog | RedisEventLog] = []
         self.models: list[OpenAIChatModel] = []
         self.children: list[subprocess.Popen[str]] = []
 
-    def log(self, **options: Any) -> SQLiteEventLog:
+    def log(self, **options: Any) -> SQLiteEventLog | RedisEventLog:
         options.setdefault("lost_after", LOST_AFTER)
-        made = SQLiteEventLog(self.db, **options)
+        made = (
+            RedisEventLog(self.db, **options) if self.redis else SQLiteEventLog(self.db, **options)
+        )
         self.logs.append(made)
         return made
+
+    # What the log holds about a run, read as another process would.
+
+    def lease(self, run_id: str) -> tuple[int, str]:
+        """The run's fencing token and state."""
+        if self.redis:
+            import redis
+
+            with redis.Redis.from_url(self.db) as client:
+                token, state = client.hmget(f"rxreact:run:{run_id}:owner", ["token", "state"])
+            return int(token), state.decode()
+        with sqlite3.connect(self.db) as db:
+            row = db.execute("SELECT token, state FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        return int(row[0]), str(row[1])
+
+    def is_lost(self, run_id: str) -> bool:
+        """The owner's beat is older than LOST_AFTER (what a claim looks for)."""
+        if self.redis:
+            import redis
+
+            with redis.Redis.from_url(self.db) as client:
+                return not client.exists(f"rxreact:run:{run_id}:meta")
+        with sqlite3.connect(self.db) as db:
+            row = db.execute("SELECT beat FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        return row is not None and row[0] < time.time() - LOST_AFTER
+
+    def corrupt(self, run_id: str, n: int) -> None:
+        """Overwrite checkpoint ``n`` of the run with JSON that is no checkpoint."""
+        bad = '{"kind": 7}'
+        if self.redis:
+            import redis
+
+            with redis.Redis.from_url(self.db) as client:
+                client.hset(f"rxreact:run:{run_id}:ckpt", str(n), bad)
+            return
+        with sqlite3.connect(self.db) as db:
+            db.execute(
+                "UPDATE checkpoints SET body = ? WHERE run_id = ? AND n = ?", (bad, run_id, n)
+            )
 
     def agent(self, tools: list[Any] | None = None, **options: Any) -> ReactAgent:
         model = OpenAIChatModel(
@@ -98,12 +144,19 @@ class World:
         self.server.stop()
 
 
-@pytest.fixture
-def world(tmp_path: Path) -> Iterator[Callable[[list[Any]], World]]:
+@pytest.fixture(params=["sqlite", "redis"])
+def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[list[Any]], World]]:
+    url: str | None = None
+    if request.param == "redis":
+        import redis
+
+        url = request.getfixturevalue("redis_server").url
+        with redis.Redis.from_url(url) as client:
+            client.flushdb()
     made: list[World] = []
 
     def make(script: list[Any]) -> World:
-        made.append(World(tmp_path, script))
+        made.append(World(tmp_path, script, url))
         return made[-1]
 
     yield make
@@ -210,7 +263,7 @@ def test_two_workers_racing_for_a_lost_run_exactly_one_wins(
     kill(worker)
     agents = [w.agent(), w.agent()]
     won: list[list[AgentRun]] = [[], []]
-    assert wait_until(lambda: _lost(w.db, run_id))
+    assert wait_until(lambda: w.is_lost(run_id))
     start = threading.Barrier(2)
 
     def race(i: int) -> None:
@@ -226,23 +279,7 @@ def test_two_workers_racing_for_a_lost_run_exactly_one_wins(
     (winner,) = won[0] + won[1]
     assert winner.result(timeout=15).answer == "done"
     assert all(log.flush() for log in w.logs)
-    with sqlite3.connect(w.db) as db:
-        assert db.execute("SELECT token, state FROM runs").fetchall() == [(2, "ended")]
-
-
-def _state(db: str, run_id: str) -> str:
-    with sqlite3.connect(db) as check:
-        row = check.execute("SELECT state FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-    return str(row[0])
-
-
-def _lost(db: str, run_id: str) -> bool:
-    """The worker's beat is older than LOST_AFTER (what a claim looks for)."""
-    import time
-
-    with sqlite3.connect(db) as check:
-        row = check.execute("SELECT beat FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-    return row is not None and row[0] < time.time() - LOST_AFTER
+    assert w.lease(run_id) == (2, "ended")
 
 
 def test_an_agent_with_other_tools_refuses_the_run_and_its_followers_learn_why(
@@ -260,7 +297,7 @@ def test_an_agent_with_other_tools_refuses_the_run_and_its_followers_learn_why(
         return "no"
 
     other = w.agent([charge])
-    assert wait_until(lambda: _lost(w.db, run_id))
+    assert wait_until(lambda: w.is_lost(run_id))
     assert other.resume_runs() == []
     error = watcher.wait().error
     assert isinstance(error, RunLostError)
@@ -285,18 +322,14 @@ def test_a_corrupt_checkpoint_gives_the_run_up_and_leaves_others_alone(
     assert wait_until(lambda: calls(w.counts, "charge") == 2)
     kill(first)
     kill(second)
-    with sqlite3.connect(w.db) as db:
-        db.execute(
-            "UPDATE checkpoints SET body = '{\"kind\": 7}' WHERE run_id = ? AND n = 1",
-            (first_id,),
-        )
+    w.corrupt(first_id, 1)
     watcher = Collector(follow(first_id, w.log(takeover_timeout=30)))
     agent = w.agent()
     resumed: list[AgentRun] = []
 
     def both_claimed() -> bool:
         resumed.extend(agent.resume_runs())
-        return bool(resumed) and _state(w.db, first_id) == "lost"
+        return bool(resumed) and w.lease(first_id)[1] == "lost"
 
     assert wait_until(both_claimed)
     assert [r.id for r in resumed] == [second_id]

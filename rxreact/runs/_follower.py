@@ -45,6 +45,7 @@ class Follower:
         self.cursor = after  # the last seq handed to the inbox (hub thread only)
         self.checked_at = float("-inf")  # when the hub last checked the run is alive
         self.seen_running = False  # a check found the run running (hub thread only)
+        self.missing_since: float | None = None  # when a check first found no owner beating
         self.inbox: deque[Item] = deque()
         self.lock = threading.Lock()
         self.starved = False

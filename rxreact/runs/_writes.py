@@ -129,6 +129,8 @@ class WriteQueue:
             _, run_id, conversation_id, seq, error = item
             pipe.xadd(keys.run(run_id), {"end": encode_end(error)}, id=f"0-{seq}")
             pipe.set(keys.meta(run_id), "ended", px=self._ttl_ms)
+            pipe.hset(keys.owner(run_id), "state", "ended")
+            pipe.zrem(keys.running, run_id)
             if conversation_id is not None:
                 pipe.zrem(keys.active(conversation_id), run_id)
         for run_id, pending in events.items():
@@ -179,6 +181,11 @@ class RunWriterToRedis:
             self._last = event.seq
             self._record.append(event)
             self._queue.put(("e", self._record.run_id, event))
+
+    def resume_at(self, last_seq: int, checkpoints: int) -> None:
+        """A taken-over run: its events go on after ``last_seq``, its checkpoints after the
+        first ``checkpoints``."""
+        self._last, self._checkpoints = last_seq, checkpoints
 
     def checkpoint(self, body: bytes, on_sent: Callable[[bool], None]) -> None:
         """Queue a checkpoint (field n of the run's checkpoint hash) after the events so far."""

@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, cast
@@ -42,9 +43,11 @@ from rxreact.runs._follower import Follower
 from rxreact.runs._hub import Hub
 from rxreact.runs._keys import Keys
 from rxreact.runs._record import RunRecord
+from rxreact.runs._redis_takeover import claim_lost, give_up
 from rxreact.runs._writes import RunWriterToRedis, WriteQueue
 from rxreact.runs.base import RunWriter
 from rxreact.runs.memory import InMemoryEventLog
+from rxreact.runs.takeover import LostRun
 
 if TYPE_CHECKING:
     import redis
@@ -70,8 +73,11 @@ class RedisEventLog(Closeable):
             ``XREAD`` while anything is followed, so keep its ``socket_timeout`` unset or long.
         ttl: how long a run's events stay readable after its last write (seconds).
         prefix: the start of every key, to share a database with others.
-        lost_after: seconds without a heartbeat from the owning process after which followers
-            get :class:`~rxreact.RunLostError` and :meth:`active_run` forgets the run.
+        lost_after: seconds without a heartbeat from the owning process after which the
+            owner counts as gone: :meth:`active_run` forgets the run, and another process may
+            resume it (``agent.resume_runs()``).
+        takeover_timeout: seconds after that for another process to resume the run before
+            its followers get :class:`~rxreact.RunLostError`.
         max_runs: finished runs of this process kept in its memory for local subscribers.
         scheduler: where subscribers receive events when they subscribe without a scheduler.
 
@@ -86,11 +92,18 @@ class RedisEventLog(Closeable):
         ttl: float | timedelta = 3600.0,
         prefix: str = "rxreact:",
         lost_after: float = 30.0,
+        takeover_timeout: float = 60.0,
         max_runs: int = 1000,
         scheduler: abc.SchedulerBase | None = None,
     ) -> None:
         self._ttl_ms = _ms(ttl, "ttl")
         self._lost_ms = _ms(lost_after, "lost_after")
+        if takeover_timeout < 0:
+            raise ValueError("takeover_timeout must not be negative")
+        self.lost_after: float = self._lost_ms / 1000
+        self.takeover_timeout: float = float(takeover_timeout)
+        self.owner: str = uuid.uuid4().hex
+        """This log's identity as a runs' owner (one per log object)."""
         module, self._client, self._owns_client = connect_redis(client_or_url, "RedisEventLog")
         self.prefix = prefix
         self._error: type[Exception] = module.RedisError
@@ -105,9 +118,11 @@ class RedisEventLog(Closeable):
             self._heartbeat,
             self._lost_ms / 3000,
             self._error,
+            self.takeover_timeout,
         )
         self._lock = threading.Lock()
         self._owned: dict[str, RunRecord] = {}
+        self._tokens: dict[str, int] = {}  # run id -> this process's fencing token
         self._writes = WriteQueue(self._client, self._keys, self._ttl_ms, self._error)
 
     def __repr__(self) -> str:
@@ -128,6 +143,11 @@ class RedisEventLog(Closeable):
             self._hub.ensure_started()  # cancel requests for this run are seen from now on
             pipe = self._client.pipeline(transaction=False)
             pipe.set(self._keys.meta(run_id), "running", px=self._lost_ms)
+            lease: dict[str, str | int] = {"owner": self.owner, "token": 1, "state": "running"}
+            lease["conversation"] = conversation_id or ""
+            pipe.hset(self._keys.owner(run_id), mapping=lease)  # type: ignore[arg-type]
+            pipe.pexpire(self._keys.owner(run_id), self._ttl_ms)
+            pipe.zadd(self._keys.running, {run_id: time.time()})
             if conversation_id is not None:
                 pipe.zadd(self._keys.active(conversation_id), {run_id: time.time()})
                 pipe.pexpire(self._keys.active(conversation_id), self._ttl_ms)
@@ -135,22 +155,59 @@ class RedisEventLog(Closeable):
         except self._error as error:
             record.end(RunError(f"Redis event log: could not begin run: {error}"))
             raise RunError(f"Redis event log: could not begin run: {error}") from error
+        return self._own(record, 1)
+
+    def _own(self, record: RunRecord, token: int) -> RunWriterToRedis:
         with self._lock:
-            self._owned[run_id] = record
+            self._owned[record.run_id] = record
+            self._tokens[record.run_id] = token
         return RunWriterToRedis(self._writes, record, self._ended)
+
+    # -- taking over lost runs (rxreact.runs.takeover) -----------------------------------------
+
+    def claim_lost(self, limit: int = 100) -> list[LostRun]:
+        """Claim up to ``limit`` runs whose owner stopped beating ``lost_after`` seconds ago
+        (one Lua script: of several processes claiming at once, each run goes to one)."""
+        self._hub.ensure_started()  # the claimed runs' heartbeats go on from here
+        return claim_lost(self._client, self._keys, self.owner, self._lost_ms, limit)
+
+    def resume(self, lost: LostRun, cancel: Callable[[], None]) -> RunWriter:
+        """Own a claimed run: its writer continues after ``lost.last_seq``."""
+        record = self._local._record(lost.run_id, lost.conversation_id, cancel)
+        record.events.extend(lost.events)
+        writer = self._own(record, lost.token)
+        writer.resume_at(lost.last_seq, len(lost.checkpoints))
+        return writer
+
+    def give_up(self, lost: LostRun, reason: str) -> None:
+        """Mark a claimed run lost for good; its followers get ``RunLostError(reason)``."""
+        give_up(self._client, self._keys, lost, reason, self._ttl_ms)
 
     def _ended(self, record: RunRecord) -> None:
         with self._lock:
             self._owned.pop(record.run_id, None)
+            self._tokens.pop(record.run_id, None)
 
     def _heartbeat(self, client: Any) -> None:
         """Keep this process's running runs alive (called by the reader thread)."""
         with self._lock:
             owned = [(r.run_id, r.conversation_id) for r in self._owned.values()]
+            tokens = dict(self._tokens)
         if not owned:
             return
+        # Fencing, at heartbeat pace: a run another process took over (this one was paused
+        # past lost_after) is stopped here rather than written by two owners.
+        leases = client.pipeline(transaction=False)
+        for run_id, _ in owned:
+            leases.hget(self._keys.owner(run_id), "token")
+        for (run_id, _), token in zip(owned, leases.execute(), strict=True):
+            if token is not None and int(token) != tokens.get(run_id):
+                log.warning("run %s has another owner now; this process stops it", run_id)
+                self._cancel_requested(run_id)
+                owned = [o for o in owned if o[0] != run_id]
         pipe = client.pipeline(transaction=False)
         for run_id, conversation_id in owned:
+            pipe.pexpire(self._keys.owner(run_id), self._ttl_ms)
             pipe.pexpire(self._keys.meta(run_id), self._lost_ms)
             pipe.pexpire(self._keys.run(run_id), self._ttl_ms)
             pipe.pexpire(self._keys.checkpoints(run_id), self._ttl_ms)

@@ -136,11 +136,11 @@ class SQLiteEventLog(Closeable):
         except RunError as error:
             record.end(error)
             raise
-        return self._own(record, 1, 0)
+        return self._own(record, 1, 0, 0)
 
-    def _own(self, record: RunRecord, token: int, last_seq: int) -> RunWriter:
+    def _own(self, record: RunRecord, token: int, last_seq: int, checkpoints: int) -> RunWriter:
         fence = Fence(record.run_id, self.owner, token, self._fenced(record.run_id))
-        fence.last_seq = last_seq
+        fence.last_seq, fence.checkpoints = last_seq, checkpoints
         with self._lock:
             self._owned[record.run_id] = (record, fence)
         return RunWriterToSQLite(self._writes, record, fence, self._ended)
@@ -158,7 +158,7 @@ class SQLiteEventLog(Closeable):
         here replay its events from the start."""
         record = self._local._record(lost.run_id, lost.conversation_id, cancel)
         record.events.extend(lost.events)
-        return self._own(record, lost.token, lost.last_seq)
+        return self._own(record, lost.token, lost.last_seq, len(lost.checkpoints))
 
     def give_up(self, lost: LostRun, reason: str) -> None:
         """Mark a claimed run lost for good; its followers get ``RunLostError(reason)``."""
