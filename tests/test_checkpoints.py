@@ -4,6 +4,7 @@ written before the step that depends on it, never seen by subscribers, ``seq`` u
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -151,3 +152,29 @@ def test_a_corrupt_checkpoint_is_a_run_error_naming_it() -> None:
         decode_checkpoint(b'{"kind": "nonsense"}', "r/1")
     with pytest.raises(RunError, match="checkpoint r/2 is corrupt"):
         decode_checkpoint(good[:-3], "r/2")
+
+
+def test_a_run_fenced_out_of_its_log_stops_before_the_step_that_needed_the_record(
+    tmp_path: Path,
+) -> None:
+    # Another process took the run over (its token moved on) while this one was paused: the
+    # response checkpoint is refused, so the tools it asked for never run here.
+    path = tmp_path / "runs.db"
+    ran = threading.Event()
+
+    @tool
+    def charge(amount: int) -> str:
+        """Charges."""
+        ran.set()
+        return "charged"
+
+    def script(request: ChatRequest) -> Reply:
+        with sqlite3.connect(path) as db:
+            db.execute("UPDATE runs SET token = token + 1, owner = 'another worker'")
+        return tool_call_reply(("charge", {"amount": 1}))
+
+    with SQLiteEventLog(path) as log:
+        run = ReactAgent(ScriptedModel(script), [charge], event_log=log).start("q")
+        with pytest.raises(RunError):
+            run.result(timeout=10)
+    assert not ran.is_set()

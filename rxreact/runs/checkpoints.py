@@ -19,7 +19,6 @@ with it, so a step costs at most one more write, never a write per chunk.
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
@@ -39,8 +38,6 @@ __all__ = [
     "decode_checkpoint",
     "encode_checkpoint",
 ]
-
-log = logging.getLogger(__name__)
 
 Kind = Literal["start", "response", "tool", "note"]
 
@@ -101,12 +98,13 @@ class CheckpointWriter(Protocol):
 class Checkpointer:
     """A run's checkpoints on their way to the log, and the barrier the next step waits on."""
 
-    __slots__ = ("_lock", "_pending", "_waiters", "_writer")
+    __slots__ = ("_failed", "_lock", "_pending", "_waiters", "_writer")
 
     def __init__(self, writer: CheckpointWriter) -> None:
         self._writer = writer
         self._lock = threading.Lock()
         self._pending = 0
+        self._failed = False  # a checkpoint was not written: no step may go on after it
         self._waiters: list[abc.ObserverBase[Any]] = []
 
     def record(self, checkpoint: Checkpoint) -> None:
@@ -116,23 +114,35 @@ class Checkpointer:
         self._writer.checkpoint(encode_checkpoint(checkpoint), self._sent)
 
     def _sent(self, committed: bool) -> None:
-        if not committed:  # fenced (the run is being stopped) or the log is unwritable
-            log.warning("a checkpoint was not written; this run cannot be resumed from it")
         with self._lock:
             self._pending -= 1
+            self._failed = self._failed or not committed
             if self._pending:
                 return
             waiters, self._waiters = self._waiters, []
         for observer in waiters:
+            self._release(observer)
+
+    def _release(self, observer: abc.ObserverBase[Any]) -> None:
+        if self._failed:  # fenced (another process owns the run now) or the log is unwritable
+            observer.on_error(
+                RunError(
+                    "a checkpoint of this run was not written: the run stops here, so "
+                    "that no step runs without its record"
+                )
+            )
+        else:
             observer.on_completed()
 
     def written(self) -> Observable[Any]:
-        """Completes, with no event, once every checkpoint recorded so far is committed.
+        """Completes, with no event, once every checkpoint recorded so far is committed;
+        errors with :class:`~rxreact.RunError` if one of them could not be.
 
         ::
 
             record(a) record(b)   ---a-written---b-written--->
             written():            ----------------------|
+            (b not written)       ----------------------#
         """
 
         def subscribe(
@@ -142,7 +152,7 @@ class Checkpointer:
                 if self._pending:
                     self._waiters.append(observer)
                     return Disposable(lambda: self._forget(observer))
-            observer.on_completed()
+            self._release(observer)
             return Disposable()
 
         return Observable(subscribe)
