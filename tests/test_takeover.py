@@ -336,3 +336,23 @@ def test_a_corrupt_checkpoint_gives_the_run_up_and_leaves_others_alone(
     assert resumed[0].result(timeout=15).answer == "second done"
     error = watcher.wait().error
     assert isinstance(error, RunLostError) and "corrupt" in str(error)
+
+
+def test_a_runs_keeper_resumes_lost_runs_in_the_background(
+    world: Callable[[list[Any]], World],
+) -> None:
+    w = world(
+        [
+            tool_call_reply(("lookup", {"city": "Oslo"})),
+            [*text_reply("Os", size=1)[:2], Hang()],  # the worker never finishes round 2
+            text_reply("Oslo: sunny."),
+        ]
+    )
+    worker, run_id = w.start_worker()
+    assert wait_until(lambda: len(w.server.requests) == 2)  # round 1 is done
+    kill(worker)
+    with w.agent().runs_keeper(interval=0.1) as keeper:
+        assert wait_until(lambda: bool(keeper.resumed))
+        (run,) = keeper.resumed
+        assert run.id == run_id
+        assert run.result(timeout=15).answer == "Oslo: sunny."
