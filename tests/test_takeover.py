@@ -23,6 +23,7 @@ from rxreact import (
     ReactAgent,
     RedisEventLog,
     RunLostError,
+    SQLiteChatMemory,
     SQLiteEventLog,
     follow,
     tool,
@@ -106,15 +107,15 @@ class World:
                 "UPDATE checkpoints SET body = ? WHERE run_id = ? AND n = ?", (bad, run_id, n)
             )
 
-    def agent(self, tools: list[Any] | None = None, **options: Any) -> ReactAgent:
+    def agent(self, tools: list[Any] | None = None, **agent_options: Any) -> ReactAgent:
         model = OpenAIChatModel(
             "mock", base_url=self.server.base_url, api_key="sk-test", max_retries=0
         )
         self.models.append(model)
         chosen = make_tools(self.counts, hang=False) if tools is None else tools
-        return ReactAgent(model, chosen, event_log=self.log(**options))
+        return ReactAgent(model, chosen, event_log=self.log(), **agent_options)
 
-    def start_worker(self) -> tuple[subprocess.Popen[str], str]:
+    def start_worker(self, memory: str = "") -> tuple[subprocess.Popen[str], str]:
         worker = subprocess.Popen(
             [
                 sys.executable,
@@ -123,6 +124,7 @@ class World:
                 self.server.base_url,
                 str(self.counts),
                 str(LOST_AFTER),
+                *([memory] if memory else []),
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -356,3 +358,29 @@ def test_a_runs_keeper_resumes_lost_runs_in_the_background(
         (run,) = keeper.resumed
         assert run.id == run_id
         assert run.result(timeout=15).answer == "Oslo: sunny."
+
+
+def test_a_resumed_conversation_run_commits_its_turn_once(
+    world: Callable[[list[Any]], World], tmp_path: Path
+) -> None:
+    w = world(
+        [
+            tool_call_reply(("charge", {"amount": 5}), ("lookup", {"city": "Paris"})),
+            text_reply("Charged, and Paris is sunny."),
+        ]
+    )
+    memory_path = str(tmp_path / "memory.db")
+    worker, _ = w.start_worker(memory_path)
+    assert wait_until(lambda: calls(w.counts, "charge") == 1)
+    kill(worker)  # it holds the conversation's lease (one second, never renewed again)
+
+    memory = SQLiteChatMemory(memory_path)
+    run = resume_one(w.agent(memory=memory, lease_ttl=1.0))
+    assert run.result(timeout=15).answer == "Charged, and Paris is sunny."
+
+    history = memory.load("c1")
+    assert [m.role for m in history] == ["user", "assistant", "tool", "tool", "assistant"]
+    assert history[0].content == "Charge 5 and look Paris up."
+    assert history[-1].content == "Charged, and Paris is sunny."
+    assert calls(w.counts, "charge") == 1
+    memory.close()
