@@ -37,9 +37,13 @@ from rxreact.runs._sqlite_store import Store
 from rxreact.runs._writes import RETRY_WAITS
 from rxreact.scheduling import shared_scheduler
 
-__all__ = ["Fence", "RunWriterToSQLite", "SQLiteWriteQueue"]
+__all__ = ["GATHER_S", "Fence", "RunWriterToSQLite", "SQLiteWriteQueue"]
 
 log = logging.getLogger(__name__)
+
+GATHER_S = 0.002
+"""Seconds a flush waits, once something is queued, before it commits everything queued
+(so a streaming run's chunks share a transaction instead of paying one each)."""
 
 
 @dataclass(eq=False)
@@ -78,7 +82,8 @@ class SQLiteWriteQueue:
             if self._flushing:
                 return
             self._flushing = True
-        self.scheduler.schedule(self._flush)
+        # A commit costs far more than a pipeline send: wait GATHER_S for more to share it.
+        self.scheduler.schedule_relative(GATHER_S, self._flush)
 
     def wait_sent(self, timeout: float | None) -> bool:
         """Wait until everything queued so far was written; False on timeout."""
