@@ -1,7 +1,10 @@
 # Two commands do everything on a fresh machine: `make demo` and `make test`.
+# `demo` installs rxreact with its runtime dependencies only (what a user gets from pip);
+# `test` and the other targets add the development toolchain to the same .venv.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+RUNTIME := $(VENV)/.installed-runtime
 STAMP := $(VENV)/.installed
 
 .PHONY: demo test lint verifytypes bench soak clean
@@ -10,12 +13,16 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
+$(RUNTIME): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e .
+	touch $(RUNTIME)
+
 $(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e '.[test,lint,bench]'
 	$(PY) -m ipykernel install --prefix $(VENV) --name python3 >/dev/null
-	touch $(STAMP)
+	touch $(RUNTIME) $(STAMP)
 
-demo: $(STAMP)
+demo: $(RUNTIME)
 	$(VENV)/bin/rxreact demo
 
 test: $(STAMP)

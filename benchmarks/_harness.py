@@ -68,13 +68,14 @@ def mock_headers(chunks: int, tool_calls: int = 2, delay_ms: float = 0) -> dict[
 
 
 @contextlib.contextmanager
-def mock_server() -> Iterator[str]:
-    """Start the mock in a child process on a free loopback port; yield its ``/v1`` URL.
+def mock_server(module: str = "benchmarks._mock_server", path: str = "/v1") -> Iterator[str]:
+    """Start a bench mock (``module``, by default the chat-completions one) in a child process
+    on a free loopback port; yield its URL (``http://127.0.0.1:PORT`` + ``path``).
 
     The process is stopped by its pid when the block ends.
     """
     proc = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks._mock_server", "0"],
+        [sys.executable, "-m", module, "0"],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         text=True,
@@ -83,8 +84,8 @@ def mock_server() -> Iterator[str]:
         assert proc.stdout is not None
         line = proc.stdout.readline()
         if not line.startswith("PORT "):
-            raise BenchError(f"mock server did not start: {line!r}")
-        yield f"http://127.0.0.1:{int(line.split()[1])}/v1"
+            raise BenchError(f"{module} did not start: {line!r}")
+        yield f"http://127.0.0.1:{int(line.split()[1])}{path}"
     finally:
         proc.terminate()
         try:

@@ -3,7 +3,7 @@
 - ``rxreact``: :class:`~rxreact.ReactAgent` over
   :class:`~rxreact.model.openai.client.OpenAIChatModel`, the full agent loop; the subscriber
   gets every event on the agent's threads and keeps every text delta. The model reads in its
-  default I/O mode (a thread per request).
+  default I/O mode (loop mode; ``RXREACT_IO=thread`` picks a thread per request).
 - ``rxreact_loop``: the same with ``OpenAIChatModel(io="loop")`` (every stream read on the
   shared asyncio loop).
 - ``httpx_async``: the floor, the peer harness's ``raw_httpx`` (``peers/raw_httpx.py`` and

@@ -78,7 +78,7 @@ def resources(models: list[OpenAIChatModel]) -> dict[str, float]:
 
 
 def _pooled(model: OpenAIChatModel) -> int:
-    client: Any = model._clients.user_client
+    client: Any = model._endpoint.clients.user_client
     try:
         return len(client._transport._pool.connections)
     except AttributeError:

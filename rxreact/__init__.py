@@ -19,6 +19,7 @@ import sys as _sys
 
 from rxreact.agent.react_agent import FORCED_FINAL_INSTRUCTION, AgentResult, ReactAgent
 from rxreact.cancellation import CancellationToken
+from rxreact.checks.guardrails import GuardrailResult
 from rxreact.checks.judge import LLMJudge, Verdict
 from rxreact.context.budget import ContextBudget
 from rxreact.errors import (
@@ -28,13 +29,16 @@ from rxreact.errors import (
     ChatMemoryError,
     ConfigurationError,
     ConversationBusyError,
+    GuardrailTrippedError,
     InvalidArgumentError,
     JudgeError,
+    MaxHandoffsExceededError,
     ModelConnectionError,
     ModelError,
     ModelHTTPError,
     ModelTimeoutError,
     NotFoundError,
+    OutputValidationError,
     ProviderStreamError,
     RateLimitError,
     ResponseTooLargeError,
@@ -56,6 +60,10 @@ from rxreact.events import (
     AnswerValidated,
     ContextTrimmed,
     FinalAnswer,
+    GuardrailPassed,
+    GuardrailStarted,
+    GuardrailTripped,
+    Handoff,
     MaxRoundsReached,
     ReasoningDelta,
     RoundFinished,
@@ -87,12 +95,14 @@ from rxreact.messages import (
     Usage,
     UserMessage,
 )
+from rxreact.model.anthropic.client import AnthropicModel
 from rxreact.model.base import ChatModel
 from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
 from rxreact.model.openai.client import OpenAIChatModel
+from rxreact.model.openai.responses import OpenAIResponsesModel
 from rxreact.model.scripted.model import ScriptedModel
 from rxreact.model.spec import model_from
-from rxreact.operators import events_of
+from rxreact.operators import events_of, from_agent, only_root
 from rxreact.runs import (
     AgentRun,
     EventLog,
@@ -114,6 +124,7 @@ __all__ = [
     "AgentResult",
     "AgentRun",
     "AnswerValidated",
+    "AnthropicModel",
     "ApprovalDecision",
     "Approver",
     "AssistantMessage",
@@ -132,12 +143,19 @@ __all__ = [
     "EventLog",
     "File",
     "FinalAnswer",
+    "GuardrailPassed",
+    "GuardrailResult",
+    "GuardrailStarted",
+    "GuardrailTripped",
+    "GuardrailTrippedError",
+    "Handoff",
     "Image",
     "InMemoryChatMemory",
     "InMemoryEventLog",
     "InvalidArgumentError",
     "JudgeError",
     "LLMJudge",
+    "MaxHandoffsExceededError",
     "MaxRoundsReached",
     "Message",
     "ModelConnectionError",
@@ -147,6 +165,8 @@ __all__ = [
     "ModelTimeoutError",
     "NotFoundError",
     "OpenAIChatModel",
+    "OpenAIResponsesModel",
+    "OutputValidationError",
     "ProviderStreamError",
     "RateLimitError",
     "ReactAgent",
@@ -196,7 +216,9 @@ __all__ = [
     "ensure_tool_calls_closed",
     "events_of",
     "follow",
+    "from_agent",
     "model_from",
+    "only_root",
     "tool",
 ]
 

@@ -1,7 +1,8 @@
 """The ``rxreact`` command: ``demo``, ``chat``, ``mock`` and ``serve``.
 
-Each subcommand is one ``_add_*`` function that adds its parser and sets ``run`` to its
-handler (``handler(args) -> exit status``); :data:`COMMANDS` lists them, so a new subcommand
+Each subcommand is one ``add`` function that adds its parser and sets ``run`` to its handler
+(``handler(args) -> exit status``): ``chat``'s is here, the others' beside their handlers in
+``rxreact._cli`` and ``rxreact.serve.cli``. :data:`COMMANDS` lists them, so a new subcommand
 is one function and one entry.
 """
 
@@ -10,22 +11,26 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from collections.abc import Callable
 from typing import Any, NoReturn
 
 from rxreact._cli.chat import (
+    check_endpoint,
     default_memory_path,
     load_tools,
     open_memory,
+    open_model,
     read_attachments,
-    render_run,
+    read_question,
+    require_key,
     run_chat,
 )
+from rxreact._cli.demo import add_demo_command
+from rxreact._cli.help import HelpFormatter, command_parser, examples
+from rxreact._cli.mock import add_mock_command
 from rxreact._cli.terminal import TerminalRenderer
 from rxreact.agent.react_agent import ReactAgent
 from rxreact.errors import ConfigurationError, InvalidArgumentError, RxReactError
-from rxreact.memory import InMemoryChatMemory
 
 __all__ = ["COMMANDS", "TerminalRenderer", "build_parser", "default_memory_path", "main"]
 
@@ -35,12 +40,23 @@ A streaming ReAct agent in your terminal.
   rxreact demo                     the weather demo against a loopback mock model (no key)
   rxreact chat "question"          ask the endpoint in your environment
   rxreact chat                     an interactive session (history kept in SQLite)
+  rxreact mock --weather           a loopback mock model that answers weather questions
   rxreact mock replies.json        a loopback mock server playing scripted replies
   rxreact serve                    a chat page and the AI SDK UI stream (needs rxreact[serve])
 
 The endpoint comes from OPENAI_BASE_URL (a local server on 127.0.0.1 needs no key),
 OPENAI_API_KEY and RXREACT_MODEL, or from --base-url and --model.
+"rxreact COMMAND --help" describes each command.
 """
+
+ENDPOINT = """\
+The endpoint is OPENAI_BASE_URL (else OpenAI's), the key OPENAI_API_KEY (a server on a
+loopback address such as 127.0.0.1 needs none), the model RXREACT_MODEL; --base-url and
+--model override them."""
+
+SIGPIPE_STATUS = 128 + 13
+"""The exit status when stdout's reader went away (``rxreact chat q | head``): what a shell
+reports for a command that SIGPIPE ended, as ``yes | head`` does."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -60,83 +76,78 @@ def _positive_int(text: str) -> int:
     return value
 
 
-# -- demo ---------------------------------------------------------------------------------------
-
-
-def _add_demo(commands: Any) -> None:
-    demo = commands.add_parser(
-        "demo",
-        help="the weather demo against a loopback mock model (no key needed)",
-        description="The weather demo: a real HTTP + SSE round trip to a loopback mock model.",
-    )
-    demo.add_argument("--latency", type=float, default=1.0, help="scale of the mock tools' latency")
-    demo.set_defaults(run=_demo)
-
-
-def _demo(args: argparse.Namespace) -> int:
-    from rxreact.demo import FOLLOW_UP, QUESTION, demo_model_script, demo_tools
-    from rxreact.model.openai.client import OpenAIChatModel
-    from rxreact.testing import MockOpenAIServer
-
-    out = sys.stdout
-    renderer = TerminalRenderer(out)  # the demo shows everything on stdout
-    with MockOpenAIServer(demo_model_script) as server:
-        print(f"mock OpenAI-compatible server on {server.base_url} (real HTTP + SSE)\n", file=out)
-        with OpenAIChatModel(
-            "mock-weather-model", base_url=server.base_url, api_key="sk-demo"
-        ) as model:
-            agent = ReactAgent(
-                model, demo_tools(args.latency), max_rounds=5, memory=InMemoryChatMemory()
-            )
-            started = time.perf_counter()
-            for question in (QUESTION, FOLLOW_UP):
-                renderer.line(renderer.style(f"you: {question}", "1"))
-                render_run(agent, question, "demo", renderer)
-                print(file=out)
-            print(f"done in {time.perf_counter() - started:.2f} s", file=out)
-    return 0
-
-
 # -- chat ---------------------------------------------------------------------------------------
 
 
 def _add_chat(commands: Any) -> None:
-    chat = commands.add_parser(
+    chat = command_parser(
+        commands,
         "chat",
         help="ask an OpenAI-compatible endpoint (no question: an interactive session)",
         description=(
-            "Ask an OpenAI-compatible endpoint. Only the answer goes to stdout; rounds, tools "
-            "and reasoning go to stderr."
+            "Ask an OpenAI-compatible endpoint. Only the answer goes to stdout; rounds, tools\n"
+            "and reasoning go to stderr. Without a question, an interactive session: one\n"
+            "question a line, its history kept in SQLite; Ctrl-C stops an answer, Ctrl-D quits.\n\n"
+            + ENDPOINT
+        ),
+        epilog=examples(
+            ('rxreact chat "Weather in Paris?"', "one question; only the answer goes to stdout"),
+            ("rxreact chat --tools my_tools:get_weather", "a session with your own tools"),
+            ('echo "Summarise this" | rxreact chat -', "the question from stdin"),
+            ('rxreact chat --conversation trip "And Rome?"', "go on with a kept conversation"),
+            ("rxreact mock --weather", "in another shell first: a model to try all this on"),
         ),
     )
     chat.add_argument(
-        "question", nargs="?", default=None, help="the question; '-' reads it from stdin"
+        "question",
+        nargs="?",
+        default=None,
+        help="the question; '-' reads it from stdin (default: an interactive session)",
     )
-    chat.add_argument("--model", default=None, help="model name (default: $RXREACT_MODEL)")
+    chat.add_argument(
+        "-m", "--model", default=None,
+        help="model name, or provider:model (anthropic:claude-sonnet-4-5, openai:gpt-5, "
+        "ollama:llama3.2...; default: $RXREACT_MODEL)",
+    )  # fmt: skip
     chat.add_argument("--base-url", default=None, help="endpoint (default: $OPENAI_BASE_URL)")
-    chat.add_argument("--max-rounds", type=_positive_int, default=5, help="default: 5")
-    chat.add_argument("--system", default=None, help="system prompt")
-    chat.add_argument("--temperature", type=float, default=None, help="sampling temperature")
-    chat.add_argument("--max-tokens", type=_positive_int, default=None, help="max tokens per reply")
+    chat.add_argument(
+        "--max-rounds", type=_positive_int, default=5, help="model requests with tools offered"
+    )
+    chat.add_argument(
+        "--system", default=None, help="system prompt (default: none, the model's own behaviour)"
+    )
+    chat.add_argument(
+        "--temperature",
+        type=float,
+        default=None,
+        help="sampling temperature (default: the model's)",
+    )
+    chat.add_argument(
+        "--max-tokens",
+        type=_positive_int,
+        default=None,
+        help="max tokens per reply (default: the model's limit)",
+    )
     chat.add_argument(
         "--tools",
         metavar="MODULE:NAME",
         action="append",
         default=[],
-        help="tools to offer: a @tool function or a list of them (repeatable)",
+        help="tools to offer: a @tool function or a list of them, repeatable (default: none)",
     )
     chat.add_argument(
         "--attach",
         metavar="PATH",
         action="append",
         default=[],
-        help="send an image or a file with the question (repeatable)",
+        help="send an image or a file with the question, repeatable (default: none)",
     )
     chat.add_argument(
         "--conversation",
         metavar="ID",
         default=None,
-        help="go on with this conversation across invocations (kept in --memory)",
+        help="go on with this conversation across invocations, kept in --memory "
+        "(default: a question keeps nothing; a session starts a new conversation)",
     )
     chat.add_argument(
         "--memory",
@@ -150,47 +161,29 @@ def _add_chat(commands: Any) -> None:
 
 
 def _chat(args: argparse.Namespace) -> int:
-    from rxreact.model.openai.client import OpenAIChatModel
-
-    if not (args.model or os.environ.get("RXREACT_MODEL")):
-        raise ConfigurationError("no model name: pass --model NAME or set RXREACT_MODEL")
+    check_endpoint(args.model, args.base_url)
+    if args.question is not None:  # before anything is set up, as a usage error would be
+        args.question = read_question(args, sys.stdin)
     attachments = read_attachments(args.attach)
     tools = load_tools(args.tools)
-    # An interactive session always keeps history; a one-off question only when named.
-    keep = args.conversation is not None or args.question is None
-    memory = open_memory(args.memory) if keep else None
-    try:
-        options = {
-            key: value
-            for key, value in (("temperature", args.temperature), ("max_tokens", args.max_tokens))
-            if value is not None
-        }
-        with OpenAIChatModel(args.model, base_url=args.base_url, options=options) as model:
+    options = {
+        key: value
+        for key, value in (("temperature", args.temperature), ("max_tokens", args.max_tokens))
+        if value is not None
+    }
+    with open_model(args.model, args.base_url, options=options) as model:
+        require_key(model)  # before any file is made or any round is shown
+        # An interactive session always keeps history; a one-off question only when named.
+        keep = args.conversation is not None or args.question is None
+        memory = open_memory(args.memory) if keep else None
+        try:
             agent = ReactAgent(
                 model, tools, max_rounds=args.max_rounds, system_prompt=args.system, memory=memory
             )
             return run_chat(args, agent, memory, attachments)
-    finally:
-        if memory is not None:
-            memory.close()
-
-
-# -- mock ---------------------------------------------------------------------------------------
-
-
-def _add_mock(commands: Any) -> None:
-    from rxreact._cli import mock
-
-    parser = commands.add_parser(
-        "mock",
-        help="a loopback mock OpenAI-compatible server playing replies from a file",
-        description=(mock.__doc__ or "").replace("::", ":").replace("``", "'"),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("file", help="JSON list of replies")
-    parser.add_argument("--host", default="127.0.0.1", help="default: 127.0.0.1 (keep it loopback)")
-    parser.add_argument("--port", type=int, default=0, help="default: a free port")
-    parser.set_defaults(run=lambda args: mock.run_mock(args.file, args.host, args.port))
+        finally:
+            if memory is not None:
+                memory.close()
 
 
 def _add_serve(commands: Any) -> None:
@@ -199,7 +192,12 @@ def _add_serve(commands: Any) -> None:
     add_serve_command(commands)
 
 
-COMMANDS: list[Callable[[Any], None]] = [_add_demo, _add_chat, _add_mock, _add_serve]
+COMMANDS: list[Callable[[Any], None]] = [
+    add_demo_command,
+    _add_chat,
+    add_mock_command,
+    _add_serve,
+]
 """Subcommands, in the order ``--help`` lists them: each adds its parser and sets ``run``."""
 
 
@@ -207,23 +205,32 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``rxreact`` parser with every subcommand of :data:`COMMANDS`."""
     from rxreact import __version__
 
-    parser = _Parser(
-        prog="rxreact",
-        description=DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = _Parser(prog="rxreact", description=DESCRIPTION, formatter_class=HelpFormatter)
     parser.add_argument("--version", action="version", version=f"rxreact {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    commands = parser.add_subparsers(
+        dest="command", metavar="COMMAND", title="commands", parser_class=_Parser
+    )
     for add in COMMANDS:
         add(commands)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``rxreact`` command; errors are one line on stderr, never a traceback."""
-    args = build_parser().parse_args(argv)
+    """Entry point of the ``rxreact`` command; errors are one line on stderr, never a traceback.
+
+    A reader of stdout that goes away (``rxreact chat q | head``) ends the command quietly,
+    with :data:`SIGPIPE_STATUS`.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
     try:
+        if args.command is None:  # a bare `rxreact`: what it can do
+            parser.print_help()
+            return 0
         status: int = args.run(args)
+    except BrokenPipeError:
+        _silence_stdout()
+        return SIGPIPE_STATUS
     except (ConfigurationError, InvalidArgumentError) as error:
         print(f"rxreact: {error}", file=sys.stderr)
         return 2
@@ -243,6 +250,17 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 1
     return status
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null: the interpreter flushes it at exit, and a flush into the
+    closed pipe would print "Exception ignored ... BrokenPipeError" after all."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout is not a file descriptor (tests redirect it)
+        pass
 
 
 if __name__ == "__main__":

@@ -25,18 +25,26 @@ call such as ``agent.call``) is an instance of :class:`RxReactError`::
     ├── AgentError                    the agent loop itself could not go on
     │   ├── ToolErrorBudgetExceededError  too many failed tool calls in one run
     │   ├── JudgeError                the judge could not reach a verdict
+    │   ├── OutputValidationError     no draft was of the requested ``output_type``
+    │   ├── GuardrailTrippedError     an input or output guardrail tripped
+    │   ├── MaxHandoffsExceededError  agents handed one turn over more than ``max_handoffs``
     │   └── RunStalledError           no event for longer than ``stall_timeout``
     ├── ChatMemoryError               a memory backend failed
     ├── RunError                      a hot run (``agent.start``) could not be followed to its end
     │   ├── RunCancelledError             cancelled (``run.cancel()``, ``request_cancel``)
     │   ├── RunNotFoundError              not in the event log (never started, or expired)
     │   └── RunLostError                  the process that owned it stopped before it ended
-    └── ConversationBusyError         another run holds the conversation (rejected, waited too
-                                      long, or this run's lease was lost before its commit)
+    ├── ConversationBusyError         another run holds the conversation (rejected, waited too
+    │                                 long, or this run's lease was lost before its commit)
+    └── TooManyRunsError              a user already has as many runs in flight as a server
+                                      allows (``rxreact serve``: 429)
 
 Foreign exceptions (httpx, json, pydantic) are mapped to this tree in exactly one place
 per layer (``rxreact.model.http._errors.transport_error`` for HTTP), and never carry the
 API key: messages are built from our own fields, not from request reprs.
+
+The tree is one module on purpose, long as it is: it reads as the tree above, and an
+``except`` clause never has to know which room raised.
 """
 
 from __future__ import annotations
@@ -50,13 +58,16 @@ __all__ = [
     "ChatMemoryError",
     "ConfigurationError",
     "ConversationBusyError",
+    "GuardrailTrippedError",
     "InvalidArgumentError",
     "JudgeError",
+    "MaxHandoffsExceededError",
     "ModelConnectionError",
     "ModelError",
     "ModelHTTPError",
     "ModelTimeoutError",
     "NotFoundError",
+    "OutputValidationError",
     "ProviderStreamError",
     "RateLimitError",
     "ResponseTooLargeError",
@@ -69,6 +80,7 @@ __all__ = [
     "ServerError",
     "StreamInterruptedError",
     "StreamProtocolError",
+    "TooManyRunsError",
     "ToolDefinitionError",
     "ToolErrorBudgetExceededError",
     "ToolSourceError",
@@ -255,6 +267,45 @@ class JudgeError(AgentError):
         self.usage = usage
 
 
+class OutputValidationError(AgentError):
+    """A typed run (``output_type=...``) ended without an answer of that type: the last draft
+    still failed validation when ``ReactAgent(max_revisions=...)`` ran out. The run stored
+    nothing.
+
+    Attributes:
+        draft: the last draft answer, as the model wrote it.
+        errors: pydantic's validation errors of that draft, each a dict with ``type``,
+            ``loc`` and ``msg`` (``"json_invalid"`` when it was not JSON at all).
+    """
+
+    def __init__(self, message: str, draft: str = "", errors: Any = ()) -> None:
+        super().__init__(message)
+        self.draft = draft
+        self.errors: list[dict[str, Any]] = list(errors)
+
+
+class GuardrailTrippedError(AgentError):
+    """A guardrail (``ReactAgent(input_guardrails=..., output_guardrails=...)``) tripped: the
+    run ended there, its model stream closed, its running tools' tokens set, nothing stored.
+
+    Attributes:
+        guardrail: the guardrail's name (its function's ``__name__``).
+        reason: what it said (``GuardrailResult.reason``).
+        kind: ``"input"`` (the question) or ``"output"`` (the answer as it streamed).
+    """
+
+    def __init__(self, guardrail: str, reason: str, kind: str = "input") -> None:
+        self.guardrail = guardrail
+        self.reason = reason
+        self.kind = kind
+        super().__init__(f"{kind} guardrail {guardrail!r} tripped: {reason}")
+
+
+class MaxHandoffsExceededError(AgentError):
+    """A turn was handed from agent to agent more times than the first agent's
+    ``ReactAgent(max_handoffs=...)`` allows (agents passing a question around in a loop)."""
+
+
 class RunStalledError(AgentError):
     """A run delivered no event for longer than ``ReactAgent(stall_timeout=...)``.
 
@@ -299,6 +350,11 @@ class ConversationBusyError(RxReactError):
     def __init__(self, message: str, conversation_id: str | None = None) -> None:
         self.conversation_id = conversation_id
         super().__init__(message)
+
+
+class TooManyRunsError(RxReactError):
+    """A user already has as many runs in flight as the server allows
+    (``create_app(max_runs_per_user=...)``); answered ``429`` with ``Retry-After``."""
 
 
 def http_error_for_status(

@@ -30,6 +30,9 @@ class AgentResult(BaseModel):
     """Usage summed over every request of the run (rounds, judge, summary)."""
     usage_by_purpose: dict[UsagePurpose, Usage] = Field(default_factory=dict)
     """``usage`` split by what the requests were for (see ``FinalAnswer.usage_by_purpose``)."""
+    usage_by_agent: dict[str, Usage] = Field(default_factory=dict)
+    """``usage`` split by agent name, agents run as tools included
+    (see ``FinalAnswer.usage_by_agent``)."""
     validated: bool | None = None
     """The verdict on the answer (``FinalAnswer.validated``)."""
     output: Any = None

@@ -125,7 +125,7 @@ class RunTracer:
             return span
 
         def on_event(span: Any, event: Any) -> None:
-            if isinstance(event, FinalAnswer):
+            if isinstance(event, FinalAnswer) and not event.path:  # not an agent tool's
                 _set_usage(span, event.usage)
                 if self.content:
                     span.set_attribute("gen_ai.output.messages", _output_json(event.text, []))
@@ -190,6 +190,34 @@ class RunTracer:
         # Current while the call is subscribed: an async tool's task (an MCP call) copies
         # that context, so its own spans, and the traceparent the MCP SDK sends, nest here.
         return _spanned(events, start, on_event, current=True)
+
+    def guardrail(self, name: str, kind: str, check: Observable[Any]) -> Observable[Any]:
+        """``execute_guardrail {name}``: one check of an input or output guardrail."""
+
+        def start() -> Any:
+            span = self._tracer.start_span(
+                f"execute_guardrail {name}",
+                context=self._run_context,
+                kind=self._trace.SpanKind.INTERNAL,
+            )
+            span.set_attributes(
+                {
+                    "gen_ai.operation.name": "execute_guardrail",
+                    "rxreact.guardrail.name": name,
+                    "rxreact.guardrail.kind": kind,
+                }
+            )
+            return span
+
+        def on_event(span: Any, result: Any) -> None:
+            tripped = bool(getattr(result, "tripped", False))
+            span.set_attribute("rxreact.guardrail.tripped", tripped)
+            if tripped:
+                span.set_attribute("error.type", "guardrail_tripped")
+                reason = str(getattr(result, "reason", ""))
+                span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, reason))
+
+        return _spanned(check, start, on_event, current=True)
 
 
 def _spanned(
@@ -269,9 +297,10 @@ def _set_usage(span: Any, usage: Usage | None) -> None:
 
 
 def _provider_name(model: Any) -> str:
-    named = getattr(model, "provider_name", None)
-    if isinstance(named, str):
-        return named
+    for attribute in ("provider_name", "provider"):  # a user's model, or an HTTP adapter's
+        named = getattr(model, attribute, None)
+        if isinstance(named, str) and named:
+            return named
     kind = type(model).__name__
     return "openai" if kind.startswith("OpenAI") else kind
 

@@ -178,3 +178,66 @@ def test_a_session_sends_the_attachments_with_its_first_question(
     assert [part["type"] for part in first[-1]["content"]] == ["text", "image_url"]
     assert second[0] == first[-1]  # the first question, image and all, from memory
     assert second[-1] == {"role": "user", "content": "And now?"}  # sent once, not again
+
+
+@pytest.mark.parametrize(
+    ("environment", "expected"),
+    [
+        ({"RXREACT_MODEL": ""}, "rxreact: no model name: pass --model NAME or set RXREACT_MODEL"),
+        (
+            {"RXREACT_MODEL": "gpt-test", "OPENAI_BASE_URL": "https://api.example.com/v1"},
+            "rxreact: no API key for https://api.example.com/v1: set OPENAI_API_KEY",
+        ),
+    ],
+)
+def test_serve_refuses_a_missing_setting_at_start_in_the_commands_terms(
+    monkeypatch: pytest.MonkeyPatch, environment: dict[str, str], expected: str
+) -> None:
+    pytest.importorskip("uvicorn")
+    from rxreact.serve.cli import CONFIG_ENV
+
+    monkeypatch.setenv(CONFIG_ENV, "{}")  # serve sets it: restored after the test
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    err = io.StringIO()
+    with redirect_stderr(err):
+        assert main(["serve", "--port", "0"]) == 2
+    assert err.getvalue().startswith(expected)
+    assert "api_key=" not in err.getvalue()
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    ("spec", "path"),
+    [
+        ("anthropic:claude-test", "/v1/messages"),
+        ("openai:gpt-test", "/v1/responses"),
+        ("openai-chat:gpt-test", "/v1/chat/completions"),
+        ("ollama:llama3:8b", "/v1/chat/completions"),
+    ],
+)
+def test_chat_model_takes_a_provider_spec(
+    spec: str, path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``-m provider:model`` picks the wire format; each reads its own base-URL variable."""
+    for variable in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "RXREACT_MODEL"):
+        monkeypatch.delenv(variable, raising=False)
+    with MockOpenAIServer([text_reply("Hello from the spec.")]) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.origin)
+        monkeypatch.setenv("OLLAMA_BASE_URL", server.base_url)
+        code, text = chat("-m", spec, "Hi")
+        assert (code, text.strip()) == (0, "Hello from the spec.")
+        assert server.request_paths == [path]
+        assert server.requests[0]["model"] == spec.partition(":")[2]
+
+
+def test_chat_refuses_an_unknown_provider_in_the_commands_terms(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    err = io.StringIO()
+    with redirect_stderr(err):
+        assert main(["chat", "-m", "nope:model", "hello"]) == 2
+    assert "--model: unknown model prefix 'nope'" in err.getvalue()
+    assert "Traceback" not in err.getvalue()

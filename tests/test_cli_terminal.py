@@ -6,6 +6,7 @@ import os
 import pty
 import re
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -18,7 +19,8 @@ from typing import Any
 import pytest
 
 from rxreact import BadRequestError, OpenAIChatModel, ReactAgent, __version__, tool
-from rxreact.cli import main
+from rxreact.cli import SIGPIPE_STATUS, main
+from rxreact.memory import SQLiteChatMemory
 from rxreact.messages import ChatRequest, ToolMessage, UserMessage
 from rxreact.model.scripted.replies import Reply, text_reply, tool_call_reply
 from rxreact.testing import MockOpenAIServer
@@ -111,6 +113,7 @@ def test_the_question_from_stdin(env: dict[str, str], server: MockOpenAIServer) 
     done = rxreact("chat", "-", env=env, stdin="Hi there,\nhow are you?\n")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "Hello from the mock.\n"
+    assert "[1 model request]" in done.stderr  # singular, and no "(s)"
     assert server.requests[-1]["messages"][-1]["content"] == "Hi there,\nhow are you?"
 
 
@@ -123,6 +126,62 @@ def test_a_session_from_piped_lines_keeps_its_history(
     assert done.stdout == "Hello from the mock.\nFound: Oslo: sunny.\n"
     contents = [m["content"] for m in server.requests[-1]["messages"] if m["role"] == "user"]
     assert contents == ["Hello", "Weather in Oslo?"]
+
+
+# -- a reader that goes away: `rxreact chat q | head -c 3` ----------------------------------------
+
+ENDLESS = "word " * 6000
+"""An answer that streams for a minute: a command that ends sooner was stopped, not finished."""
+
+
+def chat_into_head(env: dict[str, str], *args: str, merged: bool = False) -> tuple[int, bytes, str]:
+    """``rxreact chat ARGS | head -c 3`` (``2>&1`` too when ``merged``): the command's exit
+    status, what head printed, and the command's stderr."""
+    command = subprocess.Popen(
+        [sys.executable, "-m", "rxreact.cli", "chat", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT if merged else subprocess.PIPE,
+        env=env,
+    )
+    head = subprocess.Popen(["head", "-c", "3"], stdin=command.stdout, stdout=subprocess.PIPE)
+    assert command.stdout is not None
+    command.stdout.close()  # head holds the only reading end, as in a shell pipeline
+    try:
+        printed, _ = head.communicate(timeout=20)
+        _, err = command.communicate(timeout=20)
+    finally:
+        for process in (command, head):
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    return command.returncode, printed, (err or b"").decode()
+
+
+@pytest.mark.skipif(shutil.which("head") is None, reason="needs head(1)")
+def test_head_ends_the_command_quietly_every_time(env: dict[str, str], tmp_path: Path) -> None:
+    db = tmp_path / "chat.db"
+    with MockOpenAIServer(lambda _: text_reply(ENDLESS, interval=0.01)) as endless:
+        environment = {**env, "OPENAI_BASE_URL": endless.base_url}
+        for attempt in range(20):
+            args = ("Tell me everything.", "--conversation", "c", "--memory", str(db))
+            status, printed, err = chat_into_head(environment, *args)
+            assert printed == b"wor"
+            assert status == SIGPIPE_STATUS, f"attempt {attempt}: {err}"
+            assert err.splitlines() == ["── round 1 ──"], f"attempt {attempt}: {err}"
+        # every run was stopped mid-answer: its stream abandoned, its turn never stored
+        assert endless.wait_for_disconnects(20, timeout=10)
+        assert len(endless.requests) == 20
+    with SQLiteChatMemory(db) as memory:
+        assert memory.load("c") == []
+
+
+@pytest.mark.skipif(shutil.which("head") is None, reason="needs head(1)")
+def test_head_on_both_streams_ends_the_command_quietly(env: dict[str, str]) -> None:
+    with MockOpenAIServer(lambda _: text_reply(ENDLESS, interval=0.01)) as endless:
+        environment = {**env, "OPENAI_BASE_URL": endless.base_url}
+        for _ in range(3):
+            status, printed, _ = chat_into_head(environment, "Tell me everything.", merged=True)
+            assert (status, printed) == (SIGPIPE_STATUS, "─".encode())  # the round marker's
 
 
 def run_main(
@@ -157,8 +216,12 @@ def run_main(
         (
             ["chat", "hi"],
             {"OPENAI_BASE_URL": "https://api.example.com/v1"},
-            "no API key for https://api.example.com/v1: pass api_key=... or set OPENAI_API_KEY",
+            "no API key for https://api.example.com/v1: set OPENAI_API_KEY (a server on a",
         ),
+        (["chat", "hi", "--base-url", "localhost:8001"], {}, "--base-url: expected an http(s) URL"),
+        (["chat", "hi"], {"OPENAI_BASE_URL": "127.0.0.1:8001"}, "OPENAI_BASE_URL: expected an"),
+        (["chat", ""], {}, 'chat "": the question is empty'),
+        (["chat", "  \n"], {}, 'chat "": the question is empty'),
         (["mock", "/nonexistent.json"], {}, "cannot read /nonexistent.json"),
     ],
 )
@@ -178,6 +241,7 @@ def test_errors_are_one_line(
     decorations = [line for line in err.splitlines() if line.startswith("rxreact")]
     assert len(decorations) == 1, err
     assert "Traceback" not in err
+    assert "── round" not in err  # refused before anything started
 
 
 def test_version_and_help(

@@ -1,8 +1,10 @@
 """Every Python example in README.md and in rxreact's docstrings runs as written.
 
 README blocks run in order in one namespace (a reader types them one after another), with
-the loopback mock server as the model (``OPENAI_BASE_URL``, ``RXREACT_MODEL``; no key) and a
-fresh working directory. An HTML comment just before a block declares what it needs::
+the loopback mock server playing :func:`rxreact.testing.weather_desk` as the model
+(``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL``, ``RXREACT_MODEL``; no key; what
+``rxreact mock --weather`` serves) and a fresh working directory. An HTML comment just before
+a block declares what it needs::
 
     <!-- readme-test: redis -->        a running redis-server, its URL in $REDIS_URL
     <!-- readme-test: skip -->         not run (say why in the text around it)
@@ -28,9 +30,7 @@ import pytest
 from redis_server import running_redis_server
 
 import rxreact
-from rxreact.messages import ChatRequest, ToolMessage, UserMessage, content_text
-from rxreact.model.scripted.replies import Reply, text_reply, tool_call_reply
-from rxreact.testing import MockOpenAIServer
+from rxreact.testing import MockOpenAIServer, weather_desk
 
 ROOT = Path(__file__).resolve().parent.parent
 NEEDS_COMMENT = re.compile(r"<!--\s*readme-test:\s*(?P<needs>[\w ,-]*?)\s*-->")
@@ -117,28 +117,6 @@ def docstring_examples() -> list[Block]:
     return list(found.values())
 
 
-# -- the model every example talks to --------------------------------------------------------
-
-CITY = re.compile(r"\bin ([A-Z][\w-]+)")
-
-
-def weather_desk(request: ChatRequest) -> Reply:
-    """A model for the examples: asks ``get_weather`` about a city it is asked about.
-
-    A question naming a city ("... in Paris?") gets a call of the first tool offered, with
-    ``{"city": ...}``; a tool result gets an answer quoting it; anything else a short answer.
-    """
-    *earlier, last = request.messages
-    if isinstance(last, UserMessage) and earlier and isinstance(earlier[-1], ToolMessage):
-        last = earlier[-1]  # a tool result's images follow it in a user message
-    if isinstance(last, ToolMessage):
-        return text_reply(f"Here is what I found: {content_text(last.content)}.", pieces=4)
-    city = CITY.search(last.text if isinstance(last, UserMessage) else "")
-    if city and request.tools and request.tool_choice != "none":
-        return tool_call_reply((request.tools[0].name, {"city": city[1]}))
-    return text_reply("Glad to help. Ask me about the weather anywhere.", pieces=4)
-
-
 # -- needs ------------------------------------------------------------------------------------
 
 
@@ -177,8 +155,11 @@ def mock_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Mock
     """The examples' endpoint, environment and working directory."""
     with MockOpenAIServer(weather_desk) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.origin)
+        monkeypatch.setenv("OLLAMA_BASE_URL", server.base_url)
         monkeypatch.setenv("RXREACT_MODEL", "mock")
         monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+        monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
         monkeypatch.chdir(tmp_path)
         yield server
 

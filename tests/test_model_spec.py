@@ -34,7 +34,7 @@ def test_each_chat_preset_fills_the_base_url_and_its_key_variable(
     model = model_from(f"{prefix}:some-model")
     assert type(model) is OpenAIChatModel
     assert (model.model, model.base_url) == ("some-model", preset[0])
-    assert model._api_key is not None and model._api_key.reveal() == "k-123"
+    assert model._endpoint.key is not None and model._endpoint.key.reveal() == "k-123"
 
 
 def test_a_missing_preset_key_names_the_presets_variable(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -42,7 +42,7 @@ def test_a_missing_preset_key_names_the_presets_variable(monkeypatch: pytest.Mon
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     model = model_from("groq:llama-3.3-70b-versatile")
     with pytest.raises(ConfigurationError, match="GROQ_API_KEY"):
-        model._headers_for(True)  # what every request sends: refused before it is sent
+        model._endpoint.headers_for(True)  # what every request sends: refused before it is sent
 
 
 def test_the_prefix_ends_at_the_first_colon() -> None:

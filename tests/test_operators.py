@@ -6,14 +6,16 @@ import threading
 from typing import Any
 
 import reactivex
+from reactivex import abc
 from reactivex import operators as ops
+from reactivex.disposable import Disposable
 from reactivex.scheduler import ThreadPoolScheduler
 from reactivex.testing import ReactiveTest, TestScheduler
 from reactivex.testing.marbles import marbles_testing
 
 from rxreact.agent.round import RoundState
 from rxreact.model.chunks import ChatChunk, ToolCallDelta
-from rxreact.operators import deliver_on, finish_round, process_chunk
+from rxreact.operators import concat_steps, deliver_on, finish_round, process_chunk
 
 CHUNKS = {
     "r": ChatChunk(role="assistant"),
@@ -153,3 +155,76 @@ def test_deliver_on_dispose_stops_delivery() -> None:
     )
     observer = scheduler.start(lambda: source.pipe(deliver_on(scheduler)), disposed=250)
     assert observer.messages == [ReactiveTest.on_next(210, 1)]
+
+
+def test_finish_round_ends_with_the_error_a_subscriber_raises_on_round_finished() -> None:
+    # round_finished is sent from the source's completion: nothing upstream can hear an
+    # exception raised on it, so the round ends through on_error instead.
+    scheduler = TestScheduler()
+    state = RoundState(1)
+    error = ValueError("the subscriber failed")
+    seen: list[str] = []
+
+    def on_next(event: Any) -> None:
+        seen.append(event.type)
+        if event.type == "round_finished":
+            raise error
+
+    source = scheduler.create_cold_observable(
+        ReactiveTest.on_next(10, CHUNKS["a"]), ReactiveTest.on_completed(20)
+    )
+    source.pipe(process_chunk(state), finish_round(state)).subscribe(
+        on_next, lambda e: seen.append(f"error {e}"), lambda: seen.append("completed")
+    )
+    scheduler.start()
+    assert seen == [
+        "round_mode_decided",
+        "text_delta",
+        "round_finished",
+        "error the subscriber failed",
+    ]
+
+
+def test_concat_steps_ends_with_what_the_subscriber_raises_and_pulls_no_more_steps() -> None:
+    # The subscriber raises on "b", which a step emits from a scheduled action of its own (as
+    # a tool's thread or a timer would): nothing there could hear it.
+    #   steps:    first: -(abc|)    second: (d|)
+    #   result:   -(ab#)            (# the subscriber's error; "c" and the second step never pass)
+    scheduler = TestScheduler()
+    pulled: list[str] = []
+    disposed = threading.Event()
+
+    def first(
+        observer: abc.ObserverBase[str], step_scheduler: abc.SchedulerBase | None = None
+    ) -> abc.DisposableBase:
+        def emit(_: abc.SchedulerBase, __: Any = None) -> None:
+            for value in "abc":
+                observer.on_next(value)
+            observer.on_completed()
+
+        scheduler.schedule_relative(1.0, emit)
+        return Disposable(disposed.set)
+
+    def steps() -> Any:
+        pulled.append("first")
+        yield reactivex.create(first)
+        pulled.append("second")
+        yield reactivex.of("d")
+
+    seen: list[str] = []
+
+    def on_next(value: str) -> None:
+        seen.append(value)
+        if value == "b":
+            raise ValueError("the subscriber failed")
+
+    concat_steps(steps()).subscribe(
+        on_next,
+        lambda e: seen.append(f"error {e}"),
+        lambda: seen.append("completed"),
+        scheduler=scheduler,
+    )
+    scheduler.start()
+    assert seen == ["a", "b", "error the subscriber failed"]
+    assert pulled == ["first"]
+    assert disposed.is_set()

@@ -1,4 +1,4 @@
-"""Questions made of parts (``check_question``) and content told in words (``rxreact.messages._labels``)."""
+"""Questions made of parts (``check_question``), and content told in words (``_labels``)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from rxreact import File, Image, InvalidArgumentError, Text
-from rxreact.messages._labels import content_label, part_label
 from rxreact._validate import check_question
+from rxreact.messages._labels import content_label, part_label
 
 PNG = Image.from_bytes(b"\x89PNG\r\n\x1a\n1234", "image/png")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -186,9 +187,27 @@ def message(role: str) -> str:
 BAD_BODIES = [
     ("{not json", 400, "malformed_json"),
     ('{"messages": []}', 422, "invalid_body"),
-    (f'{{"id": "a b", "messages": [{message("user")}]}}', 400, "invalid_conversation_id"),
+    (f'{{"id": "a\\nb", "messages": [{message("user")}]}}', 400, "invalid_conversation_id"),
+    (f'{{"id": "", "messages": [{message("user")}]}}', 400, "invalid_conversation_id"),
     (f'{{"id": "c", "messages": [{message("assistant")}]}}', 422, "invalid_body"),
 ]
+
+
+def test_a_conversation_id_follows_the_python_apis_rule(make_server: Any) -> None:
+    # The same rule as ReactAgent.stream: spaces, "/" and any script are fine, so the URLs of
+    # such a conversation (percent-encoded, as the page sends them) must reach it too.
+    url, _, _ = make_server([text_reply("Done.")])
+    conversation = "team a/chat é"
+    with httpx.stream("POST", f"{url}/api/chat", json=chat_body(conversation, "Hi")) as response:
+        assert response.status_code == 200
+        read_all(response)
+    encoded = quote(conversation, safe="")
+    assert httpx.get(f"{url}/api/chat/{encoded}/stream").status_code == 204
+    cancel = httpx.post(f"{url}/api/chat/{encoded}/cancel")
+    assert cancel.json() == {"cancelled": False, "runId": None}
+    too_long = httpx.get(f"{url}/api/chat/{'x' * 201}/stream")
+    assert (too_long.status_code, too_long.json()["error"]) == (400, "invalid_conversation_id")
+    assert "at most 200 characters" in too_long.json()["detail"]
 
 
 def test_bad_requests_get_json_errors(make_server: Any) -> None:
@@ -285,3 +304,20 @@ def test_create_app_checks_its_arguments() -> None:
         create_app(agent, unknown_resume=200)
     with pytest.raises(InvalidArgumentError, match="heartbeat"):
         create_app(agent, heartbeat=0)
+
+
+def test_protocols_choose_what_is_mounted() -> None:
+    from starlette.testclient import TestClient
+
+    from rxreact import InvalidArgumentError, ReactAgent, ScriptedModel
+    from rxreact.serve import create_app
+
+    agent = ReactAgent(ScriptedModel([]))
+    only_openai = TestClient(create_app(agent, protocols=("openai",)), base_url="http://127.0.0.1")
+    assert only_openai.get("/v1/models").status_code == 200
+    assert only_openai.get("/").status_code == 404
+    only_ui = TestClient(create_app(agent, protocols=["ui"]), base_url="http://127.0.0.1")
+    assert only_ui.get("/").status_code == 200
+    assert only_ui.get("/v1/models").status_code == 404
+    with pytest.raises(InvalidArgumentError, match="protocols must name some of ui, openai"):
+        create_app(agent, protocols=("ui", "soap"))

@@ -282,3 +282,36 @@ def test_a_value_after_the_timeout_claimed_the_call_is_dropped() -> None:
     sink.release.set()
     timer.join(10)
     assert sink.kinds == ["ToolResult", "completed"]
+
+
+def test_a_subscriber_raising_on_a_result_ends_the_round_and_cancels_the_other_calls() -> None:
+    # The result comes from the tool's own thread: nothing there could hear the exception, so
+    # the round ends with it (on_error) and the call still running is cancelled.
+    running = threading.Event()
+    tokens: list[CancellationToken] = []
+
+    @tool
+    def forever(token: CancellationToken) -> str:
+        """Runs until cancelled."""
+        tokens.append(token)
+        running.set()
+        token.wait(10)
+        return "late"
+
+    @tool
+    def quick() -> str:
+        """Answers once ``forever`` runs."""
+        running.wait(10)
+        return "ok"
+
+    def watch(event: Any) -> None:
+        if type(event) is ToolResult:
+            raise ValueError("the subscriber failed")
+
+    pool = ElasticScheduler(2, name="round_raise")
+    recorder, _, _ = tool_round(
+        [forever, quick], calls("forever", "quick"), pool, pool, None, watch=watch
+    )
+    assert recorder.done.wait(10)
+    assert recorder.ends == ["error the subscriber failed"]
+    assert tokens[0].cancelled

@@ -204,3 +204,14 @@ def test_tracing_off_adds_nothing_to_a_run() -> None:
 
     agent = ReactAgent(ScriptedModel([text_reply("hi")]))
     assert run_tracer(agent, None) is None  # no provider given, no global one set
+
+
+def test_each_adapter_names_its_provider() -> None:
+    """``gen_ai.provider.name`` follows the wire format, not the class name."""
+    from rxreact import AnthropicModel, OpenAIChatModel, OpenAIResponsesModel
+    from rxreact.tracing import _provider_name
+
+    where = "http://127.0.0.1:9"
+    assert _provider_name(AnthropicModel("m", base_url=where)) == "anthropic"
+    assert _provider_name(OpenAIResponsesModel("m", base_url=where + "/v1")) == "openai"
+    assert _provider_name(OpenAIChatModel("m", base_url=where + "/v1")) == "openai"

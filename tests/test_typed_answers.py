@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from typing import Any
 
 import pytest
 import reactivex
 from pydantic import BaseModel
 
-from rxreact import ReactAgent, ScriptedModel, Verdict, tool
+from rxreact import (
+    InMemoryChatMemory,
+    OutputValidationError,
+    ReactAgent,
+    ScriptedModel,
+    Verdict,
+    tool,
+)
 from rxreact.checks.validation import OutputSpec
 from rxreact.model.scripted.replies import text_reply, tool_call_reply
 
@@ -71,11 +79,38 @@ def test_an_invalid_typed_answer_goes_back_to_the_model_and_is_revised(serve_mod
 
 
 @pytest.mark.usefixtures("io_mode")
-def test_a_typed_answer_that_never_parses_stands_without_output(serve_model: Any) -> None:
-    server, model = serve_model([text_reply("no"), text_reply("still no")])
-    result = ReactAgent(model, max_revisions=1).run("q", output_type=Weather)
-    assert (result.answer, result.output, result.validated) == ("still no", None, False)
+def test_a_typed_answer_that_never_parses_is_an_error_and_stores_nothing(serve_model: Any) -> None:
+    server, model = serve_model(
+        [text_reply("no"), text_reply('{"city": "Oslo", "celsius": "warm"}')]
+    )
+    memory = InMemoryChatMemory()
+    agent = ReactAgent(model, max_revisions=1, memory=memory, on_busy="reject")
+    with pytest.raises(OutputValidationError) as caught:
+        agent.run("q", "c", output_type=Weather)
+    error = caught.value
+    assert error.draft == '{"city": "Oslo", "celsius": "warm"}'
+    assert [(e["loc"], e["type"]) for e in error.errors] == [(("celsius",), "float_parsing")]
+    assert "Weather" in str(error) and "celsius" in str(error)
     assert len(server.requests) == 2
+    assert memory.load("c") == []  # a failed run stores nothing, and frees the conversation:
+    assert memory.try_acquire("c", "next", ttl=5) is not None
+
+
+def test_a_typed_stream_that_never_parses_ends_with_the_error_not_a_final_answer() -> None:
+    model = ScriptedModel([text_reply("not json")])
+    events: list[Any] = []
+    errors: list[Exception] = []
+    agent = ReactAgent(model, max_revisions=0)
+    done = threading.Event()
+    agent.stream("q", output_type=Weather).subscribe(
+        events.append, lambda e: (errors.append(e), done.set()), done.set
+    )
+    assert done.wait(10)
+    assert [e.type for e in events][-2:] == ["validation_started", "answer_validated"]
+    assert events[-1].passed is False
+    (error,) = errors
+    assert isinstance(error, OutputValidationError) and error.draft == "not json"
+    assert error.errors[0]["type"] == "json_invalid"
 
 
 def test_the_judge_sees_only_drafts_that_parse() -> None:
@@ -110,3 +145,19 @@ def test_a_hot_run_takes_options_and_an_output_type() -> None:
     assert model.requests[0].options["seed"] == 5
     final = run.events().pipe(reactivex.operators.last()).run()
     assert final.type == "final_answer" and final.output == Weather(city="Oslo", celsius=3)
+
+
+def test_the_error_keeps_its_draft_and_errors_across_processes() -> None:
+    # A hot run's followers in other processes get its error through the event log, as JSON.
+    from rxreact.runs._errors import decode_error, encode_error
+
+    error = OutputValidationError(
+        "not a Weather", "draft", [{"type": "x", "loc": ("a",), "msg": "m"}]
+    )
+    back = decode_error(json.loads(json.dumps(encode_error(error))))
+    assert isinstance(back, OutputValidationError)
+    assert (back.draft, back.errors, str(back)) == (
+        "draft",
+        [{"type": "x", "loc": ["a"], "msg": "m"}],
+        "not a Weather",
+    )

@@ -12,7 +12,11 @@ from reactivex.testing import TestScheduler
 
 from rxreact import (
     ChatMemoryError,
+    InMemoryChatMemory,
+    InMemoryEventLog,
     InvalidArgumentError,
+    LLMJudge,
+    OpenAIChatModel,
     ReactAgent,
     RxReactError,
     ScriptedModel,
@@ -139,3 +143,104 @@ def test_sqlite_memory_names_a_missing_directory(tmp_path: Path) -> None:
     missing = tmp_path / "no-such-dir"
     with pytest.raises(ChatMemoryError, match=f"the directory '{missing}' does not exist"):
         SQLiteChatMemory(missing / "chat.db")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"model": OpenAIChatModel}, r"^model must be a ChatModel, got the class OpenAIChatModel"),
+        ({"memory": InMemoryChatMemory}, r"^memory must be a ChatMemory, got the class"),
+        ({"judge": LLMJudge}, r"^judge must be an instance, got the class LLMJudge"),
+        ({"judge": "strict"}, r"^judge must be callable, got 'strict' \(str\)$"),
+        ({"approver": True}, r"^approver must be callable, got True \(bool\)$"),
+        ({"event_log": InMemoryEventLog}, r"^event_log must be an instance, got the class"),
+        ({"event_log": "redis://"}, r"^event_log must be an EventLog"),
+        ({"scheduler": "pool"}, r"^scheduler must be a scheduler, got 'pool' \(str\)$"),
+        ({"tools_scheduler": 4}, r"^tools_scheduler must be a scheduler"),
+        ({"forced_final_instruction": ""}, r"^forced_final_instruction must be a non-empty str"),
+        ({"send_reasoning": "no"}, r"^send_reasoning must be True or False, got 'no' \(str\)$"),
+        ({"trace_content": 1}, r"^trace_content must be True or False, got 1 \(int\)$"),
+        ({"approval_timeout": 0}, r"^approval_timeout must be > 0 seconds"),
+        ({"options": [("temperature", 0)]}, r"^options must be a dict or None"),
+        ({"options": {0: "x"}}, r"^options keys must be str, got 0 \(int\)$"),
+    ],
+)
+def test_every_agent_option_is_checked_at_construction(
+    kwargs: dict[str, Any], message: str
+) -> None:
+    settings: dict[str, Any] = {"model": model(), **kwargs}
+    with pytest.raises(InvalidArgumentError, match=message):
+        ReactAgent(**settings)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"model": 4}, r"^model must be a str or None, got 4 \(int\)$"),
+        ({"base_url": 123}, r"^base_url must be a str or None, got 123 \(int\)$"),
+        ({"api_key": b"sk"}, r"^api_key must be a str or None"),
+        ({"connect_timeout": "5"}, r"^connect_timeout must be a number of seconds or None"),
+        ({"first_chunk_timeout": -1}, r"^first_chunk_timeout must be > 0 seconds"),
+        ({"chunk_timeout": 0}, r"^chunk_timeout must be > 0 seconds"),
+        ({"max_retries": -1}, r"^max_retries must be >= 0, got -1$"),
+        ({"max_retries": 1.5}, r"^max_retries must be an int >= 0"),
+        ({"backoff": 2}, r"^backoff must be a Backoff or None, got 2 \(int\)$"),
+        ({"send_reasoning": "yes"}, r"^send_reasoning must be True or False"),
+        ({"think_tags": None}, r"^think_tags must be True or False, got None$"),
+        ({"include_usage": 1}, r"^include_usage must be True or False"),
+        ({"headers": {"x-team": 7}}, r"^headers values must be str, got 7 \(int\) for 'x-team'$"),
+        ({"headers": "x-team: 7"}, r"^headers must be a dict or None"),
+        ({"http_client": "client"}, r"^http_client must be an httpx.Client or httpx.AsyncClient"),
+        ({"io_scheduler": "thread"}, r"^io_scheduler must be a scheduler or None"),
+        ({"options": "temperature=0"}, r"^options must be a dict or None"),
+        ({"max_line_bytes": 0}, r"^max_line_bytes must be >= 1 \(or None\), got 0$"),
+        ({"max_tool_arguments": "1M"}, r"^max_tool_arguments must be an int >= 1 or None"),
+    ],
+)
+def test_every_model_option_is_checked_at_construction(
+    kwargs: dict[str, Any], message: str
+) -> None:
+    settings: dict[str, Any] = {"model": "m", "base_url": "http://127.0.0.1:9/v1", **kwargs}
+    with pytest.raises(InvalidArgumentError, match=message):
+        OpenAIChatModel(**settings)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"timeout": "5"}, r"^timeout must be a number of seconds or None, got '5' \(str\)$"),
+        ({"timeout": 0}, r"^timeout must be > 0 seconds"),
+        ({"max_result_chars": -5}, r"^max_result_chars must be >= 1 \(or None\), got -5$"),
+        ({"max_result_chars": 1e5}, r"^max_result_chars must be an int >= 1 or None"),
+        ({"name": 7}, r"^name must be a str or None, got 7 \(int\)$"),
+        ({"description": ["a"]}, r"^description must be a str or None"),
+        ({"requires_approval": "yes"}, r"^requires_approval must be True, False or a predicate"),
+    ],
+)
+def test_every_tool_option_is_checked_where_it_is_given(
+    kwargs: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(InvalidArgumentError, match=message):
+        tool(**kwargs)  # before any function: @tool(timeout="5") fails on its own line
+
+
+def test_good_options_pass() -> None:
+    assert tool(timeout=5, max_result_chars=None, requires_approval=lambda a: True)
+    assert OpenAIChatModel(
+        "m",
+        base_url="http://127.0.0.1:9/v1",
+        connect_timeout=None,
+        headers={"x-team": "7"},
+        max_line_bytes=None,
+        options={"temperature": 0},
+    )
+    agent = ReactAgent(model(), approval_timeout=5, options={"seed": 1}, trace_content=True)
+    assert agent.options == {"seed": 1}
+
+
+@pytest.mark.parametrize("conversation_id", ["a b/c@d.e", "météo 北京", "x" * 200, " "])
+def test_conversation_ids_may_hold_any_printable_character(conversation_id: str) -> None:
+    memory = InMemoryChatMemory()
+    agent = ReactAgent(model(), memory=memory, scheduler=TestScheduler())
+    assert agent.call("q", conversation_id) == "Hi"
+    assert len(memory.load(conversation_id)) == 2

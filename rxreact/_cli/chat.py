@@ -1,5 +1,7 @@
 """``rxreact chat``: one question (an argument, or ``-`` for stdin), or an interactive session.
 
+The question is read (``args.question`` holds it) before :func:`run_chat` is called.
+
 The session keeps its history in SQLite (``--conversation ID``, by default a new one per
 session), so a later ``rxreact chat --conversation ID`` goes on from it. Ctrl-C during an
 answer cancels that run only: nothing of it is stored, so the conversation stays valid, and
@@ -11,13 +13,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import select
 import sys
 import threading
 import uuid
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from rxreact._cli.terminal import TerminalRenderer
 from rxreact.agent.react_agent import ReactAgent
@@ -25,24 +28,43 @@ from rxreact.errors import ChatMemoryError, ConfigurationError, InvalidArgumentE
 from rxreact.memory import SQLiteChatMemory
 from rxreact.messages import File, Image
 from rxreact.messages._labels import Question
+from rxreact.model.spec import base_url_variable, model_from
 from rxreact.tools.tool import Tool
 
-__all__ = ["default_memory_path", "load_tools", "read_attachments", "render_run", "run_chat"]
+if TYPE_CHECKING:
+    from rxreact.model.http.model import HTTPChatModel
+
+__all__ = [
+    "check_endpoint",
+    "default_memory_path",
+    "load_tools",
+    "read_attachments",
+    "read_question",
+    "render_run",
+    "require_key",
+    "run_chat",
+]
 
 
 def render_run(
     agent: ReactAgent, question: Question, conversation_id: str | None, renderer: TerminalRenderer
 ) -> None:
-    """Run one question, rendering it live; raises the run's error, or ``KeyboardInterrupt``
-    (the run is cancelled first)."""
+    """Run one question, rendering it live; raises the run's error, or ``KeyboardInterrupt``,
+    or ``BrokenPipeError`` when the reader of the output went away (the run is cancelled
+    first in both cases)."""
     done = threading.Event()
     errors: list[BaseException] = []
+
+    def on_next(event: Any) -> None:
+        renderer(event)
+        if renderer.broken_pipe.is_set():
+            done.set()  # nobody reads the answer any more: stop the run rather than finish it
 
     def on_error(error: Exception) -> None:
         errors.append(error)
         done.set()
 
-    subscription = agent.stream(question, conversation_id).subscribe(renderer, on_error, done.set)
+    subscription = agent.stream(question, conversation_id).subscribe(on_next, on_error, done.set)
     try:
         # Short waits, not one long one: SIGINT may be delivered to any of the process's
         # threads, and a main thread blocked without a timeout would only see Ctrl-C at the end.
@@ -51,6 +73,8 @@ def render_run(
     finally:
         subscription.dispose()
         renderer.spinner.stop()
+    if renderer.broken_pipe.is_set():
+        raise BrokenPipeError("the reader of the output went away")
     if errors:
         raise errors[0]
 
@@ -147,13 +171,52 @@ def read_attachments(paths: list[str]) -> tuple[Image | File, ...]:
 
 
 def read_question(args: argparse.Namespace, stdin: TextIO) -> str:
-    """The question argument, or all of stdin for ``-``."""
+    """The question argument, or all of stdin for ``-``; an empty one is refused."""
     question: str = args.question
     if question == "-":
         question = stdin.read().strip()
         if not question:
             raise ConfigurationError("chat -: stdin held no question")
+    elif not question.strip():
+        raise ConfigurationError('chat "": the question is empty')
     return question
+
+
+def check_endpoint(model: str | None, base_url: str | None) -> None:
+    """The model name and endpoint from ``--model`` / ``--base-url`` or the environment, checked
+    before anything starts and reported in the command's terms (the flag or the variable)."""
+    spec = model or os.environ.get("RXREACT_MODEL")
+    if not spec:
+        raise ConfigurationError("no model name: pass --model NAME or set RXREACT_MODEL")
+    variable = base_url_variable(spec)
+    url = base_url or os.environ.get(variable)
+    if url and not re.match(r"https?://[^/\s]", url):
+        where = "--base-url" if base_url else variable
+        raise ConfigurationError(
+            f"{where}: expected an http(s) URL such as http://127.0.0.1:8001/v1, got {url!r}"
+        )
+
+
+def open_model(model: str | None, base_url: str | None, **kwargs: Any) -> HTTPChatModel:
+    """The model ``--model`` names (a ``provider:model`` spec, or a bare name), else
+    ``$RXREACT_MODEL``'s; ``--base-url`` wins over the provider's own."""
+    spec = model or os.environ.get("RXREACT_MODEL") or ""
+    if base_url:
+        kwargs["base_url"] = base_url
+    try:
+        return model_from(spec, **kwargs)
+    except InvalidArgumentError as error:
+        raise ConfigurationError(f"--model: {error}") from None
+
+
+def require_key(model: HTTPChatModel) -> None:
+    """Refuse to start when the endpoint needs a key and none is set (in the command's terms:
+    the library's own message speaks of ``api_key=``)."""
+    if model.needs_api_key:
+        raise ConfigurationError(
+            f"no API key for {model.base_url}: set {model.api_key_variable} "
+            "(a server on a loopback address such as 127.0.0.1 needs none)"
+        )
 
 
 def run_chat(
@@ -168,7 +231,7 @@ def run_chat(
     """
     renderer = TerminalRenderer(sys.stdout, sys.stderr)
     if args.question is not None:
-        question = read_question(args, sys.stdin)
+        question: str = args.question  # read and checked by the command (read_question)
         try:
             render_run(agent, _with(question, attachments), args.conversation, renderer)
         except KeyboardInterrupt:

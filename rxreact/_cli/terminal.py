@@ -1,19 +1,24 @@
 """Showing a run in a terminal: the answer on stdout, everything else on stderr.
 
 Only answer text goes to ``out``, so ``rxreact chat q > answer.txt`` holds the answer and
-nothing else; round markers, tool activity, reasoning and the spinner go to ``err``. Colour
+nothing else; round markers, tool activity, reasoning and the spinner go to ``err``. When the
+reader of either goes away (``rxreact chat q | head``), writing stops and
+:attr:`TerminalRenderer.broken_pipe` is set, rather than an exception escaping into the run. Colour
 only on a terminal and never when ``NO_COLOR`` is set (https://no-color.org); the spinner only
 when ``err`` is a terminal.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from typing import Any, TextIO
 
 from rxreact.events import (
     FinalAnswer,
+    GuardrailTripped,
+    Handoff,
     MaxRoundsReached,
     ReasoningDelta,
     RoundFinished,
@@ -24,9 +29,14 @@ from rxreact.events import (
     ToolResult,
 )
 
-__all__ = ["Spinner", "TerminalRenderer", "wants_color"]
+__all__ = ["Spinner", "TerminalRenderer", "counted", "wants_color"]
 
 FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and the noun in the number it needs: "1 model request", "2 model requests"."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
 def wants_color(stream: TextIO) -> bool:
@@ -78,8 +88,9 @@ class Spinner:
             return
         thread.join()
         with self._lock:
-            self._stream.write("\r" + " " * self._width + "\r")
-            self._stream.flush()
+            with contextlib.suppress(OSError):
+                self._stream.write("\r" + " " * self._width + "\r")
+                self._stream.flush()
             self._width = 0
 
     def _spin(self) -> None:
@@ -89,8 +100,11 @@ class Spinner:
                 if self._stopped.is_set():
                     return
                 text = f"{FRAMES[frame % len(FRAMES)]} {self._label}"
-                self._stream.write("\r" + text.ljust(self._width))
-                self._stream.flush()
+                try:
+                    self._stream.write("\r" + text.ljust(self._width))
+                    self._stream.flush()
+                except OSError:  # the terminal went away: nothing to animate any more
+                    return
                 self._width = max(self._width, len(text))
             frame += 1
             if self._stopped.wait(0.08):  # the animation's frame time, not a wait for an event
@@ -123,6 +137,8 @@ class TerminalRenderer:
         self._at_line_start = {id(self.out): True, id(self.err): True}
         self._in_reasoning = False
         self._running_tools = 0
+        self.broken_pipe = threading.Event()
+        """Set when a write found its reader gone; every later write is skipped."""
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -134,17 +150,21 @@ class TerminalRenderer:
     def write(self, text: str, stream: TextIO | None = None) -> None:
         """Write ``text`` (after removing the spinner) to ``stream`` (default ``err``)."""
         stream = stream or self.err
-        if not text:
+        if not text or self.broken_pipe.is_set():
             return
         self.spinner.stop()
         other = self.out if stream is self.err else self.err
-        if other is not stream and not self._at_line_start[id(other)] and _isatty(other):
-            # Both streams show on one terminal: end the other's line first.
-            other.write("\n")
-            other.flush()
-            self._at_line_start[id(other)] = True
-        stream.write(text)
-        stream.flush()
+        try:
+            if other is not stream and not self._at_line_start[id(other)] and _isatty(other):
+                # Both streams show on one terminal: end the other's line first.
+                other.write("\n")
+                other.flush()
+                self._at_line_start[id(other)] = True
+            stream.write(text)
+            stream.flush()
+        except BrokenPipeError:
+            self.broken_pipe.set()
+            return
         self._at_line_start[id(stream)] = text.endswith("\n")
 
     def line(self, text: str, stream: TextIO | None = None) -> None:
@@ -172,6 +192,8 @@ class TerminalRenderer:
 
     def __call__(self, event: Any) -> None:
         """Render one event (use as the ``on_next`` of a subscription)."""
+        if event.path:  # a run of an agent tool: its call and result show, not its inside
+            return
         if isinstance(event, ReasoningDelta):
             if not self._in_reasoning:
                 self.line(self.style("(thinking)", "2"))
@@ -191,24 +213,29 @@ class TerminalRenderer:
         elif isinstance(event, ToolExecutionStarted):
             self._running_tools += 1
             self.line(self.style(f"⚙ running {event.name} …", "33"))
-            self.spinner.start(f"running {self._running_tools} tool(s)…")
+            self.spinner.start(f"running {counted(self._running_tools, 'tool')}…")
         elif isinstance(event, ToolResult):
             self._running_tools = max(0, self._running_tools - 1)
             mark = self.style("✗", "31") if event.is_error else self.style("✓", "32")
             preview = event.content if len(event.content) <= 90 else event.content[:87] + "…"
             self.line(f"{mark} {event.name} ({event.duration_s:.2f} s): {preview}")
             if self._running_tools:
-                self.spinner.start(f"running {self._running_tools} tool(s)…")
+                self.spinner.start(f"running {counted(self._running_tools, 'tool')}…")
         elif isinstance(event, RoundFinished):
             self.spinner.stop()
             if event.mode == "final_answer" and not self._at_line_start[id(self.out)]:
                 self.write("\n", self.out)
+        elif isinstance(event, Handoff):
+            self.line(self.style(f"⇢ {event.from_agent} hands over to {event.to_agent}", "35"))
+        elif isinstance(event, GuardrailTripped):
+            self.spinner.stop()
+            self.line(self.style(f"✗ guardrail {event.guardrail}: {event.reason}", "31"))
         elif isinstance(event, MaxRoundsReached):
             self.line(self.style("max rounds reached: asking for the answer now", "35"))
         elif isinstance(event, FinalAnswer):
             usage = (
-                f", {event.usage.total_tokens} tokens"
+                f", {counted(event.usage.total_tokens, 'token')}"
                 if event.usage and event.usage.total_tokens
                 else ""
             )
-            self.line(self.style(f"[{event.rounds} model requests{usage}]", "2"))
+            self.line(self.style(f"[{counted(event.rounds, 'model request')}{usage}]", "2"))

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 from reactivex.scheduler import VirtualTimeScheduler
 
-from rxreact._validate import check_question
+from rxreact._validate import check_run
 from rxreact.agent.run_loop import RunLoop
+from rxreact.checks.validation import output_spec
 from rxreact.errors import AgentError
 from rxreact.events import AgentEvent, FinalAnswer
 from rxreact.messages._labels import Question
@@ -46,19 +47,20 @@ class AgentViews:
             RxReactError: whatever ended the run.
         """
         agent = _agent(self)
-        content = check_question(question)
+        question = check_run(question, conversation_id, options)
+        output = output_spec(output_type)
         done = threading.Event()
         outcome: dict[str, Any] = {}
 
         def on_next(event: Any) -> None:
-            if isinstance(event, FinalAnswer):
+            if isinstance(event, FinalAnswer) and not event.path:  # not an agent tool's
                 outcome["final"] = event
 
         def on_error(error: Exception) -> None:
             outcome["error"] = error
             done.set()
 
-        run = RunLoop(agent, content, conversation_id, options, output_type)
+        run = RunLoop(agent, question, conversation_id, options, output)
         subscription = agent._subscribe(run, on_next, on_error, done.set)
         try:
             if isinstance(agent.scheduler, VirtualTimeScheduler) and not done.is_set():
@@ -138,7 +140,8 @@ class AgentViews:
             RxReactError: whatever ended the run.
         """
         agent = _agent(self)
-        content = check_question(question)
+        question = check_run(question, conversation_id, options)
+        output = output_spec(output_type)
         loop = asyncio.get_running_loop()
         finished: asyncio.Future[FinalAnswer] = loop.create_future()
 
@@ -151,7 +154,7 @@ class AgentViews:
                 finished.set_result(final)
 
         def on_next(event: Any) -> None:
-            if isinstance(event, FinalAnswer):
+            if isinstance(event, FinalAnswer) and not event.path:  # not an agent tool's
                 loop.call_soon_threadsafe(settle, event, None)
 
         def on_error(error: Exception) -> None:
@@ -161,7 +164,7 @@ class AgentViews:
             missing = AgentError("the run completed without a final_answer event")
             loop.call_soon_threadsafe(settle, None, missing)
 
-        run = RunLoop(agent, content, conversation_id, options, output_type)
+        run = RunLoop(agent, question, conversation_id, options, output)
         subscription = agent._subscribe(run, on_next, on_error, on_completed)
         try:
             if isinstance(agent.scheduler, VirtualTimeScheduler):

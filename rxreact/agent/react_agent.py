@@ -13,17 +13,30 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal, cast
 
+from pydantic import BaseModel
 from reactivex import Observable, abc
 from reactivex import operators as ops
 
-from rxreact._validate import check_int, check_optional_seconds, check_question, described
+from rxreact._validate import (
+    check_bool,
+    check_instance,
+    check_int,
+    check_optional_seconds,
+    check_options,
+    check_run,
+    described,
+)
 from rxreact.agent._views import AgentViews
+from rxreact.agent.as_tool import ChildMemory, agent_tool
+from rxreact.agent.handoffs import handoff_tools
 from rxreact.agent.resume import RunsKeeper, resume_runs
 from rxreact.agent.run_loop import RunLoop
+from rxreact.checks.guardrails import Hold, InputGuardrail, OutputGuardrail, check_guardrails
 from rxreact.checks.judge import Judge
 from rxreact.checks.validation import (
     DraftChecks,
     OnJudgeError,
+    output_spec,
     validated_text,
 )
 from rxreact.context.budget import ContextBudget
@@ -124,6 +137,23 @@ class ReactAgent(AgentViews):
         lease_ttl: seconds a run's hold on its conversation lasts without renewal; the agent
             renews it every third of that while the run lives, so a killed process blocks its
             conversation for at most this long.
+        name: what the agent is called: every event its runs emit carries it (``agent``), it
+            keys ``usage_by_agent``, and it names the tool :meth:`as_tool` makes.
+        description: what the agent does, for a model that may call it (:meth:`as_tool`).
+        input_guardrails: ``fn(question, history) -> GuardrailResult`` checks (sync, async or
+            Observable), run while round 1 streams; answer text waits for them. One that trips
+            ends the run with :class:`~rxreact.GuardrailTrippedError`, storing nothing. See
+            :mod:`rxreact.checks.guardrails`.
+        output_guardrails: ``fn(text_so_far) -> GuardrailResult`` checks of the answer at each
+            sentence boundary and at the end of each round, while it streams.
+        hold: ``"sentence"``: answer text goes out a sentence at a time, once every output
+            guardrail passed on it; ``"none"``: at once, withdrawn by a ``guardrail_tripped``
+            event if a later check trips.
+        handoffs: agents the model may hand the turn to: one ``transfer_to_<name>`` tool each
+            (described by the target's ``description``); the target runs the rest of the turn
+            on the same history. See :mod:`rxreact.agent.handoffs`.
+        max_handoffs: handoffs one turn may make; one more ends the run with
+            :class:`~rxreact.MaxHandoffsExceededError`.
 
     Raises:
         InvalidArgumentError: a setting of the wrong type or value (the message names it), or
@@ -159,9 +189,17 @@ class ReactAgent(AgentViews):
         on_busy: Literal["queue", "reject"] = "queue",
         busy_timeout: float | None = 30.0,
         lease_ttl: float = 10.0,
+        name: str = "agent",
+        description: str | None = None,
+        input_guardrails: Iterable[InputGuardrail] | None = None,
+        output_guardrails: Iterable[OutputGuardrail] | None = None,
+        hold: Hold = "sentence",
+        handoffs: Iterable[ReactAgent] = (),
+        max_handoffs: int = 5,
     ) -> None:
         if isinstance(model, str):
             model = model_from(model)
+        check_instance("model", model, "a ChatModel")
         if not isinstance(model, ChatModel):
             raise InvalidArgumentError(
                 f"model must be a ChatModel (such as OpenAIChatModel(...) or ScriptedModel(...)), "
@@ -201,6 +239,7 @@ class ReactAgent(AgentViews):
             check_int("buffer_size", buffer_size, 1)
         # load and append are what a memory must have; one without the lease methods (written
         # before they existed) still works, its runs kept apart in this process only.
+        check_instance("memory", memory, "a ChatMemory")
         if memory is not None and not all(
             callable(getattr(memory, name, None)) for name in ("load", "append")
         ):
@@ -209,6 +248,43 @@ class ReactAgent(AgentViews):
             raise InvalidArgumentError(
                 f"system_prompt must be a str, got {described(system_prompt)}"
             )
+        _check_callbacks(judge=judge, approver=approver, event_log=event_log)
+        for setting, value in (("scheduler", scheduler), ("tools_scheduler", tools_scheduler)):
+            if value is not None and not isinstance(value, abc.SchedulerBase):
+                raise InvalidArgumentError(f"{setting} must be a scheduler, got {described(value)}")
+        if not isinstance(forced_final_instruction, str) or not forced_final_instruction:
+            raise InvalidArgumentError(
+                f"forced_final_instruction must be a non-empty str, got "
+                f"{described(forced_final_instruction)}"
+            )
+        check_bool("send_reasoning", send_reasoning)
+        if trace_content is not None:
+            check_bool("trace_content", trace_content)
+        approval_timeout = check_optional_seconds("approval_timeout", approval_timeout)
+        options = check_options("options", options)
+        if not isinstance(name, str) or not name:
+            raise InvalidArgumentError(f"name must be a non-empty str, got {described(name)}")
+        if description is not None and not isinstance(description, str):
+            raise InvalidArgumentError(f"description must be a str, got {described(description)}")
+        self.name: str = name
+        self.input_guardrails: tuple[InputGuardrail, ...] = check_guardrails(
+            "input", input_guardrails
+        )
+        self.output_guardrails: tuple[OutputGuardrail, ...] = check_guardrails(
+            "output", output_guardrails
+        )
+        if hold not in ("sentence", "none"):
+            raise InvalidArgumentError(f"hold must be 'sentence' or 'none', got {hold!r}")
+        self.hold: Hold = hold
+        self.max_handoffs: int = check_int("max_handoffs", max_handoffs, 0)
+        self.handoffs: dict[str, ReactAgent] = {}
+        """The handoff targets by the name of their ``transfer_to_<name>`` tool."""
+        for tool_name, (transfer, target) in handoff_tools(handoffs).items():
+            if tool_name in self.tools:
+                raise InvalidArgumentError(f"a tool is already named {tool_name!r}")
+            self.tools[tool_name] = transfer
+            self.handoffs[tool_name] = target
+        self.description: str | None = description
         self.memory = memory
         self.system_prompt = system_prompt
         self.scheduler: abc.SchedulerBase = scheduler or shared_scheduler("agent", 8)
@@ -237,9 +313,32 @@ class ReactAgent(AgentViews):
         self.lease_ttl = lease_ttl
 
     def __repr__(self) -> str:
+        named = f"name={self.name!r}, " if self.name != "agent" else ""
         return (
-            f"ReactAgent(model={self.model!r}, tools={list(self.tools)}, "
+            f"ReactAgent({named}model={self.model!r}, tools={list(self.tools)}, "
             f"max_rounds={self.max_rounds})"
+        )
+
+    def as_tool(
+        self,
+        name: str | None = None,
+        description: str | None = None,
+        *,
+        input_type: type[BaseModel] | None = None,
+        memory: ChildMemory = "none",
+        output_type: Any = None,
+    ) -> Tool[..., Any]:
+        """This agent as a tool another agent can call; its run nested in the caller's stream.
+
+        See :func:`rxreact.agent.as_tool.agent_tool` for what the arguments mean.
+        """
+        return agent_tool(
+            self,
+            name,
+            description,
+            input_type=input_type,
+            memory=memory,
+            output_type=output_type,
         )
 
     # -- the run as an Observable -------------------------------------------------------------
@@ -269,12 +368,13 @@ class ReactAgent(AgentViews):
                 like a judge's rejection, and ``final_answer.output`` holds the parsed value.
         """
 
-        content = check_question(question)
+        question = check_run(question, conversation_id, options)
+        output = output_spec(output_type)
 
         def subscribe(
             observer: abc.ObserverBase[Any], _: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
-            run = RunLoop(self, content, conversation_id, options, output_type)
+            run = RunLoop(self, question, conversation_id, options, output)
             return self._subscribe(run, observer)
 
         return Observable(subscribe)
@@ -295,8 +395,9 @@ class ReactAgent(AgentViews):
         :class:`AgentResult`. See :class:`~rxreact.AgentRun`. ``options`` and ``output_type``
         as for :meth:`stream`.
         """
-        content = check_question(question)
-        return AgentRun(self, RunLoop(self, content, conversation_id, options, output_type))
+        question = check_run(question, conversation_id, options)
+        output = output_spec(output_type)
+        return AgentRun(self, RunLoop(self, question, conversation_id, options, output))
 
     def resume_runs(self) -> list[AgentRun]:
         """Claim the runs of :attr:`event_log` whose process died and resume them here.
@@ -345,11 +446,12 @@ class ReactAgent(AgentViews):
             self.scheduler,
             self.stall_timeout,
             lambda: run.waiting_for_approval,
+            run if self.name != "agent" or self.handoffs else None,
         )
         events = run.events()
         return output.watch(
             subscribe_fused(
-                events, output.on_next, output.on_error, output.on_completed, self.scheduler
+                events, output.entry, output.on_error, output.on_completed, self.scheduler
             )
         )
 
@@ -360,7 +462,8 @@ class ReactAgent(AgentViews):
         *,
         options: Mapping[str, Any] | None = None,
     ) -> Observable[str]:
-        """Only the live answer text of the run (``text_delta`` payloads).
+        """Only the live answer text of the run (``text_delta`` payloads of the root run: the
+        text of agents it runs as tools is in ``stream()`` only).
 
         Text of a round streams as it arrives once the round is known to be answering. A round
         that writes a sentence and then calls a tool (a late switch) has already shown that
@@ -375,11 +478,24 @@ class ReactAgent(AgentViews):
         if self.judge is not None:
             return events.pipe(validated_text())
         return events.pipe(
-            ops.filter(lambda event: isinstance(event, TextDelta)),
+            ops.filter(lambda event: isinstance(event, TextDelta) and not event.path),
             ops.map(lambda event: cast(TextDelta, event).delta),
         )
 
     # -- blocking and asyncio views -----------------------------------------------------------
+
+
+def _check_callbacks(**callbacks: Any) -> None:
+    """A judge, an approver, an event log: ``None`` or an instance, never a class (a class is
+    callable, and would be called in place of the judge or approver it was meant to be)."""
+    for name, value in callbacks.items():
+        if value is None:
+            continue
+        check_instance(name, value, "an instance")
+        if name != "event_log" and not callable(value):
+            raise InvalidArgumentError(f"{name} must be callable, got {described(value)}")
+        if name == "event_log" and not callable(getattr(value, "begin", None)):
+            raise InvalidArgumentError(f"event_log must be an EventLog, got {described(value)}")
 
 
 def _tool_items(tools: Any) -> list[Any]:

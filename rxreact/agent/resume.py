@@ -34,7 +34,7 @@ from rxreact.agent.run_loop import RunLoop
 from rxreact.events import MaxRoundsReached, RoundRestarted, ToolResult, UsagePurpose
 from rxreact.memory._process_leases import leasing
 from rxreact.memory.lease import Lease
-from rxreact.messages import ToolCall, Usage
+from rxreact.messages import ToolCall, Usage, content_text
 from rxreact.model.chunks import ChatChunk
 from rxreact.operators import run_tools, with_lease
 from rxreact.runs.handle import AgentRun
@@ -119,6 +119,8 @@ class ResumedRun(RunLoop):
         self.rounds, self.usage = state.rounds, state.usage
         self.usage_by_purpose.update(cast(dict[UsagePurpose, Usage], state.usage_by_purpose))
         self.revisions, self.tool_errors = state.revisions, state.tool_errors
+        if self.guard is not None:  # input guardrails are checks, not effects: run them again
+            yield self.guard.begin(content_text(self.question), self.history[: self.loaded])
         last = state.last
         if last is not None and not last.tool_calls:  # the answer was recorded: no new request
             answered = RoundState(state.rounds, forced=state.forced)
@@ -130,6 +132,9 @@ class ResumedRun(RunLoop):
                         checkpointing.note(self, self.checkpoints, answered.round)
                     yield from self._rounds(self._restart(), answered.forced)
                     return
+                self._check_output_type(answered)
+            if self.guard is not None:
+                yield self.guard.settled()
             self._commit_memory()
             yield immediately(self._final_answer(answered))
             return
@@ -137,7 +142,7 @@ class ResumedRun(RunLoop):
         prefix: tuple[Any, ...] = ()
         if last is not None:
             yield from self._finish_tools(last.tool_calls, state.results)
-            if self.rounds >= self.agent.max_rounds:
+            if self.rounds - self.round_base >= self.agent.max_rounds:
                 forced = True
                 if not any(type(e) is MaxRoundsReached for e in self._lost.events):
                     prefix = (MaxRoundsReached(round=self.rounds),)
@@ -196,6 +201,7 @@ class ResumedRun(RunLoop):
                     trace=self.trace,
                     approvals=self.approvals,
                     approval_timeout=agent.approval_timeout,
+                    caller=self,
                 )
             )
             yield (

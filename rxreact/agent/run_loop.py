@@ -4,7 +4,9 @@
 
     stream(q) = concat_steps(steps)                  each step subscribed on the agent
                                                      scheduler when the one before completes
+                [.guard.events: answer text held behind the guardrails' checks]
     steps:      load history, add the question
+                [(GuardrailStarted): input guardrails start, checked while round 1 runs]
                 [fit the request to the context budget: maybe one summary request]
                 round(n) = ([ContextTrimmed]) (RoundStarted) then
                            model.stream(request)                chunks, on an I/O thread
@@ -14,9 +16,12 @@
                 FINAL_ANSWER -> [check the draft: output_type, then the judge, on the tools
                                  scheduler: (ValidationStarted) (AnswerValidated);
                                  rejected with revisions left: feedback -> round(n+1)]
-                                commit memory, (FinalAnswer), complete
-                TOOL_CALL    -> run_tools (merged, concurrent, results in call order)
-                                -> round(n+1), or (MaxRoundsReached) + the forced round
+                                [wait for every guardrail check], commit memory,
+                                (FinalAnswer), complete
+                TOOL_CALL    -> run_tools (merged, concurrent, results in call order; an agent
+                                tool's run nested in it)
+                                -> round(n+1), or (MaxRoundsReached) + the forced round, or
+                                (Handoff): the target agent runs round(n+1) on
 
 The steps are a generator: the code between two ``yield`` statements runs when the previous step
 completed, so it reads like the loop it is, and the events of every round reach the
@@ -29,6 +34,7 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -36,16 +42,20 @@ from typing import TYPE_CHECKING, Any
 from reactivex import Observable
 
 from rxreact.agent import _checkpointing as checkpointing
+from rxreact.agent.handoffs import handoff_after
 from rxreact.agent.round import Mode, RoundState
 from rxreact.checks.validation import (
     REVISION_INSTRUCTION,
     DraftOutcome,
     OutputSpec,
+    describe_errors,
+    output_spec,
 )
 from rxreact.context._fit_step import RequestFitter
 from rxreact.errors import (
     AgentError,
     ChatMemoryError,
+    OutputValidationError,
     RxReactError,
     ToolErrorBudgetExceededError,
 )
@@ -78,6 +88,8 @@ from rxreact.operators import (
     run_tools,
     with_lease,
 )
+from rxreact.operators._guardrails import RunGuard
+from rxreact.operators._mark_origin import mark_origin_
 from rxreact.result import AgentResult
 from rxreact.runs.checkpoints import Checkpointer
 from rxreact.rx._immediate import immediately, starting_with
@@ -107,6 +119,10 @@ class RunLoop:
         output_type: Any = None,
     ) -> None:
         self.agent = agent
+        """The agent running the turn now: the one the run started on, until a handoff."""
+        self.owner = agent  # whose memory and conversation the turn belongs to
+        self.handoffs: int = 0
+        self.round_base: int = 0  # rounds made before the running agent took over
         # Merged once per run: model defaults sit under these, in the model's encoder.
         self.options: dict[str, Any] = {**agent.options, **(options or {})}
         self.question = question
@@ -120,7 +136,7 @@ class RunLoop:
         self.run_id: str = uuid.uuid4().hex
         self.lease: Lease | None = None  # this run's hold on its conversation, once granted
         self.output: OutputSpec | None = (
-            OutputSpec(output_type) if output_type is not None else None
+            output_type if isinstance(output_type, OutputSpec) else output_spec(output_type)
         )
         if self.output is not None:
             self.options["response_format"] = self.output.response_format
@@ -128,6 +144,11 @@ class RunLoop:
         self.revisions: int = 0
         self.outcome: DraftOutcome = DraftOutcome()
         self.usage_by_purpose: dict[UsagePurpose, Usage] = {}
+        self.usage_by_agent: dict[str, Usage] = {}
+        self._absorbing = threading.Lock()  # child runs of one tool round end concurrently
+        self.path: tuple[str, ...] = ()
+        """Where this run sits: the tool call ids from the root run down to it (set by the
+        agent tool that runs it; ``()`` for a root run)."""
         self.loaded: int = 0  # how many history messages came from memory (the rest is this turn)
         self.request: ChatRequest | None = None  # the last one sent
         self.fitter: RequestFitter | None = (
@@ -142,6 +163,7 @@ class RunLoop:
             else None
         )
         self.trace: RunTracer | None = run_tracer(agent, conversation_id)
+        self.guard: RunGuard | None = RunGuard.of(agent, self.trace)
         self.approvals: Approvals = Approvals(agent.approver, agent.tools_scheduler)
         """The tool calls waiting for approval; a hot run's handle sets ``external`` and
         forwards ``approve`` / ``deny`` here."""
@@ -164,6 +186,7 @@ class RunLoop:
             messages=tuple(self.turn),
             usage=final.usage,
             usage_by_purpose=final.usage_by_purpose,
+            usage_by_agent=final.usage_by_agent,
             validated=final.validated,
             output=final.output,
         )
@@ -171,6 +194,10 @@ class RunLoop:
     def events(self) -> Observable[Any]:
         """The run: its steps, each subscribed when the one before completes."""
         events = self._holding_conversation(lambda: concat_steps(self._steps()))
+        if self.guard is not None:
+            events = self.guard.events(events)
+        if self.path:  # a root run's events are marked where seq is (RunOutput)
+            events = mark_origin_(events, self)
         return events if self.trace is None else self.trace.run(events)
 
     def _holding_conversation(self, steps: Callable[[], Observable[Any]]) -> Observable[Any]:
@@ -209,6 +236,8 @@ class RunLoop:
         self._add(UserMessage(content=self.question))
         if self.checkpoints is not None:
             checkpointing.start(self, self.checkpoints)
+        if self.guard is not None:  # input guardrails: checking from now, while round 1 runs
+            yield self.guard.begin(content_text(self.question), self.history[:-1])
         yield from self._rounds((), False)
 
     def _rounds(self, prefix: tuple[Any, ...], forced: bool) -> Iterator[Observable[Any]]:
@@ -235,6 +264,9 @@ class RunLoop:
                             checkpointing.note(self, durable, state.round)
                         prefix, forced = (), state.forced
                         continue
+                    self._check_output_type(state)
+                if self.guard is not None:  # a run whose guardrail trips stores nothing
+                    yield self.guard.settled()
                 self._commit_memory()
                 yield immediately(self._final_answer(state))
                 return
@@ -251,6 +283,7 @@ class RunLoop:
                     trace=self.trace,
                     approvals=self.approvals,
                     approval_timeout=agent.approval_timeout,
+                    caller=self,
                 )
             )
             if durable is None:
@@ -260,13 +293,34 @@ class RunLoop:
             self._add_results(calls, results)
             if durable is not None:
                 yield durable.written()
-            if self.rounds >= agent.max_rounds:
+            handoff = handoff_after(self, calls, results, state.round)
+            if handoff is not None:  # the target runs the rest of the turn
+                yield immediately(handoff.event)  # still marked as the agent that hands over
+                agent = self.agent = handoff.target
+                self.round_base = self.rounds
+                self.checked = agent.judge is not None or self.output is not None
+                prefix, forced = (), False
+                continue
+            if self.rounds - self.round_base >= agent.max_rounds:
                 prefix, forced = (MaxRoundsReached(round=state.round),), True
 
     def _count(self, purpose: UsagePurpose, usage: Usage | None) -> None:
         if usage is not None:
             self.usage = usage + self.usage
             self.usage_by_purpose[purpose] = usage + self.usage_by_purpose.get(purpose)
+            name = self.agent.name
+            self.usage_by_agent[name] = usage + self.usage_by_agent.get(name)
+
+    def absorb(self, final: FinalAnswer) -> None:
+        """Add the usage of a child run (an agent tool's) that ended with ``final``."""
+        if final.usage is None:
+            return
+        with self._absorbing:
+            self.usage = final.usage + self.usage
+            for purpose, usage in final.usage_by_purpose.items():
+                self.usage_by_purpose[purpose] = usage + self.usage_by_purpose.get(purpose)
+            for name, usage in final.usage_by_agent.items():
+                self.usage_by_agent[name] = usage + self.usage_by_agent.get(name)
 
     def _check(self, state: RoundState) -> Observable[Any]:
         """Check the draft the round just added (the last message) against the output type
@@ -291,6 +345,22 @@ class RunLoop:
         self.revisions += 1
         self._add(UserMessage(content=REVISION_INSTRUCTION.format(feedback=outcome.feedback)))
         return True
+
+    def _check_output_type(self, state: RoundState) -> None:
+        """The last draft a typed run may give: an error, not an answer, when it is not of the
+        output type (a judge's last rejection lets the draft stand; a value of the wrong type
+        would be no answer at all to a program that asked for the type)."""
+        errors = self.outcome.output_errors
+        if errors is None:
+            return
+        assert self.output is not None
+        name = getattr(self.output.output_type, "__name__", repr(self.output.output_type))
+        raise OutputValidationError(
+            f"the answer is not a valid {name} after {self.revisions} revision(s): "
+            f"{describe_errors(errors)}",
+            state.text,
+            errors,
+        )
 
     def _load_history(self) -> None:
         agent = self.agent
@@ -359,7 +429,14 @@ class RunLoop:
             if result is None:  # cannot happen unless a tool observable completed empty
                 raise AgentError(f"tool call {call.id} completed without a result")
             content = result.parts or result.content
-            self._add(ToolMessage(tool_call_id=call.id, content=content, name=call.name))
+            self._add(
+                ToolMessage(
+                    tool_call_id=call.id,
+                    content=content,
+                    name=call.name,
+                    is_error=result.is_error,
+                )
+            )
             self.tool_errors += result.is_error
         if self.tool_errors > self.agent.max_tool_errors:
             raise ToolErrorBudgetExceededError(
@@ -368,7 +445,7 @@ class RunLoop:
             )
 
     def _commit_memory(self) -> None:
-        agent = self.agent
+        agent = self.owner
         if agent.memory is None or self.conversation_id is None:
             return
         try:
@@ -386,6 +463,7 @@ class RunLoop:
             forced=state.forced,
             usage=self.usage,
             usage_by_purpose=self.usage_by_purpose,
+            usage_by_agent=self.usage_by_agent,
             validated=self.outcome.passed if self.checked else None,
             output=self.outcome.output,
         )

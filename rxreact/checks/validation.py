@@ -22,6 +22,7 @@ from pydantic import TypeAdapter, ValidationError
 from reactivex import Observable, abc
 from reactivex import operators as ops
 
+from rxreact._validate import described
 from rxreact.cancellation import CancellationToken
 from rxreact.checks.judge import Judge, LLMJudge, Verdict
 from rxreact.errors import InvalidArgumentError, JudgeError
@@ -43,6 +44,7 @@ __all__ = [
     "DraftChecks",
     "DraftOutcome",
     "OutputSpec",
+    "output_spec",
     "validated_text",
 ]
 
@@ -61,11 +63,18 @@ class OutputSpec:
 
     def __init__(self, output_type: Any) -> None:
         self.output_type = output_type
-        self._adapter: TypeAdapter[Any] = TypeAdapter(output_type)
+        try:
+            self._adapter: TypeAdapter[Any] = TypeAdapter(output_type)
+            schema = self._adapter.json_schema()
+        except Exception as error:  # not a type, or one without a JSON schema
+            raise InvalidArgumentError(
+                f"output_type must be a pydantic model or another type with a JSON schema, got "
+                f"{described(output_type)}: {type(error).__name__}"
+            ) from None
         name = re.sub(r"[^A-Za-z0-9_-]", "_", getattr(output_type, "__name__", "output"))[:64]
         self.response_format: dict[str, Any] = {
             "type": "json_schema",
-            "json_schema": {"name": name or "output", "schema": self._adapter.json_schema()},
+            "json_schema": {"name": name or "output", "schema": schema},
         }
         """The ``response_format`` body parameter of every round of a typed run."""
 
@@ -73,7 +82,8 @@ class OutputSpec:
         """The answer as ``output_type``; a fenced (```json) block is read too.
 
         Raises:
-            ValueError: it is not valid JSON for the type (the message is for the model).
+            NotTheOutputType: it is not valid JSON for the type (the message is for the
+                model, ``errors`` for the program).
         """
         body = text.strip()
         fenced = re.fullmatch(r"```[A-Za-z]*\n(.*)\n```", body, re.DOTALL)
@@ -82,13 +92,34 @@ class OutputSpec:
         try:
             return self._adapter.validate_json(body)
         except ValidationError as error:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or '(answer)'}: {e['msg']}"
-                for e in error.errors()
-            )
-            raise ValueError(
-                f"The answer must be only a JSON value matching the requested schema ({problems})."
+            errors = error.errors(include_url=False, include_context=False, include_input=False)
+            raise NotTheOutputType(
+                f"The answer must be only a JSON value matching the requested schema "
+                f"({describe_errors(errors)}).",
+                [dict(e) for e in errors],
             ) from None
+
+
+class NotTheOutputType(ValueError):
+    """A draft that does not parse as the output type; ``errors`` are pydantic's (``type``,
+    ``loc``, ``msg`` each: JSON-safe, so they travel with a hot run's error)."""
+
+    def __init__(self, message: str, errors: list[dict[str, Any]]) -> None:
+        super().__init__(message)
+        self.errors = errors
+
+
+def describe_errors(errors: Sequence[Any]) -> str:
+    """Validation errors on one line: ``loc: msg; ...``."""
+    return "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or '(answer)'}: {e['msg']}" for e in errors
+    )
+
+
+def output_spec(output_type: Any) -> OutputSpec | None:
+    """The :class:`OutputSpec` of a run's ``output_type`` (``None``: no typed answer), made
+    where the run is asked for, so that a type pydantic cannot use fails there."""
+    return None if output_type is None else OutputSpec(output_type)
 
 
 @dataclass
@@ -100,6 +131,9 @@ class DraftOutcome:
     feedback: str = ""
     output: Any = None
     """The parsed typed answer, when there is an output type and the draft parsed."""
+    output_errors: list[dict[str, Any]] | None = None
+    """Why the draft is not the output type (pydantic's errors); ``None`` when it is, or when
+    there is no output type."""
     usage: Usage | None = None
     """The judge's usage."""
 
@@ -154,7 +188,8 @@ class DraftChecks:
         if output is not None:
             try:
                 outcome.output = output.parse(draft)
-            except ValueError as error:
+            except NotTheOutputType as error:
+                outcome.output_errors = error.errors
                 return immediately(started, verdict(False, str(error)))
         if self.judge is None:
             return immediately(started, verdict(True))
@@ -208,6 +243,8 @@ def validated_text() -> Callable[[Observable[Any]], Observable[str]]:
                     observer.on_next(piece)
 
             def on_next(event: Any) -> None:
+                if event.path:  # a run of an agent tool: its text is not the answer
+                    return
                 if isinstance(event, TextDelta):
                     held.append(event.delta)
                 elif isinstance(event, RoundStarted):

@@ -109,6 +109,7 @@ GLYPHS: dict[str, tuple[str, Callable[[float, float], str]]] = {
         _bar(COLORS["tool_fill"], COLORS["tool"], ' stroke-dasharray="3 2"'),
     ),
     "tool progress": ("progress reported", _progress),
+    "nested run": ("agent run as a tool", _bar("#eef3fb", "#9db3de")),
     "approval wait": ("waiting for approval", _approval_wait),
     "tool call": ("model calls a tool", _dot(COLORS["tool"], 5)),
     "argument piece": ("argument piece", _tick("#7d9be0", 1)),

@@ -15,9 +15,15 @@ An agent run splits into lanes by event kind; anything else goes to the ``value`
     tools        tool_execution_started, tool_progress,           A started, a result (B b...)
                  tool_result, tool_approval_requested             ~ progress, ? approval asked
     checks       context_trimmed, validation_started,             C trimmed  V validating
-                 answer_validated                                 P passed  X rejected
-                                                                   E judge failed
+                 answer_validated, guardrail_started,             P passed  X rejected
+                 guardrail_passed, guardrail_tripped              E judge failed
+                                                                   G guardrail checking
+                                                                   g guardrail passed
+                                                                   ! guardrail tripped
     value        anything else                                    a, b, c... one per distinct value
+
+Events of an agent run as a tool (``agent.as_tool()``, a non-empty ``path``) go to the same
+lanes under the agent's name (``researcher/text``, ``researcher/tools``...), after the root's.
 
 Letters of the two tool lanes follow the run's calls in order, so call ``B`` is the same call in
 both. Symbols never use digits, ``-``, ``|``, ``#``, ``(``, ``)`` or ``,``: a marble line stays
@@ -56,6 +62,9 @@ _EVENT_LANES = {
     "context_trimmed": "checks",
     "validation_started": "checks",
     "answer_validated": "checks",
+    "guardrail_started": "checks",
+    "guardrail_passed": "checks",
+    "guardrail_tripped": "checks",
 }
 
 _LETTERS = string.ascii_lowercase + string.ascii_uppercase
@@ -67,7 +76,10 @@ def lane_of(value: Any) -> str:
     if isinstance(value, ChatChunk):
         return "chunks"
     if isinstance(value, BaseModel):
-        return _EVENT_LANES.get(str(getattr(value, "type", "")), "value")
+        lane = _EVENT_LANES.get(str(getattr(value, "type", "")), "value")
+        if getattr(value, "path", ()):  # a nested run's event: its agent's own lanes
+            return f"{getattr(value, 'agent', 'agent')}/{lane}"
+        return lane
     return "value"
 
 
@@ -77,6 +89,7 @@ def symbolize(lane: str, values: Sequence[Any]) -> tuple[list[str], dict[str, An
     Values of the text-like lanes map to themselves in the legend (the delta text, or the value),
     so the legend works as the ``lookup`` of ``reactivex``'s marble parser.
     """
+    lane = lane.rpartition("/")[2]  # a nested run's lane is drawn as the root's of that name
     if lane == "chunks":
         symbols = [_chunk_symbol(v) for v in values]
         return symbols, {s: _CHUNK_LEGEND[s] for s in dict.fromkeys(symbols)}
@@ -161,9 +174,14 @@ def _check_symbol(value: Any) -> tuple[str, str]:
         label = {"P": "passed", "X": "rejected", "E": "judge failed"}[symbol]
         feedback = getattr(value, "error", None) or getattr(value, "feedback", "")
         return symbol, label + (f": {feedback}" if feedback else "")
+    name = getattr(value, "guardrail", "")
+    if kind == "guardrail_tripped":
+        return "!", f"{name} tripped: {getattr(value, 'reason', '')}"
     return {
         "validation_started": ("V", "validation_started"),
         "context_trimmed": ("C", "context_trimmed"),
+        "guardrail_started": ("G", f"guardrail {name} checking"),
+        "guardrail_passed": ("g", f"guardrail {name} passed"),
     }.get(kind, (_OVERFLOW, "other"))
 
 

@@ -27,6 +27,7 @@ from rxreact.errors import RunCancelledError
 from rxreact.marbles import _svg_lanes as lanes_
 from rxreact.marbles._svg_canvas import COLORS, Canvas, Scale, clip
 from rxreact.marbles._svg_legend import draw_legend, legend_height
+from rxreact.marbles._svg_nested import NestedRun, draw_nested, nested_runs, root_only
 
 if TYPE_CHECKING:
     from rxreact.marbles.recording import Recording
@@ -75,10 +76,14 @@ def render_svg(
     if by_order:
         recording = _by_order(recording)
     scale = _scale(recording, width, by_order)
+    nested = nested_runs(recording)  # agents run as tools: bands under the tool lane
+    if nested:
+        recording = root_only(recording)
     canvas = Canvas()
     rounds = lanes_.round_spans(recording)
     executions = lanes_.executions(recording)
     rows: list[tuple[str, str, int]] = []  # lane, label, height
+    bands: dict[int, NestedRun] = {}  # row -> the nested run it draws
     for lane in recording.lanes:
         count = len(recording.lane(lane))
         summary = " · binned" if count > max_marks else ""
@@ -89,6 +94,9 @@ def render_svg(
             shown = "" if len(tool_rows) <= max_tool_rows else " · count"
             runs = _plural(len(executions), "run")
             rows.append((lane, f"{runs}, {failed} failed{shown}", height))
+            for run in nested:
+                bands[len(rows)] = run
+                rows.append((f"\u21b3 {run.agent}", run.call_id, _ROW))
         elif lane == "rounds":
             rows.append((lane, _plural(len(rounds), "round"), _ROW))
         elif lane == "tool_calls":
@@ -102,12 +110,14 @@ def render_svg(
     _bands(canvas, scale, rounds, top, bottom, many=len(rounds) > max_marks)
     _grid(canvas, scale, top, bottom)
     y = top
-    for lane, label, row_height in rows:
+    for row, (lane, label, row_height) in enumerate(rows):
         canvas.add(f'<line x1="0" x2="{scale.x1 + _RIGHT}" y1="{y}" y2="{y}" stroke="#e3e7ee"/>')
         canvas.text(10, y + row_height / 2 - 1, lane, weight="600", size=12, fill="#222")
         canvas.text(10, y + row_height / 2 + 12, label, size=10, fill="#888")
         middle = y + row_height / 2
-        if lane == "rounds":
+        if row in bands:
+            draw_nested(canvas, scale, bands[row], middle)
+        elif lane == "rounds":
             lanes_.draw_rounds(canvas, scale, recording, rounds, middle, max_marks)
         elif lane == "tools":
             lanes_.draw_tools(canvas, scale, executions, y, _TOOL_ROW, max_tool_rows)

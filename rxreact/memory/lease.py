@@ -80,9 +80,11 @@ class LeaseTable:
         if grant is not None and grant.expires > now:
             return None
         token = self._tokens.get(conversation_id, 0) + 1
+        # Made before anything is recorded: arguments a Lease refuses take nothing.
+        lease = Lease(conversation_id=conversation_id, owner=owner, token=token, ttl=ttl)
         self._tokens[conversation_id] = token
         self._grants[conversation_id] = _Grant(owner, token, now + ttl)
-        return Lease(conversation_id=conversation_id, owner=owner, token=token, ttl=ttl)
+        return lease
 
     def holds(self, lease: Lease) -> bool:
         """True while ``lease`` is the conversation's live grant."""

@@ -186,12 +186,14 @@ class RedisChatMemory(Closeable):
 
     def try_acquire(self, conversation_id: str, owner: str, ttl: float) -> Lease | None:
         """The conversation's lease for ``ttl`` seconds, or ``None`` while another is live."""
+        # Checked before anything is written: arguments a Lease refuses take nothing.
+        lease = Lease(conversation_id=conversation_id, owner=owner, token=1, ttl=ttl)
         keys = [self._lease_key(conversation_id), f"{self.prefix}fence:{conversation_id}"]
         with self._guard("take the lease"):
             token = self._scripts["acquire"](keys=keys, args=[owner, _ms(ttl), self._ttl_ms or 0])
         if token is None:
             return None
-        return Lease(conversation_id=conversation_id, owner=owner, token=int(token), ttl=ttl)
+        return lease.model_copy(update={"token": int(token)})
 
     def renew(self, lease: Lease) -> bool:
         """Extend a live lease by its ttl from now; False if it was lost."""

@@ -234,6 +234,8 @@ class SQLiteChatMemory(Closeable):
 
     def try_acquire(self, conversation_id: str, owner: str, ttl: float) -> Lease | None:
         """The conversation's lease for ``ttl`` seconds, or ``None`` while another is live."""
+        # Checked before anything is written: arguments a Lease refuses take nothing.
+        lease = Lease(conversation_id=conversation_id, owner=owner, token=1, ttl=ttl)
         if self._held(conversation_id):
             return None
         with self._transaction("take the lease") as db:
@@ -251,7 +253,7 @@ class SQLiteChatMemory(Closeable):
                 "owner = excluded.owner, token = excluded.token, expires_at = excluded.expires_at",
                 (conversation_id, owner, token, now + ttl),
             )
-        return Lease(conversation_id=conversation_id, owner=owner, token=token, ttl=ttl)
+        return lease.model_copy(update={"token": token})
 
     def renew(self, lease: Lease) -> bool:
         """Extend a live lease by its ttl from now; False if it was lost."""

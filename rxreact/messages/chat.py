@@ -149,6 +149,8 @@ class ToolMessage(_Model):
     """The result: a string, or parts (a tool that returned an image)."""
     name: str | None = None
     """The tool's name; informational, not sent by every encoder."""
+    is_error: bool = False
+    """The tool failed and the content says how (Anthropic's ``tool_result`` sends it)."""
 
 
 Message = Annotated[

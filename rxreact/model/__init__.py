@@ -7,6 +7,7 @@
   :mod:`~rxreact.model.retrying_model` (:class:`RetryingModel`: that policy around any model).
 - :mod:`rxreact.model.http`: the HTTP+SSE transport every adapter shares (both I/O modes,
   retries, timeouts, cancellation); an adapter is a wire format on it.
-- :mod:`rxreact.model.openai`: OpenAI's wire formats (chat completions).
+- :mod:`rxreact.model.openai`: OpenAI's wire formats (chat completions, Responses).
+- :mod:`rxreact.model.anthropic`: Anthropic's Messages API (:class:`AnthropicModel`).
 - :mod:`rxreact.model.scripted`: :class:`ScriptedModel` and the reply vocabulary it plays.
 """

@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 from rxreact.errors import InvalidArgumentError
 from rxreact.model.http.model import HTTPChatModel
 
-__all__ = ["CHAT_PRESETS", "PREFIXES", "model_from"]
+__all__ = ["CHAT_PRESETS", "PREFIXES", "base_url_variable", "model_from"]
 
 
 class ChatPreset(NamedTuple):
@@ -93,5 +93,16 @@ def model_from(spec: str, **kwargs: Any) -> HTTPChatModel:
     if "api_key" not in kwargs:
         kwargs["api_key"] = os.environ.get(preset.api_key_env)
     model = OpenAIChatModel(name, **kwargs)
-    model._key_env = preset.api_key_env  # the variable a missing-key error names
+    model._endpoint.key_env = preset.api_key_env  # the variable a missing-key error names
     return model
+
+
+def base_url_variable(spec: str) -> str:
+    """The environment variable the model ``spec`` names reads its base URL from (a command
+    line checks it before it starts, in its own terms)."""
+    prefix, colon, _ = spec.partition(":")
+    if not colon or prefix in ("openai", "openai-chat"):
+        return "OPENAI_BASE_URL"
+    if prefix == "anthropic":
+        return "ANTHROPIC_BASE_URL"
+    return f"{prefix.upper()}_BASE_URL"

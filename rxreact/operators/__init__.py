@@ -1,6 +1,8 @@
 """rxreact's operators: the agent loop written as Rx composition.
 
 Each operator lives in its own private module; these wrappers are the public, documented API.
+The module is long because it is that documentation (a marble diagram and the contract of
+each operator), kept together so the operators read as one vocabulary.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from rxreact.memory.lease import Lease
 from rxreact.messages import ToolCall
 from rxreact.model.chunks import ChatChunk
 from rxreact.model.retry_policy import Backoff
+from rxreact.operators._by_origin import from_agent_, only_root_
 from rxreact.operators._concat_steps import concat_steps_
 from rxreact.operators._deliver_on import deliver_on_
 from rxreact.operators._events_of import events_of_
@@ -27,6 +30,7 @@ from rxreact.operators._run_tools import run_tools_
 from rxreact.operators._timeout_with import timeout_with_
 from rxreact.operators._with_lease import OnBusy, with_lease_
 from rxreact.tools.approval import Approvals
+from rxreact.tools.nesting import CallingRun
 from rxreact.tools.tool import Tool
 from rxreact.tracing import RunTracer
 
@@ -36,6 +40,8 @@ __all__ = [
     "deliver_on",
     "events_of",
     "finish_round",
+    "from_agent",
+    "only_root",
     "process_chunk",
     "retry_unstarted",
     "run_tools",
@@ -68,6 +74,41 @@ def events_of(*kinds: type[_E]) -> Callable[[Observable[Any]], Observable[_E]]:
     return events_of_(*kinds)
 
 
+def only_root() -> Callable[[Observable[Any]], Observable[Any]]:
+    """Only the root run's own events: none of the runs of agents it called as tools.
+
+    ::
+
+        source:       -s-S-s'-t'-f'-R-t-f|     (primed: a child run's events, path != ())
+        only_root():  -s-S-----------R-t-f|    (S tool_execution_started, R tool_result)
+
+    Returns:
+        An operator keeping the events whose ``path`` is ``()``.
+    """
+    return only_root_()
+
+
+def from_agent(name: str) -> Callable[[Observable[Any]], Observable[Any]]:
+    """Only the events of the runs of the agent called ``name`` (``ReactAgent(name=...)``), at
+    any depth, every call of it included.
+
+    ::
+
+        source:                  -s-S-s'-t'-f'-R-t-f|   (primed: agent "researcher")
+        from_agent("researcher"): ----s'-t'-f'--------|
+
+    Args:
+        name: the agent's name; tell calls of it apart by ``path``.
+
+    Returns:
+        An operator keeping the events whose ``agent`` is ``name``.
+
+    Raises:
+        InvalidArgumentError: ``name`` is not a string.
+    """
+    return from_agent_(name)
+
+
 LEASE_POLL = Backoff(base=0.01, factor=2.0, cap=0.2)
 """How often ``with_lease`` asks again for a lease held elsewhere: 10 ms, doubling, every
 200 ms at most. A release in the same process wakes the waiters at once instead."""
@@ -89,7 +130,15 @@ def concat_steps(steps: Iterable[Observable[_T]]) -> Observable[_T]:
         steps:          a: -1-2|    b: (3|)    c: --4|
         concat_steps:   -1-2-3--4|
 
-    An error of a step, or raised by the generator, ends the sequence.
+    An error of a step, or raised by the generator, ends the sequence. So does an exception
+    the subscriber raises on a value: it goes to ``on_error`` and the step is disposed, instead
+    of climbing back into the step (which may have emitted from a completion, a tool's thread
+    or a timer, where nobody would hear it, or through a ``catch`` that would take it for the
+    step's own failure)::
+
+        steps:          a: -1-2-3|    b: --4|
+        subscriber:     raises on 2
+        concat_steps:   -1-2#             # the subscriber's error; b is never pulled
 
     Args:
         steps: the Observables, pulled one at a time.
@@ -194,7 +243,12 @@ def finish_round(state: RoundState) -> Callable[[Observable[Any]], Observable[An
         events:  -a--b--|
         result:  -a--b--F|          F: round_finished(mode, finish_reason, usage)
 
-    Errors pass through unchanged (no ``round_finished`` for a failed round).
+    Errors pass through unchanged (no ``round_finished`` for a failed round). An exception the
+    subscriber raises on ``round_finished`` ends the round with it (``on_error``): it is sent
+    from the source's completion, so nothing upstream is left to hear it::
+
+        events:  -a--b--|
+        result:  -a--b--(F#)        the subscriber raised on F
 
     Args:
         state: the round's state, read once at completion.
@@ -217,6 +271,7 @@ def run_tools(
     trace: RunTracer | None = None,
     approvals: Approvals | None = None,
     approval_timeout: float | None = None,
+    caller: CallingRun | None = None,
 ) -> Callable[[Observable[ToolCall]], Observable[Any]]:
     """Run every tool call of a round concurrently; complete when all have a result.
 
@@ -245,6 +300,9 @@ def run_tools(
         approvals: where calls of tools that require approval wait for a decision
             (``tool_approval_requested`` first; ``None``: such tools run unasked).
         approval_timeout: seconds a call waits for a decision before it counts as denied.
+        caller: the run these calls belong to; an agent tool's call runs its agent nested in
+            it, the child run's events between the call's ``S`` and ``R`` (``None``: agent
+            tools run as plain tools, their events unseen).
 
     Returns:
         An operator ``Observable[ToolCall] -> Observable[AgentEvent]``.
@@ -260,6 +318,7 @@ def run_tools(
         trace=trace,
         approvals=approvals,
         approval_timeout=approval_timeout,
+        caller=caller,
     )
 
 

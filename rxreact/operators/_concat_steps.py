@@ -31,7 +31,15 @@ class _Steps(Generic[_T]):
     disposables, which let go when the subscription ends.
     """
 
-    __slots__ = ("_iterator", "_observer", "_pending", "_running", "_scheduler", "_subscribe_on")
+    __slots__ = (
+        "_iterator",
+        "_observer",
+        "_pending",
+        "_running",
+        "_scheduler",
+        "_stopped",
+        "_subscribe_on",
+    )
 
     def __init__(
         self,
@@ -48,6 +56,7 @@ class _Steps(Generic[_T]):
         # disposed the *following* step, scheduled meanwhile, and the run stopped for good.
         self._pending = OrderedSerialDisposable()
         self._running = SerialDisposable()  # the current step's subscription
+        self._stopped = False  # the subscriber raised: nothing more passes
 
     def start(self) -> abc.DisposableBase:
         self._start_next()
@@ -56,9 +65,37 @@ class _Steps(Generic[_T]):
     def _start_next(self) -> None:
         self._pending.replace_with(lambda: self._scheduler.schedule(self._action))
 
+    def _on_next(self, value: _T) -> None:
+        """Pass one value on; an exception the subscriber raises on it ends the sequence.
+
+        It must not climb back into the step: the value may come from a completion (a round's
+        ``round_finished``), a tool's thread, a timer or a judge's future, where the step's
+        own code has no one left to tell, or through a ``catch`` that would take it for the
+        step's failure. Here, the one place every step's values pass, it becomes ``on_error``
+        and the step is disposed, whichever step emitted it.
+        """
+        if self._stopped:
+            return
+        try:
+            self._observer.on_next(value)
+        except Exception as error:
+            self._fail(error)
+
+    def _on_error(self, error: Exception) -> None:
+        if not self._stopped:
+            self._stopped = True
+            self._observer.on_error(error)
+
+    def _fail(self, error: Exception) -> None:
+        self._stopped = True
+        self._iterator = None
+        self._pending.dispose()
+        self._running.dispose()
+        self._observer.on_error(error)
+
     def _action(self, _: abc.SchedulerBase, __: Any = None) -> None:
         iterator = self._iterator
-        if self._pending.is_disposed or iterator is None:
+        if self._pending.is_disposed or iterator is None or self._stopped:
             return
         try:
             step = next(iterator)
@@ -74,7 +111,6 @@ class _Steps(Generic[_T]):
         # replaces ``running`` in turn, so the two assignments never cross.
         inner = SingleAssignmentDisposable()
         self._running.disposable = inner
-        observer = self._observer
         inner.disposable = subscribe_fused(
-            step, observer.on_next, observer.on_error, self._start_next, self._subscribe_on
+            step, self._on_next, self._on_error, self._start_next, self._subscribe_on
         )

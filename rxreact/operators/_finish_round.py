@@ -15,12 +15,16 @@ def finish_round_(state: RoundState) -> Callable[[Observable[Any]], Observable[A
             observer: abc.ObserverBase[Any], scheduler: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
             def on_completed() -> None:
+                # ``round_finished`` is sent from the source's completion, so nothing upstream
+                # can take back an exception the subscriber raises on it: the source has ended
+                # and its callbacks pass nothing more. Caught here, it ends the round through
+                # ``on_error``; escaping, it reached the thread's top (a pool logged it) and
+                # the run waited forever for an end that no one was left to send.
                 try:
-                    event = state.finished_event()
+                    observer.on_next(state.finished_event())
                 except Exception as error:
                     observer.on_error(error)
                     return
-                observer.on_next(event)
                 observer.on_completed()
 
             return subscribe_fused(

@@ -53,10 +53,14 @@ class _Waiters:
                 return
             self._watches[key] = pending
         conversation_id = key[1]
-        watch = releases().subscribe(
-            lambda released: self.wake(key) if released == conversation_id else None,
-            lambda error: log.debug("release notices failed: %s", error),
-        )
+        try:
+            watch = releases().subscribe(
+                lambda released: self.wake(key) if released == conversation_id else None,
+                lambda error: log.debug("release notices failed: %s", error),
+            )
+        except Exception as error:  # no notices: the head's polling still finds the release
+            log.debug("release notices failed: %s", error)
+            watch = Disposable()
         with self._lock:
             keep = self._waiting.get(key) is queue and self._watches.get(key) is pending
             if keep:

@@ -22,6 +22,7 @@ from rxreact.operators._timeout_with import timeout_with_
 from rxreact.operators._tool_call import Call, Inner, Round
 from rxreact.rx._immediate import immediately, starting_with
 from rxreact.tools.approval import ApprovalDecision, Approvals
+from rxreact.tools.nesting import CallingRun
 from rxreact.tools.tool import Tool, ToolArgumentsError
 from rxreact.tracing import RunTracer
 
@@ -39,6 +40,7 @@ class _Tools:
     trace: RunTracer | None
     approvals: Approvals | None
     approval_timeout: float | None
+    caller: CallingRun | None
 
     def start(self, round_: Round, call: ToolCall, position: int) -> None:
         """Start one call: its events go into ``round_``, its result into ``results``."""
@@ -73,7 +75,8 @@ class _Tools:
             return
         tool, arguments = prepared
         timeout = tool.timeout if tool.timeout is not None else self.default_timeout
-        lock, tools_scheduler = round_.lock, self.tools_scheduler
+        lock, tools_scheduler, caller = round_.lock, self.tools_scheduler, self.caller
+        nested = tool._nested if caller is not None else None
 
         def launch(sink: abc.ObserverBase[Any]) -> Call:
             """Run the tool now, its events into ``sink`` (cancelled with the round)."""
@@ -81,6 +84,8 @@ class _Tools:
             round_.disposables.add(running)
 
             def body() -> Observable[Any]:
+                if nested is not None and caller is not None:  # an agent: its run, in ours
+                    return nested(arguments, call.id, caller, running.forward)
                 token = CancellationToken()
                 return tool.invoke(arguments, token, tools_scheduler, running.progress)
 
@@ -191,6 +196,7 @@ def run_tools_(
     trace: RunTracer | None = None,
     approvals: Approvals | None = None,
     approval_timeout: float | None = None,
+    caller: CallingRun | None = None,
 ) -> Callable[[Observable[ToolCall]], Observable[Any]]:
     setup = _Tools(
         tools,
@@ -202,6 +208,7 @@ def run_tools_(
         trace,
         approvals,
         approval_timeout,
+        caller,
     )
 
     def run_tools(source: Observable[ToolCall]) -> Observable[Any]:

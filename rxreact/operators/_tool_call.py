@@ -51,8 +51,17 @@ class Round(abc.DisposableBase):
 
     def emit(self, event: Any) -> None:
         with self.lock:
-            if not self._stopped:
+            if self._stopped:
+                return
+            try:
                 self._observer.on_next(event)
+                return
+            except Exception as error:
+                # Raised downstream (by the run's subscriber): it ends the round. Handing it
+                # back instead would lose it: a call's result comes from a tool's thread or a
+                # timer, whose caller has nobody to tell, and the round would never end.
+                failed = error
+        self.fail(failed)
 
     def end(self) -> None:
         with self.lock:
@@ -138,7 +147,12 @@ class Call(abc.ObserverBase[Any], abc.DisposableBase):
         timeout: float | None,
         scheduler: abc.SchedulerBase,
     ) -> None:
-        """Subscribe to ``body()`` (an exception it raises is the call's failure)."""
+        """Subscribe to ``body()`` (an exception it raises is the call's failure); nothing when
+        the call was disposed first (its round ended as its ``tool_execution_started`` went
+        out, because the subscriber raised on it): the tool never runs."""
+        with self._lock:
+            if self._settled:
+                return
         if timeout is not None:
             # A deadline for the whole call, which progress does not extend.
             self._timer = scheduler.schedule_relative(timeout, self._expire, timeout)
@@ -154,6 +168,12 @@ class Call(abc.ObserverBase[Any], abc.DisposableBase):
                 event = ToolProgress(
                     round=self._round_number, call_id=call.id, name=call.name, value=value
                 )
+                self._sink.on_next(event)
+
+    def forward(self, event: Any) -> None:
+        """Pass an event of the call's own making (a nested agent run's) into the round."""
+        with self._lock:  # never after the result, whichever thread settles it
+            if not self._settled:
                 self._sink.on_next(event)
 
     def on_next(self, value: Any) -> None:

@@ -138,13 +138,18 @@ class _Holding(Generic[_T]):
             self.release(lease)
         elif lease is not None:
             _waiters.remove(self.key, self)
-            # The body's events go straight to the observer: no layer, no lock per event.
-            self.body.disposable = spec.body(lease).subscribe(
-                self.observer.on_next,
-                self.fail,
-                self.on_completed,
-                scheduler=self.subscribe_scheduler,
-            )
+            try:
+                # The body's events go straight to the observer: no layer, no lock per event.
+                self.body.disposable = spec.body(lease).subscribe(
+                    self.observer.on_next,
+                    self.fail,
+                    self.on_completed,
+                    scheduler=self.subscribe_scheduler,
+                )
+            except Exception as error:
+                # Raised on this timer's thread, it would reach no one and keep the lease
+                # until its ttl: a body that cannot start ends the run, and gives it back.
+                self.fail(error)
 
     def wait_more(self) -> ConversationBusyError | None:
         """After a refused attempt (lock held): the error to end with, or None when the next

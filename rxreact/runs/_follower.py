@@ -109,4 +109,11 @@ class Follower:
                     return
                 if self.finished:
                     return
-                observer.on_next(item)
+                try:
+                    observer.on_next(item)
+                except Exception as error:
+                    # The subscriber raised: this follower ends with it (the run goes on);
+                    # escaping, it would stop the drain and leave the follower waiting forever.
+                    self.dispose()
+                    observer.on_error(error)
+                    return

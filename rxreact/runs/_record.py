@@ -152,7 +152,15 @@ class _Cursor:
                     if self.disposed:
                         return
                     self.position += 1
-                    observer.on_next(event)
+                    try:
+                        observer.on_next(event)
+                    except Exception as error:
+                        # The subscriber raised: this follower ends with it (the run goes on,
+                        # as when a follower disposes). Escaping, it would stop this drain for
+                        # good on a pool thread, and the follower would wait forever.
+                        self.dispose()
+                        observer.on_error(error)
+                        return
                 if len(batch) == _BATCH:
                     # A long replay: let other actions on this scheduler run, then go on.
                     self.schedule()

@@ -167,7 +167,7 @@ class AgentRun:
     # -- the run's output (serialized: one call at a time, in seq order) ----------------------
 
     def _on_next(self, event: Any) -> None:
-        if type(event) is FinalAnswer:
+        if type(event) is FinalAnswer and not event.path:  # not an agent tool's
             self._final = event
         self._append(event)
 

@@ -55,6 +55,7 @@ class RunOutput(abc.ObserverBase[Any], abc.DisposableBase):
         scheduler: abc.SchedulerBase,
         stall_timeout: float | None,
         waiting: Callable[[], int] | None = None,
+        origin: Any = None,
     ) -> None:
         self.count = 0
         """Events delivered so far."""
@@ -68,6 +69,19 @@ class RunOutput(abc.ObserverBase[Any], abc.DisposableBase):
         self._over = False
         self._timer = OrderedSerialDisposable()
         self._subscription: abc.DisposableBase | None = None
+        self._origin = origin  # marks the run's own events with origin.agent.name
+
+    @property
+    def entry(self) -> Callable[[Any], None]:
+        """Where the run's events go in: :meth:`on_next`, or, for a run whose agent is named
+        (or may hand off), a step that first writes that name on the run's own events, as
+        ``seq`` is written. Chosen once, so a run of the default agent pays nothing for it."""
+        return self.on_next if self._origin is None else self._marked
+
+    def _marked(self, value: Any) -> None:
+        if not value.path:  # an agent tool's events carry their own run's name already
+            value.__dict__["agent"] = self._origin.agent.name
+        self.on_next(value)
 
     def on_next(self, value: Any) -> None:
         """Count, stamp ``seq`` and forward one event."""

@@ -9,19 +9,28 @@
     app = create_app(agent)            # an ASGI app: uvicorn module:app, or `rxreact serve`
 
 Needs the ``serve`` extra (``pip install 'rxreact[serve]'``: Starlette and uvicorn);
-:func:`to_ui_message_stream` alone needs neither.
+the protocol mappings, :func:`to_ui_message_stream` (the AI SDK's UI message stream) and
+:func:`to_chat_completion_chunks` (OpenAI chat completions), need neither.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from rxreact.serve.openai_compat import to_chat_completion_chunks
 from rxreact.serve.ui_stream import DONE, UI_MESSAGE_STREAM_HEADERS, UIChunk, to_ui_message_stream
 
 if TYPE_CHECKING:
     from rxreact.serve.app import create_app
 
-__all__ = ["DONE", "UI_MESSAGE_STREAM_HEADERS", "UIChunk", "create_app", "to_ui_message_stream"]
+__all__ = [
+    "DONE",
+    "UI_MESSAGE_STREAM_HEADERS",
+    "UIChunk",
+    "create_app",
+    "to_chat_completion_chunks",
+    "to_ui_message_stream",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -7,26 +7,34 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from rxreact import _validate
+from rxreact.errors import InvalidArgumentError
+
 __all__ = [
     "ApprovalBody",
     "ChatBody",
     "HTTPProblem",
     "check_conversation_id",
+    "check_run_id",
+    "message_too_long",
     "parse_approval_body",
     "parse_chat_body",
 ]
 
-_CONVERSATION_ID = re.compile(r"[A-Za-z0-9_.:-]{1,200}")
+_RUN_ID = re.compile(r"[A-Za-z0-9_.:-]{1,200}")
 
 
 class HTTPProblem(Exception):
     """A request the server refuses: answered as JSON ``{"error": ..., "detail": ...}``."""
 
-    def __init__(self, status: int, error: str, detail: str) -> None:
+    def __init__(
+        self, status: int, error: str, detail: str, headers: dict[str, str] | None = None
+    ) -> None:
         super().__init__(detail)
         self.status = status
         self.error = error
         self.detail = detail
+        self.headers = headers or {}
 
 
 class _Part(BaseModel):
@@ -65,12 +73,24 @@ class ChatBody(BaseModel):
 
 
 def check_conversation_id(value: str) -> str:
-    """``value`` if it is a usable conversation id, else a 400 problem."""
-    if not _CONVERSATION_ID.fullmatch(value):
-        raise HTTPProblem(
-            400, "invalid_conversation_id", "a conversation id is 1-200 of A-Z a-z 0-9 _ . : -"
-        )
+    """``value`` if it is a usable conversation id (the rule of ``ReactAgent.stream``, one
+    function for both), else a 400 problem."""
+    try:
+        return _validate.check_conversation_id(value)
+    except InvalidArgumentError as error:
+        raise HTTPProblem(400, "invalid_conversation_id", str(error)) from None
+
+
+def check_run_id(value: str) -> str:
+    """``value`` if it can be a run id (rxreact makes them hex), else a 400 problem."""
+    if not _RUN_ID.fullmatch(value):
+        raise HTTPProblem(400, "invalid_run_id", "a run id is 1-200 of A-Z a-z 0-9 _ . : -")
     return value
+
+
+def message_too_long(limit: int) -> HTTPProblem:
+    """The answer to a question over ``limit`` characters (``create_app(max_message_chars)``)."""
+    return HTTPProblem(413, "message_too_long", f"the message is over {limit} characters")
 
 
 def parse_chat_body(raw: bytes) -> ChatBody:

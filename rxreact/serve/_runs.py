@@ -16,6 +16,7 @@ from reactivex import Observable
 from reactivex import operators as ops
 
 from rxreact.agent.react_agent import ReactAgent
+from rxreact.errors import TooManyRunsError
 from rxreact.events import AgentEvent
 from rxreact.marbles import Recorder, Recording
 from rxreact.runs import AgentRun, follow
@@ -32,17 +33,43 @@ class RunRegistry:
         keep_recordings: how many finished runs' marble recordings this process keeps.
     """
 
-    def __init__(self, agent: ReactAgent, *, keep_recordings: int = 256) -> None:
+    def __init__(
+        self, agent: ReactAgent, *, keep_recordings: int = 256, max_runs_per_user: int = 0
+    ) -> None:
         self.agent = agent
         self.event_log = agent.event_log
         self._keep = keep_recordings
+        self._max_per_user = max_runs_per_user
         self._lock = threading.Lock()
         self._runs: dict[str, AgentRun] = {}
         self._recordings: OrderedDict[str, Recorder] = OrderedDict()
+        self._in_flight: dict[str, int] = {}  # user -> runs of theirs this process runs
 
-    def start(self, question: str, conversation_id: str) -> AgentRun:
-        """Start a run (raises ``ConversationBusyError`` when the agent rejects a busy one)."""
-        run = self.agent.start(question, conversation_id=conversation_id)
+    def start(
+        self,
+        question: str,
+        conversation_id: str | None,
+        user: str = "",
+        agent: ReactAgent | None = None,
+    ) -> AgentRun:
+        """Start a run for ``user`` (on ``agent``, default the registry's).
+
+        Raises ``ConversationBusyError`` when the agent rejects a busy conversation, and
+        ``TooManyRunsError`` when ``user`` already has ``max_runs_per_user`` runs in flight
+        in this process.
+        """
+        with self._lock:
+            running = self._in_flight.get(user, 0)
+            if self._max_per_user and running >= self._max_per_user:
+                raise TooManyRunsError(
+                    f"{running} runs are in flight for this user (at most {self._max_per_user})"
+                )
+            self._in_flight[user] = running + 1
+        try:
+            run = (agent or self.agent).start(question, conversation_id=conversation_id)
+        except BaseException:
+            self._release(user)
+            raise
         recorder = Recorder()
         with self._lock:
             self._runs[run.id] = run
@@ -53,10 +80,19 @@ class RunRegistry:
         def forget() -> None:
             with self._lock:
                 self._runs.pop(run.id, None)
+            self._release(user)
 
         # the recorder first: a marble request that sees the run gone finds it recorded
         run.events().pipe(ops.finally_action(forget)).subscribe(recorder)
         return run
+
+    def _release(self, user: str) -> None:
+        with self._lock:
+            left = self._in_flight.get(user, 0) - 1
+            if left > 0:
+                self._in_flight[user] = left
+            else:
+                self._in_flight.pop(user, None)
 
     def events(self, run_id: str) -> Observable[AgentEvent]:
         """The run's events from its first: the local run, else followed through the log."""

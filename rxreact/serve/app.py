@@ -9,15 +9,21 @@
                                       {"approvalId": ..., "approved": true|false, "reason": ...}
     GET  /api/runs/{run_id}/stream    replay one run, running or finished (while the log keeps it)
     GET  /api/runs/{run_id}/marbles.svg   the run's marble diagram, once it ended
+    GET  /api/me                      who the request is authenticated as
+    POST /v1/chat/completions         the agent as an OpenAI chat model (:mod:`.openai_compat`)
+    GET  /v1/models                   its one model
     GET  /                            the chat page (static files shipped in the package)
 
 The streams are the AI SDK UI message stream (:mod:`rxreact.serve.ui_stream`). A response is a
 cursor on the run: a client that disconnects detaches it, only ``cancel`` stops the run.
+
+Every request passes one guard first (:mod:`rxreact.serve._guard`: host, origin, user, body
+size). A user sees only their own conversations and runs: another user's id is a ``404``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from reactivex import Observable
@@ -35,23 +41,30 @@ from rxreact.errors import (
     InvalidArgumentError,
     RunNotFoundError,
     RxReactError,
+    TooManyRunsError,
 )
 from rxreact.events import AgentEvent
 from rxreact.serve._body import (
     HTTPProblem,
     check_conversation_id,
+    check_run_id,
+    message_too_long,
     parse_approval_body,
     parse_chat_body,
 )
 from rxreact.serve._bridge import ChunkPipe
+from rxreact.serve._guard import Authenticate, guard_middleware, user_of
+from rxreact.serve._protocols import PROTOCOLS, ServeContext, installed, protocol_routes
 from rxreact.serve._runs import RunRegistry
+from rxreact.serve.auth import RunIds, conversation_key
 from rxreact.serve.ui_stream import UI_MESSAGE_STREAM_HEADERS, to_ui_message_stream
 
 __all__ = ["STATIC_DIR", "create_app"]
 
 STATIC_DIR = Path(__file__).parent / "static"
 """The chat page's files: ``index.html``, ``chat.css``, and ``chat.js`` with the ES modules it
-imports (``draw.js``, ``markdown.js``, ``scroll.js``, ...)."""
+imports (``draw.js``, ``markdown.js``, ``scroll.js``, ...), and ``auth.js``, which asks for the
+token of a server with users and adds it to the page's requests."""
 
 
 def create_app(
@@ -60,6 +73,15 @@ def create_app(
     heartbeat: float = 15.0,
     marbles_timeout: float = 30.0,
     unknown_resume: int = 404,
+    authenticate: Authenticate | None = None,
+    cors_origins: Sequence[str] = (),
+    allowed_hosts: Sequence[str] | None = None,
+    max_body_bytes: int = 1 << 20,
+    max_message_chars: int = 100_000,
+    max_runs_per_user: int | None = None,
+    run_id_secret: bytes | None = None,
+    model_name: str = "rxreact",
+    protocols: Sequence[str] | None = None,
 ) -> Starlette:
     """An ASGI app serving ``agent``'s runs to browsers.
 
@@ -72,19 +94,65 @@ def create_app(
         unknown_resume: the answer to a resume of a conversation the server never saw: ``404``
             (a JSON error), or ``204`` as for an idle one, which is what ``useChat({resume:
             true})`` expects when it mounts a new chat.
+        authenticate: ``fn(request) -> user id | None``, sync or async (``None``: ``401``);
+            :class:`~rxreact.serve.auth.TokenAuthenticator` reads bearer tokens from a file.
+            Without it the app serves one anonymous user, on loopback host names only.
+        cors_origins: other origins allowed to call the API from a browser (answered with
+            CORS headers); every other foreign ``Origin`` is refused on state-changing requests.
+        allowed_hosts: ``Host`` names served (``["*"]``: any); default loopback names without
+            ``authenticate`` (a defence against DNS rebinding), any with it.
+        max_body_bytes: the largest request body (``413`` past it).
+        max_message_chars: the longest question (``413`` past it).
+        max_runs_per_user: runs in flight per user in this process (``429`` with
+            ``Retry-After`` past it); ``0``: no limit. Default: 16 with ``authenticate``, no
+            limit for the anonymous user (everyone an app without users serves is that one).
+        run_id_secret: the key run ids are signed with for their user; workers serving the same
+            users share it (default: random, one process).
+        model_name: the model ``/v1/models`` lists and ``/v1/chat/completions`` answers as.
+        protocols: the protocols mounted (default: all): ``"ui"`` (the chat page and the AI
+            SDK UI message stream under ``/api``), ``"openai"`` (``/v1/chat/completions``,
+            ``/v1/models``), ``"a2a"`` (``/a2a`` and its agent card, with the ``a2a`` extra),
+            and the others of :data:`~rxreact.serve._protocols.PROTOCOLS`; by default every one
+            whose optional package is installed.
 
     Returns:
         A Starlette application (serve it with uvicorn, or ``rxreact serve``).
     """
+    chosen = ("ui", *installed()) if protocols is None else tuple(protocols)
+    unknown = sorted(set(chosen) - {"ui", *PROTOCOLS})
+    if unknown or not chosen:
+        raise InvalidArgumentError(
+            f"protocols must name some of {', '.join(['ui', *PROTOCOLS])}, got {protocols!r}"
+        )
     if unknown_resume not in (204, 404):
         raise InvalidArgumentError(f"unknown_resume must be 204 or 404, not {unknown_resume!r}")
     if heartbeat <= 0:
         raise InvalidArgumentError(f"heartbeat must be positive, not {heartbeat!r}")
-    runs = RunRegistry(agent)
-    known: set[str] = set()  # conversations this process saw, for 404 vs 204 without memory
+    limits = {"max_body_bytes": max_body_bytes, "max_message_chars": max_message_chars}
+    for name, value in limits.items():
+        if value <= 0:
+            raise InvalidArgumentError(f"{name} must be positive, not {value!r}")
+    if max_runs_per_user is None:
+        max_runs_per_user = 16 if authenticate is not None else 0
+    runs = RunRegistry(agent, max_runs_per_user=max_runs_per_user)
+    run_ids = RunIds(run_id_secret)
+    known: set[str] = set()  # conversation keys this process saw, for 404 vs 204 without memory
+
+    def owned_run(request: Request) -> str:
+        """The run id of the path, if the user owns it (404 else, as for an unknown run)."""
+        public = check_run_id(request.path_params["run_id"])
+        run_id = run_ids.private(user_of(request), public)
+        if run_id is None:
+            raise HTTPProblem(404, "unknown_run", f"no run {public!r}")
+        return run_id
+
+    def conversation_of(request: Request) -> str:
+        """The key of the path's conversation: the user's own, whatever id they name."""
+        conversation_id = check_conversation_id(request.path_params["conversation_id"])
+        return conversation_key(user_of(request), conversation_id)
 
     async def open_stream(
-        run_id: str,
+        public_id: str,
         events: Observable[AgentEvent],
         *,
         after: int = 0,
@@ -99,7 +167,7 @@ def create_app(
         """
         failure: list[BaseException] = []
         source = events.pipe(
-            ops.do_action(on_error=failure.append), to_ui_message_stream(run_id, after=after)
+            ops.do_action(on_error=failure.append), to_ui_message_stream(public_id, after=after)
         )
         pipe = ChunkPipe(source, heartbeat=heartbeat)
         first = None
@@ -109,114 +177,154 @@ def create_app(
             if problem is not None and (first is None or first[0].seq is None):
                 pipe.close()
                 raise problem
-        headers = {**UI_MESSAGE_STREAM_HEADERS, "x-rxreact-run-id": run_id}
+        headers = {**UI_MESSAGE_STREAM_HEADERS, "x-rxreact-run-id": public_id}
         return StreamingResponse(pipe.body(first), headers=headers)
 
-    async def is_known(conversation_id: str) -> bool:
-        if conversation_id in known:
+    async def is_known(key: str) -> bool:
+        if key in known:
             return True
         memory = getattr(agent, "memory", None)
-        return memory is not None and bool(await run_in_threadpool(memory.load, conversation_id))
+        return memory is not None and bool(await run_in_threadpool(memory.load, key))
+
+    def unknown_conversation(request: Request) -> HTTPProblem:
+        conversation_id = request.path_params["conversation_id"]
+        return HTTPProblem(404, "unknown_conversation", f"no conversation {conversation_id!r}")
 
     async def post_chat(request: Request) -> Response:
+        user = user_of(request)
         body = parse_chat_body(await request.body())
         question = body.question()
+        if len(question) > max_message_chars:
+            raise message_too_long(max_message_chars)
+        key = conversation_key(user, body.id)
         try:
-            run = await run_in_threadpool(runs.start, question, body.id)
+            run = await run_in_threadpool(runs.start, question, key, user)
         except RxReactError as error:
-            raise _busy(error) or error from None
-        known.add(body.id)
-        return await open_stream(run.id, run.events(), refuse=_busy)
+            raise refused(error) or error from None
+        known.add(key)
+        return await open_stream(run_ids.public(user, run.id), run.events(), refuse=_busy)
 
     async def resume(request: Request) -> Response:
-        conversation_id = check_conversation_id(request.path_params["conversation_id"])
+        key = conversation_of(request)
         after = _last_event_id(request)
-        run_id = await run_in_threadpool(runs.active_run, conversation_id)
+        run_id = await run_in_threadpool(runs.active_run, key)
         if run_id is None:
-            if unknown_resume == 404 and not await is_known(conversation_id):
-                raise HTTPProblem(
-                    404, "unknown_conversation", f"no conversation {conversation_id!r}"
-                )
+            if unknown_resume == 404 and not await is_known(key):
+                raise unknown_conversation(request)
             return Response(status_code=204)
-        return await open_stream(run_id, runs.events(run_id), after=after)
+        public = run_ids.public(user_of(request), run_id)
+        return await open_stream(public, runs.events(run_id), after=after)
 
     async def replay(request: Request) -> Response:
-        run_id = check_conversation_id(request.path_params["run_id"])
+        run_id = owned_run(request)
         after = _last_event_id(request)
         # Parts after a Last-Event-ID may be far off: check for an unknown run only from seq 1.
         refuse = _not_found if after == 0 else None
-        return await open_stream(run_id, runs.events(run_id), after=after, refuse=refuse)
+        public = request.path_params["run_id"]
+        return await open_stream(public, runs.events(run_id), after=after, refuse=refuse)
 
     async def cancel(request: Request) -> Response:
-        conversation_id = check_conversation_id(request.path_params["conversation_id"])
-        run_id = await run_in_threadpool(runs.active_run, conversation_id)
+        key = conversation_of(request)
+        run_id = await run_in_threadpool(runs.active_run, key)
         if run_id is None:
-            if not await is_known(conversation_id):
-                raise HTTPProblem(
-                    404, "unknown_conversation", f"no conversation {conversation_id!r}"
-                )
+            if not await is_known(key):
+                raise unknown_conversation(request)
             return JSONResponse({"cancelled": False, "runId": None})
         await run_in_threadpool(runs.cancel, run_id)
-        return JSONResponse({"cancelled": True, "runId": run_id}, status_code=202)
+        public = run_ids.public(user_of(request), run_id)
+        return JSONResponse({"cancelled": True, "runId": public}, status_code=202)
 
     async def approve(request: Request) -> Response:
-        conversation_id = check_conversation_id(request.path_params["conversation_id"])
+        key = conversation_of(request)
         approval_id, approved, reason = parse_approval_body(await request.body())
-        run_id = await run_in_threadpool(runs.active_run, conversation_id)
+        run_id = await run_in_threadpool(runs.active_run, key)
         decided = run_id is not None and await run_in_threadpool(
             runs.decide, run_id, approval_id, approved, reason
         )
-        if not decided:
+        if not decided or run_id is None:
             raise HTTPProblem(
                 404,
                 "unknown_approval",
                 f"no tool call {approval_id!r} waits for approval in conversation "
-                f"{conversation_id!r} on this server",
+                f"{request.path_params['conversation_id']!r} on this server",
             )
-        return JSONResponse({"decided": True, "runId": run_id}, status_code=202)
+        public = run_ids.public(user_of(request), run_id)
+        return JSONResponse({"decided": True, "runId": public}, status_code=202)
 
     async def marbles(request: Request) -> Response:
-        run_id = request.path_params["run_id"]
-        check_conversation_id(run_id)
+        run_id = owned_run(request)
         recording = await runs.recording(run_id, marbles_timeout)
         if recording is None or not recording.values:  # unknown here and in the log
-            raise HTTPProblem(404, "unknown_run", f"no finished run {run_id!r}")
+            public = request.path_params["run_id"]
+            raise HTTPProblem(404, "unknown_run", f"no finished run {public!r}")
         svg = await run_in_threadpool(recording.to_svg, width=860)
         return Response(svg, media_type="image/svg+xml", headers={"cache-control": "no-store"})
+
+    async def me(request: Request) -> Response:
+        return JSONResponse({"user": user_of(request) or None})
 
     async def index(request: Request) -> Response:
         return FileResponse(STATIC_DIR / "index.html", headers={"cache-control": "no-cache"})
 
     async def problem(request: Request, error: Exception) -> Response:
         assert isinstance(error, HTTPProblem)
-        return JSONResponse({"error": error.error, "detail": error.detail}, error.status)
+        return JSONResponse(
+            {"error": error.error, "detail": error.detail}, error.status, headers=error.headers
+        )
 
     async def crash(request: Request, error: Exception) -> Response:
         # Never a traceback to the client; the server log has it (uvicorn logs the exception).
         return JSONResponse({"error": "internal_error", "detail": type(error).__name__}, 500)
 
+    ui = [
+        Route("/", index),
+        Route("/api/chat", post_chat, methods=["POST"]),
+        Route("/api/chat/{conversation_id:path}/stream", resume, methods=["GET"]),
+        Route("/api/chat/{conversation_id:path}/cancel", cancel, methods=["POST"]),
+        Route("/api/chat/{conversation_id:path}/approve", approve, methods=["POST"]),
+        Route("/api/runs/{run_id}/stream", replay, methods=["GET"]),
+        Route("/api/runs/{run_id}/marbles.svg", marbles, methods=["GET"]),
+        Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
+    ]
+    context = ServeContext(
+        runs,
+        run_ids,
+        model_name,
+        max_message_chars,
+        heartbeat,
+        refused,
+        authenticated=authenticate is not None,
+    )
     app = Starlette(
         routes=[
-            Route("/", index),
-            Route("/api/chat", post_chat, methods=["POST"]),
-            Route("/api/chat/{conversation_id}/stream", resume, methods=["GET"]),
-            Route("/api/chat/{conversation_id}/cancel", cancel, methods=["POST"]),
-            Route("/api/chat/{conversation_id}/approve", approve, methods=["POST"]),
-            Route("/api/runs/{run_id}/stream", replay, methods=["GET"]),
-            Route("/api/runs/{run_id}/marbles.svg", marbles, methods=["GET"]),
-            Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
+            Route("/api/me", me, methods=["GET"]),
+            *(ui if "ui" in chosen else ()),
+            *protocol_routes(chosen, context),
         ],
+        middleware=guard_middleware(
+            authenticate=authenticate,
+            cors_origins=cors_origins,
+            allowed_hosts=allowed_hosts,
+            max_body_bytes=max_body_bytes,
+        ),
         exception_handlers={HTTPProblem: problem, Exception: crash},
     )
     app.state.runs = runs
     return app
 
 
+def refused(error: BaseException) -> HTTPProblem | None:
+    """The HTTP answer to a run that could not start: busy conversation, too many runs."""
+    if isinstance(error, TooManyRunsError):
+        return HTTPProblem(429, "too_many_runs", str(error), headers={"retry-after": "5"})
+    return _busy(error)
+
+
 def _last_event_id(request: Request) -> int:
     raw = request.headers.get("last-event-id", "").strip()
     if not raw:
         return 0
-    if not raw.isdigit():
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 18:  # "²" is a digit, 10**5000 slow
         raise HTTPProblem(400, "invalid_last_event_id", "Last-Event-ID must be an event seq")
     return int(raw)
 

@@ -4,6 +4,10 @@ One worker keeps conversations in a SQLite file and runs in an in-memory event l
 ``--redis URL`` the memory and the event log are in Redis, so several workers (``--workers N``,
 or processes on several machines) share conversations and a resume can land on any of them.
 
+Without ``--token-file`` the server has one anonymous user and answers on loopback only;
+``--token-file PATH`` (one ``token user`` a line) gives each user their own conversations, and
+is what a server on another interface needs (or ``--insecure-no-auth``, for a trusted network).
+
 The workers are separate processes that import the app by name, so the command line travels to
 them as JSON in ``RXREACT_SERVE_CONFIG`` and :func:`app_from_env` builds each worker's app.
 """
@@ -17,7 +21,19 @@ import os
 import sys
 from typing import Any
 
-__all__ = ["CONFIG_ENV", "add_serve_command", "app_from_env", "serve"]
+__all__ = ["CONFIG_ENV", "add_serve_command", "app_from_env", "is_loopback", "serve"]
+
+DESCRIPTION = """\
+Serve the chat page and the AI SDK UI message stream endpoints (POST /api/chat and the resume,
+cancel and replay endpoints) over uvicorn; needs the serve extra: pip install 'rxreact[serve]'.
+
+One worker keeps conversations in a SQLite file and runs in an in-memory event log; with
+--redis URL the memory and the event log are in Redis, so several workers (--workers N, or
+processes on several machines) share conversations and a resume can land on any of them.
+
+The endpoint is OPENAI_BASE_URL (else OpenAI's), the key OPENAI_API_KEY (a server on a
+loopback address such as 127.0.0.1 needs none), the model RXREACT_MODEL; --base-url and
+--model override them, --demo needs none of them."""
 
 CONFIG_ENV = "RXREACT_SERVE_CONFIG"
 """The environment variable that carries ``rxreact serve``'s options to its workers."""
@@ -25,34 +41,72 @@ CONFIG_ENV = "RXREACT_SERVE_CONFIG"
 
 def add_serve_command(commands: Any) -> None:
     """Register ``serve`` on the ``rxreact`` command's subparsers."""
-    parser = commands.add_parser(
+    from rxreact._cli.help import command_parser, examples
+
+    parser = command_parser(
+        commands,
         "serve",
         help="serve the chat page and the AI SDK UI message stream endpoints",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=DESCRIPTION,
+        epilog=examples(
+            ("rxreact serve --demo", "the chat page on http://127.0.0.1:8000, no key needed"),
+            ("rxreact serve --tools my_tools:get_weather", "the configured model, your tools"),
+            (
+                "rxreact serve --workers 4 --redis redis://localhost:6379/0",
+                "four worker processes sharing conversations and runs through Redis",
+            ),
+        ),
     )
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--workers", type=int, default=1, help="worker processes (needs --redis)")
+    parser.add_argument("--host", default="127.0.0.1", help="interface to listen on")
+    parser.add_argument("--port", type=int, default=8000, help="port (0: a free one)")
+    parser.add_argument(
+        "--workers", type=int, default=1, help="worker processes (more than one needs --redis)"
+    )
     parser.add_argument(
         "--tools", metavar="MODULE:NAME", action="append", default=[],
         help="tools to offer: a @tool function or a list of them, repeatable "
         "(default: the demo's tools)",
     )  # fmt: skip
-    parser.add_argument("--redis", metavar="URL", default=None, help="Redis memory and event log")
+    parser.add_argument(
+        "--redis", metavar="URL", default=None,
+        help="keep memory and the event log in Redis (default: SQLite and in memory, one worker)",
+    )  # fmt: skip
     parser.add_argument(
         "--memory", metavar="PATH", default=None,
-        help="SQLite file of the conversations without --redis (default: as for `rxreact chat`)",
+        help="SQLite file of conversations without --redis (default: the one rxreact chat uses)",
     )  # fmt: skip
-    parser.add_argument("--model", default=None, help="model name (default: $RXREACT_MODEL)")
+    parser.add_argument(
+        "-m", "--model", default=None,
+        help="model name, or provider:model (anthropic:claude-sonnet-4-5, openai:gpt-5, "
+        "ollama:llama3.2...; default: $RXREACT_MODEL)",
+    )  # fmt: skip
     parser.add_argument("--base-url", default=None, help="endpoint (default: $OPENAI_BASE_URL)")
-    parser.add_argument("--max-rounds", type=int, default=5)
-    parser.add_argument("--system", default=None, help="system prompt")
+    parser.add_argument(
+        "--max-rounds", type=int, default=5, help="model requests with tools offered, per run"
+    )
+    parser.add_argument("--system", default=None, help="system prompt (default: none)")
     parser.add_argument(
         "--demo", action="store_true",
         help="answer with the no-key demo model (a loopback mock) instead of a real endpoint",
     )  # fmt: skip
-    parser.add_argument("--on-busy", choices=("queue", "reject"), default="reject")
+    parser.add_argument(
+        "--on-busy", choices=("queue", "reject"), default="reject",
+        help="a message to a conversation whose answer is still running: wait, or refuse it",
+    )  # fmt: skip
+    parser.add_argument(
+        "--token-file", metavar="PATH", default=None,
+        help="bearer tokens, one 'token user' a line: each user sees only their conversations "
+        "(default: none, one anonymous user on a loopback host)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--insecure-no-auth", action="store_true",
+        help="serve a non-loopback host without --token-file (anyone who reaches it is the user)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--cors-origin", metavar="ORIGIN", action="append", default=[], dest="cors_origins",
+        help="another origin (scheme://host[:port]) allowed to call the API from a browser; "
+        "repeatable (default: the page's own origin only)",
+    )  # fmt: skip
     parser.set_defaults(run=serve)
 
 
@@ -62,6 +116,14 @@ def serve(args: argparse.Namespace) -> int:
         import uvicorn
     except ImportError:
         print("rxreact serve needs the serve extra: pip install 'rxreact[serve]'", file=sys.stderr)
+        return 2
+    if not args.token_file and not args.insecure_no_auth and not is_loopback(args.host):
+        print(
+            f"rxreact serve: without --token-file anyone who can reach {args.host} would run the "
+            "agent (and its tools, on your API key): add --token-file PATH, or "
+            "--insecure-no-auth if the network is yours alone",
+            file=sys.stderr,
+        )
         return 2
     if args.workers > 1 and not args.redis:
         print(
@@ -81,6 +143,9 @@ def serve(args: argparse.Namespace) -> int:
             "system",
             "demo",
             "on_busy",
+            "token_file",
+            "insecure_no_auth",
+            "cors_origins",
         )
     }
     os.environ[CONFIG_ENV] = json.dumps(config)
@@ -114,21 +179,40 @@ def serve(args: argparse.Namespace) -> int:
 def app_from_env() -> Any:
     """The app of one worker, from ``$RXREACT_SERVE_CONFIG`` (uvicorn's factory)."""
     from rxreact import ChatMemory, EventLog, InMemoryEventLog, RedisChatMemory, RedisEventLog
-    from rxreact._cli.chat import load_tools, open_memory
+    from rxreact._cli.chat import check_endpoint, load_tools, open_memory, open_model, require_key
     from rxreact.agent.react_agent import ReactAgent
+    from rxreact.model.http.model import HTTPChatModel
     from rxreact.model.openai.client import OpenAIChatModel
     from rxreact.serve.app import create_app
 
     config: dict[str, Any] = json.loads(os.environ.get(CONFIG_ENV, "{}"))
+    # Who may use the app first: a bad token file fails before anything starts.
+    options: dict[str, Any] = {"cors_origins": config.get("cors_origins") or ()}
+    if config.get("token_file"):
+        from rxreact.serve.auth import TokenAuthenticator
+
+        authenticator = TokenAuthenticator.from_file(config["token_file"])
+        # Every worker reads the same file: they derive the same secret, so a run id signed by
+        # one is recognised by all.
+        options.update(authenticate=authenticator, run_id_secret=authenticator.secret)
+    elif config.get("insecure_no_auth"):
+        options["allowed_hosts"] = ["*"]
     base_url, api_key = config.get("base_url"), None
-    if config.get("demo"):
+    if not config.get("demo"):
+        check_endpoint(config.get("model"), base_url)
+    else:
         from rxreact.demo import demo_model_script
         from rxreact.testing import MockOpenAIServer
 
         mock = MockOpenAIServer(demo_model_script).start()  # lives as long as the worker
         base_url, api_key = mock.base_url, "sk-demo"
-    model = OpenAIChatModel(config.get("model") or ("mock-weather-model" if api_key else None),
-                            base_url=base_url, api_key=api_key)  # fmt: skip
+    if api_key:  # the demo's own mock: chat completions, whatever the environment says
+        model: HTTPChatModel = OpenAIChatModel(
+            "mock-weather-model", base_url=base_url, api_key=api_key
+        )
+    else:
+        model = open_model(config.get("model"), base_url)
+    require_key(model)  # at start-up, not in the first visitor's answer
     tools = load_tools(config.get("tools") or [])
     if not tools:
         from rxreact.demo import demo_tools
@@ -150,7 +234,7 @@ def app_from_env() -> Any:
         event_log=event_log,
         on_busy=config.get("on_busy", "reject"),
     )
-    app = create_app(agent)
+    app = create_app(agent, **options)
     if redis_url:
         # Every worker resumes the runs of workers that died (each run is claimed by one).
         app.state.runs_keeper = agent.runs_keeper()
@@ -160,3 +244,15 @@ def app_from_env() -> Any:
     gc.collect()
     gc.freeze()
     return app
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding ``host`` reaches this machine only."""
+    import ipaddress
+
+    if host.strip("[]").lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a name: it may resolve to anything

@@ -20,6 +20,8 @@ already holds stay valid.
     tool_result                 tool-output-available, or tool-output-error when is_error
     round_started(n > 1)        finish-step, start-step
     final_answer                [text-end], finish-step, finish
+    events of agents run as     the calling tool's preliminary output; their approval
+    tools (path != ())          requests as cards of their own (rxreact.serve._nested_parts)
     on_error                    [text-end], finish-step, error, finish(error)  -- or abort
                                 when the run was cancelled; the part stream then completes
 
@@ -49,6 +51,7 @@ from rxreact.events import (
     ToolProgress,
     ToolResult,
 )
+from rxreact.serve._nested_parts import NestedParts
 
 __all__ = ["DONE", "UI_MESSAGE_STREAM_HEADERS", "UIChunk", "to_ui_message_stream"]
 
@@ -100,9 +103,12 @@ class _Mapper:
     reasoning_id: str | None = None
     parts_made: int = 0
     calls: dict[int, _Call] = field(default_factory=dict)
+    nested: NestedParts = field(default_factory=NestedParts)
 
     def feed(self, event: Any) -> list[Part]:
         out: list[Part] = []
+        if event.path:  # a run of an agent tool: inside the card of the call that runs it
+            return self.nested.feed(event)
         if isinstance(event, TextDelta):
             self._close_reasoning(out)
             if self.text_id is None:

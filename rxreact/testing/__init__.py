@@ -2,6 +2,8 @@
 
 - :class:`MockOpenAIServer`: a loopback OpenAI-compatible server (real HTTP, real SSE) playing
   scripted replies, validating histories like the real API.
+- :func:`weather_desk`: a mock model that calls your weather tool when asked about a city and
+  answers from its result (``rxreact mock --weather`` serves it).
 - :class:`ChaosScheduler`: a thread pool that preempts the threads that schedule on it, to
   find races that a quiet machine hides.
 - :func:`run_marbles`, :func:`assert_marbles`, :func:`reply_from_marbles`: run an agent in
@@ -16,6 +18,7 @@ from rxreact.testing.agent_marbles import (
 )
 from rxreact.testing.chaos import ChaosScheduler
 from rxreact.testing.mock_server import MockOpenAIServer
+from rxreact.testing.weather_desk import weather_desk
 
 __all__ = [
     "AgentFactory",
@@ -24,4 +27,5 @@ __all__ = [
     "assert_marbles",
     "reply_from_marbles",
     "run_marbles",
+    "weather_desk",
 ]

@@ -80,6 +80,8 @@ def dialect_for(path: str) -> Dialect | None:
 
 def _dialects() -> tuple[Dialect, ...]:
     # Imported here: the dialect modules import the model layer, which is heavier than this.
+    from rxreact.testing._anthropic import MESSAGES
+    from rxreact.testing._responses import RESPONSES
     from rxreact.testing._wire import CHAT_COMPLETIONS
 
-    return (CHAT_COMPLETIONS,)
+    return (CHAT_COMPLETIONS, MESSAGES, RESPONSES)

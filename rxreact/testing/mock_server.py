@@ -30,6 +30,12 @@ in-stream ``{"error": ...}`` event, :class:`Hang` goes silent until the client d
 :class:`RawSSE` sends recorded bytes verbatim. A non-streaming request gets the assembled reply
 as one ``chat.completion``. Usage is sent as scripted, whatever ``stream_options`` says.
 
+The same server speaks Anthropic's Messages API at ``/v1/messages``, with :attr:`origin` as
+its base URL (``AnthropicModel(base_url=server.origin)``: the path carries the version). The
+script's chunks become content blocks, reasoning a thinking block with a signature the server
+checks when it comes back, and Anthropic's request rules answer HTTP 400 with its error body
+(:mod:`rxreact.testing._anthropic`).
+
 Like the real API, requests whose history leaves a tool call unanswered, answers a call that
 does not exist, or sets ``tool_choice`` without ``tools`` get HTTP 400, and so do content
 parts it refuses: an image or a file outside a user message, an unknown part type, an image
@@ -67,6 +73,7 @@ class MockOpenAIServer:
     Attributes:
         requests: every request body received, in order, as parsed JSON.
         request_headers: the headers of those requests (names lower-cased), in the same order.
+        request_paths: the paths those requests were sent to (which API each spoke), in order.
     """
 
     def __init__(
@@ -79,6 +86,7 @@ class MockOpenAIServer:
     ) -> None:
         self.requests: list[dict[str, Any]] = []
         self.request_headers: list[dict[str, str]] = []
+        self.request_paths: list[str] = []
         self._script = script
         self._validate = validate_history
         self._address = (host, port)
@@ -99,6 +107,12 @@ class MockOpenAIServer:
             raise RuntimeError("the server is not started: use `with MockOpenAIServer(...)`")
         host, port = self._httpd.server_address[:2]
         return f"http://{host!s}:{port}/v1"
+
+    @property
+    def origin(self) -> str:
+        """``http://host:port``: the base URL of an API whose paths carry their version, as
+        ``AnthropicModel(base_url=...)`` (``$ANTHROPIC_BASE_URL``) for ``/v1/messages``."""
+        return self.base_url.removesuffix("/v1")
 
     @property
     def disconnects(self) -> int:
@@ -175,10 +189,11 @@ class MockOpenAIServer:
             raise LookupError(f"MockOpenAIServer: the script has no reply for request #{n + 1}")
         return self._script[n]
 
-    def _record(self, body: dict[str, Any], headers: dict[str, str]) -> None:
+    def _record(self, body: dict[str, Any], headers: dict[str, str], path: str = "") -> None:
         with self._changed:
             self.requests.append(body)
             self.request_headers.append(headers)
+            self.request_paths.append(path)
             self._changed.notify_all()
 
     def _client_gone(self) -> None:

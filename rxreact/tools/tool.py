@@ -23,22 +23,29 @@ raises anything, ``SystemExit`` and ``KeyboardInterrupt`` included, gives an err
 
 from __future__ import annotations
 
-import collections.abc
 import dataclasses
 import inspect
 import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, ParamSpec, TypeVar, get_origin, get_type_hints, overload
+from typing import Any, Generic, ParamSpec, TypeVar, overload
 
-from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, create_model
+from pydantic import BaseModel, ValidationError
 from reactivex import Observable, abc
 
+from rxreact._validate import (
+    check_optional_int,
+    check_optional_seconds,
+    check_optional_str,
+    described,
+)
 from rxreact.cancellation import CancellationToken
-from rxreact.errors import ToolDefinitionError
+from rxreact.errors import InvalidArgumentError, ToolDefinitionError
 from rxreact.messages import ToolSpec
 from rxreact.rx._call_once import ToolInterruptedError, call_once
+from rxreact.tools._signature import arguments_of
+from rxreact.tools.nesting import NestedRun
 from rxreact.tools.results import DEFAULT_MAX_RESULT_CHARS
 
 __all__ = ["TOOL_NAME", "Tool", "ToolArgumentsError", "ToolInterruptedError", "tool"]
@@ -83,6 +90,9 @@ class Tool(Generic[P, R]):
     stopped during the call, before the result was recorded) runs it again. Otherwise such a
     call gets an error result instead, and never runs twice."""
     _arguments_model: type[BaseModel] | None = None
+    _nested: NestedRun | None = None
+    """Set on an agent tool: inside a run, the call runs this, nested in the calling run
+    (its events in the caller's stream); ``function`` is how it runs anywhere else."""
     _token_parameter: str | None = None
     _progress_parameter: str | None = None
 
@@ -223,10 +233,21 @@ def tool(
             after its worker stopped mid-call may run the call again (see ``docs/runs.md``).
 
     Raises:
+        InvalidArgumentError: an option of the wrong type or value (``timeout="5"``,
+            ``max_result_chars=-5``), when ``tool(...)`` is called; the message names it.
         ToolDefinitionError: ``*args``/``**kwargs``, a parameter without an annotation or with a
             type that has no JSON schema, a name providers reject (``^[a-zA-Z0-9_-]{1,64}$``),
             or no description at all.
     """
+    check_optional_str("name", name)
+    check_optional_str("description", description)
+    check_optional_seconds("timeout", timeout)
+    check_optional_int("max_result_chars", max_result_chars, 1)
+    if not isinstance(requires_approval, bool) and not callable(requires_approval):
+        raise InvalidArgumentError(
+            f"requires_approval must be True, False or a predicate on the arguments, got "
+            f"{described(requires_approval)}"
+        )
 
     def build(fn: Callable[P, R]) -> Tool[P, R]:
         built = _build_tool(fn, name=name, description=description, timeout=timeout)
@@ -264,40 +285,7 @@ def _build_tool(
         raise ToolDefinitionError(
             f"tool {tool_name!r} has no description: give the function a docstring"
         )
-    try:
-        hints = _parameter_hints(fn)
-    except Exception as error:
-        raise ToolDefinitionError(f"tool {tool_name!r}: cannot read annotations: {error}") from None
-    fields: dict[str, Any] = {}
-    token_parameter = None
-    progress_parameter = None
-    for parameter in inspect.signature(fn).parameters.values():
-        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
-            raise ToolDefinitionError(f"tool {tool_name!r}: *args/**kwargs cannot be described")
-        if parameter.name not in hints:
-            raise ToolDefinitionError(
-                f"tool {tool_name!r}: parameter {parameter.name!r} has no type annotation; "
-                f"annotate it (e.g. {parameter.name}: str) so the model knows what to send"
-            )
-        annotation = hints[parameter.name]
-        if annotation is CancellationToken:
-            token_parameter = parameter.name
-            continue
-        if parameter.name == PROGRESS_PARAMETER and _is_callback(annotation):
-            progress_parameter = parameter.name
-            continue
-        _check_schema(tool_name, parameter.name, annotation)
-        default = ... if parameter.default is parameter.empty else parameter.default
-        fields[parameter.name] = (annotation, default)
-    try:
-        arguments_model = create_model(
-            f"{tool_name}_arguments",
-            __config__=ConfigDict(extra="forbid"),
-            **fields,
-        )
-        schema = _tidy_schema(arguments_model.model_json_schema())
-    except Exception as error:
-        raise ToolDefinitionError(f"tool {tool_name!r}: {error}") from None
+    arguments_model, schema, token_parameter, progress_parameter = arguments_of(fn, tool_name)
     return Tool(
         name=tool_name,
         description=text,
@@ -308,49 +296,3 @@ def _build_tool(
         _token_parameter=token_parameter,
         _progress_parameter=progress_parameter,
     )
-
-
-def _check_schema(tool_name: str, parameter: str, annotation: Any) -> None:
-    """Refuse a parameter type with no JSON schema, naming the parameter, not pydantic's insides."""
-    try:
-        TypeAdapter(annotation).json_schema()
-    except Exception:
-        kind = getattr(annotation, "__qualname__", None) or repr(annotation)
-        raise ToolDefinitionError(
-            f"tool {tool_name!r}: parameter {parameter!r} has type {kind}, which has no JSON "
-            f"schema; use str, int, float, bool, a list or dict of those, an Enum or Literal, "
-            f"a dataclass, TypedDict or pydantic model"
-        ) from None
-
-
-def _parameter_hints(fn: Callable[..., Any]) -> dict[str, Any]:
-    """Resolved parameter annotations. The return annotation is skipped: it does not matter
-    to the schema, and under postponed evaluation it may name a class local to a function."""
-    annotations = {k: v for k, v in getattr(fn, "__annotations__", {}).items() if k != "return"}
-    holder = type("_Parameters", (), {"__annotations__": annotations})
-    try:
-        local_names = dict(inspect.getclosurevars(fn).nonlocals)
-    except (TypeError, ValueError):
-        local_names = {}
-    return get_type_hints(
-        holder, globalns=getattr(fn, "__globals__", {}), localns=local_names, include_extras=True
-    )
-
-
-def _tidy_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """Drop pydantic's generated titles: they cost tokens and tell the model nothing."""
-    schema.pop("title", None)
-    for prop in schema.get("properties", {}).values():
-        if isinstance(prop, dict):
-            prop.pop("title", None)
-    schema.setdefault("properties", {})
-    return schema
-
-
-PROGRESS_PARAMETER = "progress"
-"""A tool parameter of this name, annotated as a callable, receives a function that reports an
-intermediate value; it is not part of the schema."""
-
-
-def _is_callback(annotation: Any) -> bool:
-    return annotation is Any or collections.abc.Callable in (annotation, get_origin(annotation))

@@ -22,14 +22,11 @@ mode).
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import ipaddress
 import json
 import logging
 import os
 import threading
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, ClassVar, TypeVar
 
 import httpx
@@ -40,18 +37,15 @@ from rxreact.errors import ConfigurationError
 from rxreact.messages import ChatRequest
 from rxreact.model.chunks import ChatChunk, ModelResponse
 from rxreact.model.http._aio import LoopCall, on_io_loop
+from rxreact.model.http._arguments import check_model_arguments
 from rxreact.model.http._call import CallSettings, ModelCall, Timeouts
-from rxreact.model.http._clients import ModelClients, no_tls
+from rxreact.model.http._endpoint import Endpoint
 from rxreact.model.http._errors import (
     NOT_A_STREAM_TYPES,
     not_a_stream,
-    status_error,
-    transport_error,
 )
 from rxreact.model.http._io_mode import IOMode, io_mode
-from rxreact.model.http._pooled import pooled_socket
 from rxreact.model.http._read_sse import aread_sse, read_sse
-from rxreact.model.http._reclaim import reclaim
 from rxreact.model.http._thread_call import IO_SCHEDULER, ThreadCall
 from rxreact.model.http.codec import StreamParser
 from rxreact.model.http.limits import (
@@ -67,21 +61,6 @@ __all__ = ["HTTPChatModel"]
 
 _T = TypeVar("_T")
 log: logging.Logger = logging.getLogger("rxreact.model.http")
-
-
-class _Secret:
-    """Holds the API key; its repr never shows it (so ``vars(model)`` is safe to print)."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def reveal(self) -> str:
-        return self._value
-
-    def __repr__(self) -> str:
-        return "_Secret('***')"
 
 
 class HTTPChatModel(Closeable):
@@ -126,6 +105,23 @@ class HTTPChatModel(Closeable):
         max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
         max_tool_arguments: int | None = DEFAULT_MAX_TOOL_ARGUMENTS,
     ) -> None:
+        check_model_arguments(
+            model=model,
+            base_url=base_url,
+            api_key=api_key,
+            timeouts={
+                "connect_timeout": connect_timeout,
+                "first_chunk_timeout": first_chunk_timeout,
+                "chunk_timeout": chunk_timeout,
+            },
+            max_retries=max_retries,
+            backoff=backoff,
+            headers=headers,
+            http_client=http_client,
+            io_scheduler=io_scheduler,
+            options=options,
+            caps={"max_line_bytes": max_line_bytes, "max_tool_arguments": max_tool_arguments},
+        )
         name = type(self).__name__
         model = model or os.environ.get("RXREACT_MODEL")
         if not model:
@@ -139,37 +135,41 @@ class HTTPChatModel(Closeable):
             url = None
         if url is None or url.scheme not in ("http", "https") or not url.host:
             raise ConfigurationError(f"base_url must be an http(s) URL, got {base_url!r}")
-        if max_retries < 0:
-            raise ConfigurationError("max_retries must be >= 0")
         self.model = model
         self.base_url = base_url
-        self._url = f"{base_url}{self.path}"
-        self._origin = f"{url.host}:{url.port or (443 if url.scheme == 'https' else 80)}"
-        key = api_key or os.environ.get(self.api_key_env)
-        self._api_key = _Secret(key) if key else None
-        self._key_env = self.api_key_env  # named by a missing-key error (a preset sets its own)
-        self._keyless_ok = _is_loopback(url.host)
-        # A local server over plain HTTP: no CA bundle to read for our clients.
-        plain_local = self._keyless_ok and url.scheme == "http"
-        verify = no_tls if plain_local else httpx.create_ssl_context
         self._timeouts = Timeouts(connect_timeout, first_chunk_timeout, chunk_timeout)
+        self._endpoint = Endpoint(
+            f"{base_url}{self.path}",
+            base_url,
+            api_key or os.environ.get(self.api_key_env),
+            self.api_key_env,
+            self._auth_headers,
+            headers or {},
+            self._timeouts,
+            http_client,
+        )
         self._max_retries = max_retries
         self._backoff = backoff or Backoff()
-        self._headers = dict(headers or {})
         self.options: dict[str, Any] = dict(options or {})
         """Body parameters sent with every request, under the request's own ``options``."""
-        for cap in (max_line_bytes, max_tool_arguments):
-            if cap is not None and cap < 1:
-                raise ConfigurationError("size caps must be positive (or None)")
         self._limits = StreamLimits(max_line_bytes, max_tool_arguments)
         self.io: IOMode = io_mode(io, http_client, io_scheduler)
         """``"thread"`` or ``"loop"``: how this model reads its streams."""
         self._io = io_scheduler or IO_SCHEDULER
-        # The user's client, else many small pools of our own, made on first use.
-        self._clients = ModelClients(http_client, verify)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
+
+    @property
+    def needs_api_key(self) -> bool:
+        """No key is set and the host is not loopback: every request would fail with
+        :class:`~rxreact.errors.ConfigurationError`. A command line checks this before it starts."""
+        return self._endpoint.key is None and not self._endpoint.keyless_ok
+
+    @property
+    def api_key_variable(self) -> str:
+        """The environment variable this model reads its key from (``OPENAI_API_KEY``...)."""
+        return self._endpoint.key_env
 
     # -- the wire format: what a subclass implements -----------------------------------------
 
@@ -220,19 +220,26 @@ class HTTPChatModel(Closeable):
             what :meth:`complete` returns for the same reply.
         """
 
+        return self._stream(request, self._stream_parser)
+
+    def _stream(
+        self, request: ChatRequest, new_parser: Callable[[], StreamParser]
+    ) -> Observable[ChatChunk]:
+        """:meth:`stream` with each attempt's parser made by ``new_parser``: a wire format
+        that carries state from one request to the next (Anthropic's ``pause_turn``, continued
+        by another request) keeps its parsers this way."""
+
         def attempt(call: ThreadCall[ChatChunk], content: bytes) -> None:
-            with self._exchange(call, content, stream=True) as response:
+            with self._endpoint.exchange(call, content, stream=True) as response:
                 self._check_stream(response)
-                read_sse(response, call, self._stream_parser(), self.think_tags, self._limits)
+                read_sse(response, call, new_parser(), self.think_tags, self._limits)
 
         async def aattempt(call: LoopCall[ChatChunk], content: bytes) -> None:
-            async with self._aexchange(call, content, stream=True) as response:
+            async with self._endpoint.aexchange(call, content, stream=True) as response:
                 if response.headers.get("content-type", "").startswith(NOT_A_STREAM_TYPES):
                     await response.aread()  # the check quotes the body
                 self._check_stream(response)
-                await aread_sse(
-                    response, call, self._stream_parser(), self.think_tags, self._limits
-                )
+                await aread_sse(response, call, new_parser(), self.think_tags, self._limits)
 
         return self._observable(request, stream=True, attempt=attempt, aattempt=aattempt)
 
@@ -250,12 +257,12 @@ class HTTPChatModel(Closeable):
             raise RuntimeError("complete() would block the I/O loop it waits for: use stream()")
 
         def attempt(call: ThreadCall[ModelResponse], content: bytes) -> None:
-            with self._exchange(call, content, stream=False) as response:
+            with self._endpoint.exchange(call, content, stream=False) as response:
                 call.batch_read()  # the headers are the "first chunk" of a whole response
                 call.emit(self._finish_response(self._parse_response(response.read())))
 
         async def aattempt(call: LoopCall[ModelResponse], content: bytes) -> None:
-            async with self._aexchange(call, content, stream=False) as response:
+            async with self._endpoint.aexchange(call, content, stream=False) as response:
                 call.batch_read()
                 call.emit(self._finish_response(self._parse_response(await response.aread())))
 
@@ -286,7 +293,7 @@ class HTTPChatModel(Closeable):
 
         Loop mode: the clients are closed on the I/O loop, waited for unless called from it.
         """
-        self._clients.close()
+        self._endpoint.clients.close()
 
     # -- internals --------------------------------------------------------------------------
 
@@ -335,116 +342,11 @@ class HTTPChatModel(Closeable):
         except (TypeError, ValueError) as exc:  # an option that is not JSON, say
             raise ConfigurationError(f"the request cannot be sent as JSON: {exc}") from exc
 
-    @contextlib.contextmanager
-    def _exchange(
-        self, call: ThreadCall[Any], content: bytes, *, stream: bool
-    ) -> Iterator[httpx.Response]:
-        """POST the body; yield the 2xx response, abortable by the call; map every failure."""
-        request = self._request(call, content, stream)
-        request["extensions"]["trace"] = call.trace
-        client, shards, shard = self._clients.sync()
-        call.locate = functools.partial(pooled_socket, client, self._url, call.httpx_timeout)
-        response: httpx.Response | None = None
-        try:
-            with client.stream(**request) as response, call.attached(response):
-                if response.status_code >= 400:
-                    raise status_error(response, self._redact)
-                yield response
-        except httpx.HTTPError as exc:
-            raise transport_error(
-                exc, self._origin, self._timeouts, call.phase, self._redact
-            ) from exc
-        finally:
-            if response is not None:
-                _forget_stream(response)
-            if shards is not None and shard is not None:
-                shards.release(shard)
-
-    @contextlib.asynccontextmanager
-    async def _aexchange(
-        self, call: LoopCall[Any], content: bytes, *, stream: bool
-    ) -> AsyncIterator[httpx.Response]:
-        """:meth:`_exchange` on the I/O loop (a cancelled task is what aborts it)."""
-        request = self._request(call, content, stream)
-        client, shards, shard = self._clients.asynchronous()
-        response: httpx.Response | None = None
-        try:
-            async with client.stream(**request) as response:
-                call.headers_in()
-                if response.status_code >= 400:
-                    await response.aread()
-                    raise status_error(response, self._redact)
-                yield response
-        except httpx.HTTPError as exc:
-            raise transport_error(
-                exc, self._origin, self._timeouts, call.phase, self._redact
-            ) from exc
-        finally:
-            if response is not None:
-                _forget_stream(response)
-            # Also (above all) after a cancellation: httpcore may have lost a pool slot.
-            reclaim(client, self._url, call.httpx_timeout)
-            if shards is not None and shard is not None:
-                shards.release(shard)
-
-    def _request(self, call: ModelCall[Any], content: bytes, stream: bool) -> dict[str, Any]:
-        """The arguments of ``client.stream`` for one attempt."""
-        headers = self._headers_for(stream)
-        log.debug("POST %s (stream=%s)", self._url, stream)
-        return {
-            "method": "POST",
-            "url": self._url,
-            "content": content,
-            "headers": headers,
-            "extensions": {"timeout": call.httpx_timeout},
-        }
-
     def _check_stream(self, response: httpx.Response) -> None:
-        error = not_a_stream(response, self._redact, self._parse_body)
+        error = not_a_stream(response, self._endpoint.redact, self._parse_body)
         if error is not None:
             raise error
-
-    def _headers_for(self, stream: bool) -> dict[str, str]:
-        headers = {
-            "Content-Type": "application/json",
-            "Accept": "text/event-stream" if stream else "application/json",
-        }
-        if self._api_key is not None:
-            headers.update(self._auth_headers(self._api_key.reveal()))
-        elif not self._keyless_ok:
-            raise ConfigurationError(
-                f"no API key for {self.base_url}: pass api_key=... or set {self._key_env}"
-            )
-        headers.update(self._headers)
-        return headers
-
-    def _redact(self, text: str) -> str:
-        if self._api_key is not None:
-            text = text.replace(self._api_key.reveal(), "***")
-        return text
 
     def _parse_body(self, text: str) -> object:
         """A JSON body that came where a stream was asked for, read as one event."""
         return self._stream_parser().parse(text, None)
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-_CLOSED_STREAM = httpx.ByteStream(b"")
-
-
-def _forget_stream(response: httpx.Response) -> None:
-    """Break httpx's reference cycle response -> stream -> response once the response is closed.
-
-    Left alone, the response with its request, headers and stream wrappers (some forty objects
-    per request) waits for the cycle collector, and at thousands of concurrent runs that is
-    heap every collection walks; unlinked, it is freed as soon as the last reference goes.
-    """
-    response.stream = _CLOSED_STREAM

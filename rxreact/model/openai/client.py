@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 from reactivex import abc
 
+from rxreact._validate import check_bool
 from rxreact.messages import ChatRequest
 from rxreact.model.chunks import ModelResponse
 from rxreact.model.http._aio import run_on_io_loop
@@ -75,6 +76,11 @@ class OpenAIChatModel(HTTPChatModel):
             :class:`~rxreact.errors.ResponseTooLargeError` (see
             :mod:`rxreact.model.http.limits`); ``None`` lifts it.
 
+    Raises:
+        InvalidArgumentError: a setting of the wrong type or value (the message names it).
+        ConfigurationError: no model name, a ``base_url`` that is not an http(s) URL, or an
+            ``io`` that does not fit the other arguments.
+
     I/O modes (``on_next`` of :meth:`stream` is called on the I/O thread of the mode):
 
     - ``"loop"``: every stream of the process is read on ONE asyncio event loop, on one
@@ -94,14 +100,14 @@ class OpenAIChatModel(HTTPChatModel):
     (:mod:`rxreact.model.http._clients`).
 
     The default is loop mode, by measurement (2 cores, BENCHMARKS.md): for one conversation it
-    now costs what thread mode costs (0.42x the async httpx floor per chunk in both; fixed
-    cost 0.83x against 0.77x), and at a thousand concurrent agent runs it holds 28 threads
-    where thread mode holds one per stream, with about 0.9x the floor's CPU per paced chunk where
-    thread mode needed several times more. A subscriber that blocks ``on_next`` of the model
-    stream itself stalls every stream in loop mode: the agent never does (it hands chunks to
-    its pool with :func:`~rxreact.operators.deliver_on`, and a blocked pool thread is
-    replaced within milliseconds); code that subscribes to ``model.stream`` directly and
-    blocks should do the same, or choose ``io="thread"``.
+    costs about what thread mode costs (0.47x and 0.44x the async httpx floor's CPU per chunk
+    in one run; a short conversation 0.88-1.03x the floor's), and at a thousand concurrent
+    agent runs it holds 28 threads where thread mode holds one per stream, with about 0.9x the
+    floor's CPU per paced chunk where thread mode needed 2.2x. A subscriber that blocks
+    ``on_next`` of the model stream itself stalls every stream in loop mode: the agent never
+    does (it hands chunks to its pool with :func:`~rxreact.operators.deliver_on`, and a
+    blocked pool thread is replaced within milliseconds); code that subscribes to
+    ``model.stream`` directly and blocks should do the same, or choose ``io="thread"``.
     """
 
     path = "/chat/completions"
@@ -132,6 +138,9 @@ class OpenAIChatModel(HTTPChatModel):
         max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
         max_tool_arguments: int | None = DEFAULT_MAX_TOOL_ARGUMENTS,
     ) -> None:
+        check_bool("send_reasoning", send_reasoning)
+        check_bool("think_tags", think_tags)
+        check_bool("include_usage", include_usage)
         super().__init__(
             model,
             base_url=base_url,

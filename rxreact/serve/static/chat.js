@@ -74,7 +74,8 @@ function apply(msg, part) {
     }
     case 'tool-output-available': {
       const tool = findPart(msg, 'tool', part.toolCallId);
-      if (tool) Object.assign(tool, { output: part.output, state: 'output-available' });
+      // preliminary: a tool's progress, or the run of an agent it calls, so far
+      if (tool) Object.assign(tool, { output: part.output, state: part.preliminary ? 'output-streaming' : 'output-available' });
       break;
     }
     case 'tool-output-error': {

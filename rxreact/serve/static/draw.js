@@ -7,7 +7,20 @@
 import { el } from './dom.js';
 import { renderMarkdown } from './markdown.js';
 
-const show = (value) => (typeof value === 'string' ? value : JSON.stringify(value));
+const TOOL_MARKS = { running: '⋯', done: '✓', error: '✗' };
+
+// An agent run as a tool shows its run so far: {agent, text, tools: [{name, state}]}.
+const isNestedRun = (value) =>
+  value && typeof value === 'object' && typeof value.agent === 'string' && Array.isArray(value.tools);
+
+function show(value) {
+  if (typeof value === 'string') return value;
+  if (isNestedRun(value)) {
+    const tools = value.tools.map((t) => `${t.name} ${TOOL_MARKS[t.state] || ''}`.trim()).join(', ');
+    return `${value.agent}${tools ? ` [${tools}]` : ''}: ${value.text}`;
+  }
+  return JSON.stringify(value);
+}
 
 function drawTool(part) {
   const row = el('div', 'tool-row');
@@ -15,7 +28,9 @@ function drawTool(part) {
   const mark = { 'output-available': '✓', 'output-error': '✗' }[part.state] || '⋯';
   row.append(el('span', 'mark', mark), el('span', 'name', part.name));
   row.append(el('span', 'args', part.input !== undefined ? show(part.input) : part.inputText));
-  if (part.state === 'output-available') row.append(el('span', 'result', show(part.output)));
+  if (part.state === 'output-available' || part.state === 'output-streaming') {
+    row.append(el('span', 'result', show(part.output)));
+  }
   if (part.state === 'output-error') row.append(el('span', 'result', part.errorText));
   return row;
 }

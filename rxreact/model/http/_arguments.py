@@ -1,0 +1,71 @@
+"""The settings of an :class:`~rxreact.model.http.model.HTTPChatModel` (``OpenAIChatModel`` and
+the other providers' models), checked at construction.
+
+A wrong type found at the first request (``base_url=123`` as an ``AttributeError`` deep in
+httpx, ``connect_timeout="5"`` as a timeout that never fires) is found late and explained badly;
+here each is an :class:`~rxreact.errors.InvalidArgumentError` naming the parameter. Values that
+may come from the environment (a missing model name, a ``base_url`` that is not http(s)) stay
+:class:`~rxreact.errors.ConfigurationError`, as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+from reactivex import abc
+
+from rxreact._validate import (
+    check_int,
+    check_optional_int,
+    check_optional_seconds,
+    check_optional_str,
+    check_options,
+    described,
+)
+from rxreact.errors import InvalidArgumentError
+from rxreact.model.retry_policy import Backoff
+
+__all__ = ["check_model_arguments"]
+
+
+def check_model_arguments(
+    *,
+    model: Any,
+    base_url: Any,
+    api_key: Any,
+    timeouts: Mapping[str, Any],
+    max_retries: Any,
+    backoff: Any,
+    headers: Any,
+    http_client: Any,
+    io_scheduler: Any,
+    options: Any,
+    caps: Mapping[str, Any],
+) -> None:
+    """Raise :class:`InvalidArgumentError` for the first setting of the wrong type or value."""
+    for name, value in (("model", model), ("base_url", base_url), ("api_key", api_key)):
+        check_optional_str(name, value)
+    for name, value in timeouts.items():
+        check_optional_seconds(name, value)
+    check_int("max_retries", max_retries, 0)
+    if backoff is not None and not isinstance(backoff, Backoff):
+        raise InvalidArgumentError(f"backoff must be a Backoff or None, got {described(backoff)}")
+    for key, value in check_options("headers", headers).items():
+        if not isinstance(value, str):
+            raise InvalidArgumentError(
+                f"headers values must be str, got {described(value)} for {key!r}"
+            )
+    if http_client is not None and not isinstance(http_client, httpx.Client | httpx.AsyncClient):
+        raise InvalidArgumentError(
+            f"http_client must be an httpx.Client or httpx.AsyncClient, got "
+            f"{described(http_client)}"
+        )
+    if io_scheduler is not None and not isinstance(io_scheduler, abc.SchedulerBase):
+        raise InvalidArgumentError(
+            f"io_scheduler must be a scheduler or None, got {described(io_scheduler)}"
+        )
+    check_options("options", options)
+    for name, value in caps.items():
+        check_optional_int(name, value, 1)

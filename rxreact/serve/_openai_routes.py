@@ -1,0 +1,187 @@
+"""``POST /v1/chat/completions`` and ``GET /v1/models``: the agent behind the OpenAI API.
+
+The last message is the question. The conversation is the ``x-rxreact-conversation`` header or
+the body's ``user`` field (the agent's memory holds its history, the messages sent before the
+last are ignored); with neither the request is stateless: the messages sent are the history,
+kept in a throwaway memory for this one run. Streamed or not, the mapping is
+:mod:`rxreact.serve.openai_compat`'s. A streamed response whose client leaves cancels its run
+(nobody can resume it: it has no chat page behind it).
+"""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from reactivex import operators as ops
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from rxreact.agent.react_agent import ReactAgent
+from rxreact.errors import RxReactError
+from rxreact.events import FinalAnswer
+from rxreact.memory.in_memory import InMemoryChatMemory
+from rxreact.messages import AssistantMessage, Message, SystemMessage, UserMessage
+from rxreact.serve._body import HTTPProblem, _validated, check_conversation_id, message_too_long
+from rxreact.serve._bridge import ChunkPipe
+from rxreact.serve._guard import user_of
+from rxreact.serve._runs import RunRegistry
+from rxreact.serve.auth import conversation_key
+from rxreact.serve.openai_compat import chat_completion, error_body, to_chat_completion_chunks
+from rxreact.serve.ui_stream import UIChunk
+
+__all__ = ["CONVERSATION_HEADER", "openai_routes"]
+
+CONVERSATION_HEADER = "x-rxreact-conversation"
+
+_SSE_HEADERS = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+
+
+class _ChatMessage(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    role: str
+    content: str | list[dict[str, Any]] | None = None
+
+    def text(self) -> str:
+        if isinstance(self.content, str):
+            return self.content
+        parts = self.content or []
+        return "".join(str(p.get("text") or "") for p in parts if p.get("type") == "text")
+
+
+class CompletionBody(BaseModel):
+    """What the endpoint reads of a chat-completions request (tools, temperature... are the
+    agent's own business and ignored)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    model: str | None = None
+    messages: list[_ChatMessage] = Field(min_length=1)
+    stream: bool = False
+    user: str | None = None
+    stream_options: dict[str, Any] | None = None
+
+
+def openai_routes(
+    runs: RunRegistry,
+    *,
+    model_name: str,
+    max_message_chars: int,
+    refuse: Callable[[BaseException], HTTPProblem | None],
+    heartbeat: float = 15.0,
+) -> list[Route]:
+    """The two routes, over the app's run registry (so the per-user run limit counts them)."""
+
+    async def models(request: Request) -> Response:
+        model = {"id": model_name, "object": "model", "created": 0, "owned_by": "rxreact"}
+        return JSONResponse({"object": "list", "data": [model]})
+
+    async def completions(request: Request) -> Response:
+        user = user_of(request)
+        body = _validated(CompletionBody, await request.body())
+        last = body.messages[-1]
+        question = last.text()
+        if last.role != "user" or not question.strip():
+            raise HTTPProblem(422, "invalid_body", "the last message must be a user message")
+        if len(question) > max_message_chars:
+            raise message_too_long(max_message_chars)
+        named = request.headers.get(CONVERSATION_HEADER) or body.user
+        agent: ReactAgent | None = None
+        if named:
+            key = conversation_key(user, check_conversation_id(named))
+        else:  # stateless: the messages sent are the history
+            key = uuid.uuid4().hex
+            agent = _with_history(runs.agent, key, body.messages[:-1])
+        try:
+            run = await run_in_threadpool(runs.start, question, key, user, agent)
+        except RxReactError as error:
+            raise refuse(error) or error from None
+        answers: list[FinalAnswer] = []
+        failure: list[BaseException] = []
+        chunks = run.events().pipe(
+            ops.do_action(
+                lambda e: answers.append(e) if isinstance(e, FinalAnswer) else None,
+                on_error=failure.append,
+            ),
+            to_chat_completion_chunks(
+                f"chatcmpl-{run.id}",
+                body.model or model_name,
+                include_usage=bool((body.stream_options or {}).get("include_usage")),
+            ),
+            ops.map(_as_sse),
+        )
+        pipe = ChunkPipe(chunks, heartbeat=heartbeat)
+        first = await pipe.first()
+        if failure and first is not None and len(first) == 1 and "error" in first[0].part:
+            pipe.close()  # refused before it began (a busy conversation): a plain HTTP error
+            status, error_json = error_body(failure[0])
+            return JSONResponse(error_json, status)
+        if not body.stream:
+            collected = [c.part for c in first or ()]
+            try:
+                async for piece in _rest(pipe):
+                    collected.extend(piece)
+            finally:
+                pipe.close()
+            if failure:
+                status, error_json = error_body(failure[0])
+                return JSONResponse(error_json, status)
+            return JSONResponse(chat_completion(collected, answers[-1] if answers else None))
+
+        async def body_text() -> AsyncIterator[str]:
+            ended = False
+            try:
+                async for text in pipe.body(first):
+                    yield text
+                ended = True
+            finally:
+                if not ended:  # the client left: nobody will read this run
+                    run.cancel()
+
+        return StreamingResponse(body_text(), media_type="text/event-stream", headers=_SSE_HEADERS)
+
+    return [
+        Route("/v1/models", models, methods=["GET"]),
+        Route("/v1/chat/completions", completions, methods=["POST"]),
+    ]
+
+
+def _as_sse(chunk: dict[str, Any]) -> UIChunk:
+    """A chunk as the pipe's item: one ``data:`` event without an id (nothing resumes it)."""
+    return UIChunk(None, chunk)
+
+
+async def _rest(pipe: ChunkPipe) -> AsyncIterator[list[dict[str, Any]]]:
+    """The pipe's remaining chunks, batch by batch, until the run ends."""
+    while True:
+        batch = await pipe.first()  # the next batch: "first" of what is left
+        if batch is None:
+            return
+        yield [c.part for c in batch]
+
+
+def _with_history(agent: ReactAgent, key: str, messages: list[_ChatMessage]) -> ReactAgent:
+    """``agent`` whose memory holds ``messages`` under ``key`` alone (a shallow copy: model,
+    tools, schedulers and event log are shared; nothing is written to the real memory)."""
+    history: list[Message] = []
+    for message in messages:
+        text = message.text()
+        if message.role in ("system", "developer") and text:
+            history.append(SystemMessage(content=text))
+        elif message.role == "user" and text:
+            history.append(UserMessage(content=text))
+        elif message.role == "assistant" and text:
+            history.append(AssistantMessage(content=text))
+        # tool calls and results of the caller's own tools are not this agent's history
+    memory = InMemoryChatMemory()
+    if history:
+        memory.append(key, history)
+    clone = copy.copy(agent)
+    clone.memory = memory
+    return clone
