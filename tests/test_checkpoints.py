@@ -178,3 +178,24 @@ def test_a_run_fenced_out_of_its_log_stops_before_the_step_that_needed_the_recor
         with pytest.raises(RunError):
             run.result(timeout=10)
     assert not ran.is_set()
+
+
+def test_a_run_handed_off_to_another_agent_is_not_resumed() -> None:
+    from rxreact.agent._rebuild import Refused, rebuild
+    from rxreact.runs.takeover import LostRun
+
+    def body(checkpoint: Checkpoint) -> bytes:
+        return encode_checkpoint(checkpoint)
+
+    start = Checkpoint(kind="start", messages=(UserMessage(content="q"),), agent="triage")
+    answered = Checkpoint(
+        kind="response", round=1, messages=(AssistantMessage(content="hi"),), agent="billing"
+    )
+    lost = LostRun("r", None, 2, [("r/0", body(start)), ("r/1", body(answered))])
+    with pytest.raises(Refused, match="handed off to agent 'billing'"):
+        rebuild(lost, "triage", [])
+    same = answered.model_copy(update={"agent": "triage"})
+    rebuilt = rebuild(
+        LostRun("r", None, 2, [("r/0", body(start)), ("r/1", body(same))]), "triage", []
+    )
+    assert rebuilt.last == AssistantMessage(content="hi") and rebuilt.rounds == 1

@@ -57,6 +57,7 @@ def response(run: RunLoop, checkpoints: Checkpointer, state: RoundState) -> Obse
             round=state.round,
             messages=(run.turn[-1],),
             forced=state.forced,
+            agent=_agent_name(run),  # the agent running the turn now (another after a handoff)
             **_counters(run),
         )
     )

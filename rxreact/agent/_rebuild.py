@@ -71,6 +71,11 @@ def rebuild(lost: LostRun, agent_name: str | None, tool_names: list[str]) -> Reb
         raise Refused(f"the start of run {lost.run_id!r} has no question")
     state = Rebuilt(question, start.conversation_id)
     for checkpoint in checkpoints[1:]:
+        if checkpoint.kind == "response" and checkpoint.agent != start.agent:
+            raise Refused(
+                f"run {lost.run_id!r} was handed off to agent {checkpoint.agent!r}: "
+                "resuming a run after a handoff is not supported"
+            )
         _apply(state, checkpoint)
     return state
 

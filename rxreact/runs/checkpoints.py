@@ -64,7 +64,8 @@ class Checkpoint(BaseModel):
     conversation_id: str | None = None
     """``start``: the conversation the run reads and extends."""
     agent: str | None = None
-    """``start``: the name of the agent that runs it."""
+    """``start``: the name of the agent that runs it; ``response``: of the agent that ran the
+    round (another one after a handoff)."""
     tools: tuple[str, ...] = ()
     """``start``: the names of the agent's tools."""
 
