@@ -37,6 +37,7 @@ from rxreact.memory.lease import Lease
 from rxreact.messages import ToolCall, Usage, content_text
 from rxreact.model.chunks import ChatChunk
 from rxreact.operators import run_tools, with_lease
+from rxreact.runs.checkpoints import Checkpoint
 from rxreact.runs.handle import AgentRun
 from rxreact.runs.takeover import LostRun, ResumableLog
 from rxreact.rx._immediate import immediately
@@ -186,8 +187,10 @@ class ResumedRun(RunLoop):
             )
             results[position] = result
             refused.append(result)
-        told = immediately(*unsent, *refused)
-        yield told if durable is None else told.pipe(checkpointing.record_tool_results(durable))
+        if durable is not None:  # the refusals are results too (recorded ones are already)
+            for result in refused:
+                durable.record(Checkpoint(kind="tool", round=round_number, result=result))
+        yield immediately(*unsent, *refused)
         if again:
             fresh: list[ToolResult | None] = [None] * len(again)
             tools = immediately(*(call for _, call in again)).pipe(
