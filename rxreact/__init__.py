@@ -24,6 +24,7 @@ from rxreact.checks.judge import LLMJudge, Verdict
 from rxreact.context.budget import ContextBudget
 from rxreact.errors import (
     AgentError,
+    ApprovalDecisionError,
     AuthenticationError,
     BadRequestError,
     ChatMemoryError,
@@ -126,6 +127,7 @@ __all__ = [
     "AnswerValidated",
     "AnthropicModel",
     "ApprovalDecision",
+    "ApprovalDecisionError",
     "Approver",
     "AssistantMessage",
     "AuthenticationError",

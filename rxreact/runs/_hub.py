@@ -65,6 +65,7 @@ class Hub:
         beat_s: float,
         error_type: type[Exception],
         takeover_timeout: float = 0.0,
+        on_decision: Callable[[str, str, bool, str | None], None] | None = None,
     ) -> None:
         self._client = client
         self._keys = keys
@@ -80,6 +81,8 @@ class Hub:
         self._thread: threading.Thread | None = None
         self._closed = threading.Event()
         self._cancel_id = "0-0"
+        self._on_decision = on_decision
+        self._decision_id = "0-0"
 
     def ensure_started(self) -> None:
         """Start the reader (once); the cancel stream is read from its current end on, so a
@@ -89,6 +92,8 @@ class Hub:
                 return
             last = self._client.xrevrange(self._keys.cancels, count=1)
             self._cancel_id = last[0][0].decode() if last else "0-0"
+            last = self._client.xrevrange(self._keys.decisions, count=1)
+            self._decision_id = last[0][0].decode() if last else "0-0"
             self._thread = threading.Thread(
                 target=self._loop, name="rxreact-redis-event-log", daemon=True
             )
@@ -136,7 +141,11 @@ class Hub:
                 else:
                     self._check_alive(now, everyone=False)  # just the new followers
                 groups = self._groups()
-                streams = {self._wake_key: wake_id, self._keys.cancels: self._cancel_id}
+                streams = {
+                    self._wake_key: wake_id,
+                    self._keys.cancels: self._cancel_id,
+                    self._keys.decisions: self._decision_id,
+                }
                 for run_id, members in groups.items():
                     streams[self._keys.run(run_id)] = f"0-{min(f.cursor for f in members)}"
                 wait_s = min(next_beat - time.monotonic(), self._block_s)
@@ -161,8 +170,23 @@ class Hub:
                     self._cancel_id = last.decode()
                     for _, fields in entries:
                         self._on_cancel(fields.get(b"run", b"").decode())
+                elif key == self._keys.decisions:
+                    self._decision_id = last.decode()
+                    for _, fields in entries:
+                        self._decided(fields)
                 else:
                     self._dispatch(groups, key, entries)
+
+    def _decided(self, fields: dict[bytes, bytes]) -> None:
+        if self._on_decision is None:
+            return
+        reason = fields.get(b"reason")
+        self._on_decision(
+            fields.get(b"run", b"").decode(),
+            fields.get(b"call", b"").decode(),
+            fields.get(b"approved") == b"1",
+            reason.decode() if reason else None,
+        )
 
     def _groups(self) -> dict[str, list[Follower]]:
         with self._lock:

@@ -13,12 +13,13 @@ from __future__ import annotations
 from typing import Any
 
 from rxreact.events import AgentEvent
+from rxreact.runs._decisions import check_waiting, decision_error
 from rxreact.runs._entries import End, decode_entry
 from rxreact.runs._hub import seq_of
 from rxreact.runs._keys import Keys
 from rxreact.runs.takeover import LostRun
 
-__all__ = ["claim_lost", "give_up"]
+__all__ = ["claim_lost", "give_up", "record_decision"]
 
 _CLAIM = """
 local prefix, me, limit, lost_ms = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
@@ -90,4 +91,33 @@ def give_up(client: Any, keys: Keys, lost: LostRun, reason: str, ttl_ms: int) ->
     pipe.hset(keys.owner(lost.run_id), mapping={"state": "lost", "info": reason})
     pipe.set(keys.meta(lost.run_id), "lost", px=ttl_ms)
     pipe.zrem(keys.running, lost.run_id)
+    pipe.execute()
+
+
+def record_decision(
+    client: Any, keys: Keys, run_id: str, call_id: str, approved: bool, reason: str | None
+) -> None:
+    """Check the call waits, record the decision (the first wins), tell the owners."""
+    pipe = client.pipeline(transaction=False)
+    pipe.get(keys.meta(run_id))
+    pipe.xrange(keys.run(run_id))
+    state, entries = pipe.execute()
+    if state != b"running":
+        why = f"the run is {state.decode()}" if state else "no such run is running"
+        raise decision_error(run_id, call_id, why)
+    events = [
+        e
+        for entry_id, fields in entries
+        for e in decode_entry(seq_of(entry_id), fields)
+        if not isinstance(e, End)
+    ]
+    check_waiting(run_id, call_id, events)
+    fields = {"run": run_id, "call": call_id, "approved": "1" if approved else "0"}
+    if reason is not None:
+        fields["reason"] = reason
+    if not client.hsetnx(keys.decided(run_id), call_id, "1" if approved else "0"):
+        raise decision_error(run_id, call_id, "it was decided already")
+    pipe = client.pipeline(transaction=False)
+    pipe.pexpire(keys.decided(run_id), 24 * 3600 * 1000)
+    pipe.xadd(keys.decisions, fields, maxlen=1000, approximate=True)
     pipe.execute()

@@ -39,6 +39,7 @@ class SQLiteReader:
         busy: Callable[[], bool],
         on_cancel: Callable[[str], None],
         heartbeat: Callable[[], None],
+        on_decision: Callable[[str, str, bool, str | None], None],
     ) -> None:
         self._store = store
         self._poll = poll
@@ -46,6 +47,8 @@ class SQLiteReader:
         self._gone_after = gone_after  # seconds without a beat before followers give up
         self._busy = busy  # does this process own runs (so cancels must be polled)?
         self._on_cancel = on_cancel
+        self._on_decision = on_decision
+        self._decision_id = 0
         self._heartbeat = heartbeat
         self._lock = threading.Lock()
         self._followers: set[Follower] = set()
@@ -63,6 +66,9 @@ class SQLiteReader:
                 self._cancel_id = db.execute("SELECT COALESCE(MAX(id), 0) FROM cancels").fetchone()[
                     0
                 ]
+                self._decision_id = db.execute(
+                    "SELECT COALESCE(MAX(id), 0) FROM decisions"
+                ).fetchone()[0]
             self._thread = threading.Thread(
                 target=self._loop, name="rxreact-sqlite-event-log", daemon=True
             )
@@ -115,6 +121,7 @@ class SQLiteReader:
                 if current != version or forced:
                     version = current
                     self._read_cancels()
+                    self._read_decisions()
                     self._read_entries()
             except Exception:  # the one reader every follower relies on must not stop
                 log.exception("SQLite event log reader failed; going on in 1 s")
@@ -133,6 +140,17 @@ class SQLiteReader:
         for cancel_id, run_id in rows:
             self._cancel_id = cancel_id
             self._on_cancel(run_id)
+
+    def _read_decisions(self) -> None:
+        with self._store.read("read decisions") as db:
+            rows = db.execute(
+                "SELECT id, run_id, call_id, approved, reason FROM decisions WHERE id > ? "
+                "ORDER BY id",
+                (self._decision_id,),
+            ).fetchall()
+        for decision_id, run_id, call_id, approved, reason in rows:
+            self._decision_id = decision_id
+            self._on_decision(run_id, call_id, bool(approved), reason)
 
     def _groups(self) -> dict[str, list[Follower]]:
         with self._lock:

@@ -10,6 +10,7 @@ Tables::
                  end marker at last seq + 1
     checkpoints  the run's finished steps (never shown to subscribers), keyed (run_id, n)
     cancels      cancel requests, read by every owning process from the last id it saw
+    decisions    approval decisions, one per (run, call): the first wins; read like cancels
 
 Times are wall-clock (``time.time()``), the one clock every process of the host shares, as
 the chat memory's leases. Each process opens the file with two connections: one for the
@@ -62,6 +63,15 @@ CREATE TABLE checkpoints (
     body BLOB NOT NULL,
     PRIMARY KEY (run_id, n)
 ) WITHOUT ROWID;
+CREATE TABLE decisions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id TEXT NOT NULL,
+    call_id TEXT NOT NULL,
+    approved INTEGER NOT NULL,
+    reason TEXT,
+    at REAL NOT NULL,
+    UNIQUE (run_id, call_id)
+);
 CREATE TABLE cancels (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     run_id TEXT NOT NULL,

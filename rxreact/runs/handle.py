@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
     from rxreact.agent.run_loop import RunLoop
 
 __all__ = ["AgentRun"]
+
+log = logging.getLogger(__name__)
 
 
 class AgentRun:
@@ -62,6 +65,9 @@ class AgentRun:
             self._append = _renumbered(self._writer.append, lost.last_seq)
         if isinstance(self._writer, CheckpointWriter):  # a durable log: record each step
             run.checkpoints = Checkpointer(self._writer)
+        watch = getattr(self._log, "watch_decisions", None)
+        if watch is not None:  # decisions made in other processes (event_log.decide)
+            watch(self.id, self._apply_decision)
         # This handle answers approval requests (approve / deny), so nobody denies them for
         # want of an approver; an agent's approver, if any, may still answer first.
         run.approvals.external = True
@@ -126,6 +132,11 @@ class AgentRun:
         """Refuse a tool call that waits for approval: it never runs, and the model reads that
         it was denied (with ``reason``). Returns False when no call with that id waits."""
         return self._run.approvals.deny(call_id, reason)
+
+    def _apply_decision(self, call_id: str, approved: bool, reason: str | None) -> None:
+        applied = self.approve(call_id) if approved else self.deny(call_id, reason)
+        if not applied:  # settled meanwhile (timed out, or the run ended)
+            log.warning("run %s: a decision for call %s came too late", self.id, call_id)
 
     def result(self, timeout: float | None = None) -> AgentResult:
         """Wait for the run's :class:`~rxreact.AgentResult` (blocking).

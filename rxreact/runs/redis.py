@@ -39,11 +39,12 @@ from rxreact._closeable import Closeable
 from rxreact._redis import connect_redis
 from rxreact.errors import RunError
 from rxreact.events import AgentEvent
+from rxreact.runs._decisions import Apply
 from rxreact.runs._follower import Follower
 from rxreact.runs._hub import Hub
 from rxreact.runs._keys import Keys
 from rxreact.runs._record import RunRecord
-from rxreact.runs._redis_takeover import claim_lost, give_up
+from rxreact.runs._redis_takeover import claim_lost, give_up, record_decision
 from rxreact.runs._writes import RunWriterToRedis, WriteQueue
 from rxreact.runs.base import RunWriter
 from rxreact.runs.memory import InMemoryEventLog
@@ -119,7 +120,9 @@ class RedisEventLog(Closeable):
             self._lost_ms / 3000,
             self._error,
             self.takeover_timeout,
+            self._decided,
         )
+        self._appliers: dict[str, Apply] = {}  # owned run id -> how it applies a decision
         self._lock = threading.Lock()
         self._owned: dict[str, RunRecord] = {}
         self._tokens: dict[str, int] = {}  # run id -> this process's fencing token
@@ -187,6 +190,7 @@ class RedisEventLog(Closeable):
         with self._lock:
             self._owned.pop(record.run_id, None)
             self._tokens.pop(record.run_id, None)
+            self._appliers.pop(record.run_id, None)
 
     def _heartbeat(self, client: Any) -> None:
         """Keep this process's running runs alive (called by the reader thread)."""
@@ -276,6 +280,37 @@ class RedisEventLog(Closeable):
             record.cancel()
             return
         self._client.xadd(self._keys.cancels, {"run": run_id}, maxlen=1000, approximate=True)
+
+    # -- approvals from any process -------------------------------------------------------------
+
+    def decide(self, run_id: str, call_id: str, approved: bool, reason: str | None = None) -> None:
+        """Approve or deny a tool call of a run that waits for approval, from any process:
+        the first decision is recorded (``HSETNX``) and its owner applies it once.
+
+        Raises:
+            ApprovalDecisionError: no such call waits (unknown, decided already, run ended).
+        """
+        with self._lock:
+            owned = run_id in self._owned
+        if owned:  # the request may still be on its way to Redis
+            self.flush()
+        record_decision(self._client, self._keys, run_id, call_id, approved, reason)
+
+    def watch_decisions(self, run_id: str, apply: Apply) -> None:
+        """How this process's run ``run_id`` applies decisions (its handle registers it)."""
+        self._hub.ensure_started()
+        with self._lock:
+            self._appliers[run_id] = apply
+
+    def _decided(self, run_id: str, call_id: str, approved: bool, reason: str | None) -> None:
+        with self._lock:
+            apply = self._appliers.get(run_id)
+        if apply is not None:  # not on the reader thread: it resumes a tool call
+
+            def action(_: abc.SchedulerBase, __: Any = None) -> None:
+                apply(call_id, approved, reason)
+
+            self._writes.scheduler.schedule(action)
 
     def flush(self, timeout: float | None = 10.0) -> bool:
         """Wait until every event appended so far was sent to Redis; False on timeout."""

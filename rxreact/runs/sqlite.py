@@ -28,8 +28,10 @@ from reactivex.disposable import Disposable
 from rxreact._closeable import Closeable
 from rxreact.errors import RunError
 from rxreact.events import AgentEvent
+from rxreact.runs._decisions import Apply
 from rxreact.runs._follower import Follower
 from rxreact.runs._record import RunRecord
+from rxreact.runs._sqlite_decisions import record_decision
 from rxreact.runs._sqlite_reader import SQLiteReader
 from rxreact.runs._sqlite_store import Store
 from rxreact.runs._sqlite_takeover import claim_lost, give_up
@@ -108,7 +110,9 @@ class SQLiteEventLog(Closeable):
             busy=lambda: bool(self._owned),
             on_cancel=self._cancel_requested,
             heartbeat=self._heartbeat,
+            on_decision=self._decided,
         )
+        self._appliers: dict[str, Apply] = {}  # owned run id -> how it applies a decision
 
     def __repr__(self) -> str:
         return f"SQLiteEventLog({self.path!r}, lost_after={self.lost_after:g})"
@@ -176,6 +180,7 @@ class SQLiteEventLog(Closeable):
     def _ended(self, record: RunRecord) -> None:
         with self._lock:
             self._owned.pop(record.run_id, None)
+            self._appliers.pop(record.run_id, None)
 
     def _heartbeat(self) -> None:
         """Renew this process's running runs, and delete finished runs past ``ttl`` (called
@@ -253,6 +258,37 @@ class SQLiteEventLog(Closeable):
             return
         with self._store.write("request a cancel") as db:
             db.execute("INSERT INTO cancels (run_id, at) VALUES (?, ?)", (run_id, time.time()))
+
+    # -- approvals from any process -------------------------------------------------------------
+
+    def decide(self, run_id: str, call_id: str, approved: bool, reason: str | None = None) -> None:
+        """Approve or deny a tool call of a run that waits for approval, from any process:
+        the first decision is recorded and its owner applies it once.
+
+        Raises:
+            ApprovalDecisionError: no such call waits (unknown, decided already, run ended).
+        """
+        with self._lock:
+            owned = run_id in self._owned
+        if owned:  # the request may still be on its way to the file
+            self.flush()
+        record_decision(self._store, run_id, call_id, approved, reason)
+        self._reader.wake()
+
+    def watch_decisions(self, run_id: str, apply: Apply) -> None:
+        """How this process's run ``run_id`` applies decisions (its handle registers it)."""
+        with self._lock:
+            self._appliers[run_id] = apply
+
+    def _decided(self, run_id: str, call_id: str, approved: bool, reason: str | None) -> None:
+        with self._lock:
+            apply = self._appliers.get(run_id)
+        if apply is not None:
+
+            def action(_: abc.SchedulerBase, __: Any = None) -> None:
+                apply(call_id, approved, reason)
+
+            self._writes.scheduler.schedule(action)
 
     def flush(self, timeout: float | None = 10.0) -> bool:
         """Wait until every event appended so far was committed; False on timeout."""
