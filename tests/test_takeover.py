@@ -384,3 +384,16 @@ def test_a_resumed_conversation_run_commits_its_turn_once(
     assert history[-1].content == "Charged, and Paris is sunny."
     assert calls(w.counts, "charge") == 1
     memory.close()
+
+
+def test_an_agent_with_another_name_refuses_the_run(world: Callable[[list[Any]], World]) -> None:
+    w = world([tool_call_reply(("charge", {"amount": 1})), text_reply("done")])
+    worker, run_id = w.start_worker()
+    watcher = Collector(follow(run_id, w.log(takeover_timeout=30)))
+    assert wait_until(lambda: calls(w.counts, "charge") == 1)
+    kill(worker)
+    assert wait_until(lambda: w.is_lost(run_id))
+    assert w.agent(name="billing").resume_runs() == []  # same tools, another agent
+    error = watcher.wait().error
+    assert isinstance(error, RunLostError) and "'billing'" in str(error)
+    assert w.lease(run_id)[1] == "lost"
