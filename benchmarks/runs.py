@@ -12,6 +12,11 @@ plain cold ``stream()`` of the same repeat (the same process layout, the same an
 - ``redis_follow_100``: the same run followed by 100 subscribers through Redis (another
   ``RedisEventLog`` client in the same process, i.e. what a follower process pays, plus
   the owner's writes): one reader thread, ``XREAD BLOCK`` for all of them.
+- ``sqlite_1`` / ``sqlite_follow_100``: the same two on a ``SQLiteEventLog`` file (in a
+  temporary directory): every event and checkpoint is committed to the file; followers
+  poll it from one reader thread.
+
+Both durable logs also write the run's checkpoints (one per model response and tool result).
 
 ``python -m benchmarks.runs [--quick]`` runs it alone; it starts its own ``redis-server`` on a
 free loopback port (the Redis rows are skipped without one).
@@ -45,11 +50,21 @@ from benchmarks._harness import (
     run_child,
 )
 
-VARIANTS = ("cold", "memory_1", "memory_100", "redis_1", "redis_follow_100")
+VARIANTS = (
+    "cold",
+    "memory_1",
+    "memory_100",
+    "sqlite_1",
+    "sqlite_follow_100",
+    "redis_1",
+    "redis_follow_100",
+)
 LABELS = {
     "cold": "cold agent.stream(), 1 subscriber (baseline)",
     "memory_1": "hot run, InMemoryEventLog, 1 subscriber",
     "memory_100": "hot run, InMemoryEventLog, 100 subscribers",
+    "sqlite_1": "hot run, SQLiteEventLog, 1 local subscriber",
+    "sqlite_follow_100": "hot run, SQLiteEventLog, 100 followers through the file",
     "redis_1": "hot run, RedisEventLog, 1 local subscriber",
     "redis_follow_100": "hot run, RedisEventLog, 100 followers through Redis",
 }
@@ -87,7 +102,7 @@ def _subscribe_all(sources: list[Any], chunks: int) -> None:
 
 
 def child(argv: list[str]) -> None:
-    from rxreact import ReactAgent, RedisEventLog, follow, tool
+    from rxreact import ReactAgent, RedisEventLog, SQLiteEventLog, follow, tool
     from rxreact.model.openai.client import OpenAIChatModel
 
     variant, url, chunks, sessions = argv[0], argv[1], int(argv[2]), int(argv[3])
@@ -100,18 +115,22 @@ def child(argv: list[str]) -> None:
 
     model = OpenAIChatModel(MODEL, base_url=url, api_key="sk-x", headers=mock_headers(chunks))
     logs: list[Any] = []
+    scratch = tempfile.TemporaryDirectory(prefix="rxreact-bench-sqlite-")
     if variant.startswith("redis"):
         logs = [
             RedisEventLog(redis_url, prefix="bench:"),
             RedisEventLog(redis_url, prefix="bench:"),
         ]
+    elif variant.startswith("sqlite"):
+        path = f"{scratch.name}/runs.db"
+        logs = [SQLiteEventLog(path), SQLiteEventLog(path)]
     agent = ReactAgent(model, [get_weather], event_log=logs[0] if logs else None)
 
     def session() -> dict[str, float]:
         t0, c0 = time.perf_counter(), time.process_time()
         if variant == "cold":
             _subscribe_all([agent.stream(PROMPT)], chunks)
-        elif variant == "redis_follow_100":
+        elif variant.endswith("_follow_100"):
             run = agent.start(PROMPT)
             _subscribe_all([follow(run.id, logs[1]) for _ in range(100)], chunks)
         else:
@@ -129,6 +148,7 @@ def child(argv: list[str]) -> None:
         for log in logs:
             log.close()
         model.close()
+        scratch.cleanup()
     emit({"variant": variant, **medians(results)})
 
 

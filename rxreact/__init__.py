@@ -24,6 +24,7 @@ from rxreact.checks.judge import LLMJudge, Verdict
 from rxreact.context.budget import ContextBudget
 from rxreact.errors import (
     AgentError,
+    ApprovalDecisionError,
     AuthenticationError,
     BadRequestError,
     ChatMemoryError,
@@ -68,6 +69,7 @@ from rxreact.events import (
     ReasoningDelta,
     RoundFinished,
     RoundModeDecided,
+    RoundRestarted,
     RoundStarted,
     TextDelta,
     ToolApprovalRequested,
@@ -102,7 +104,14 @@ from rxreact.model.openai.responses import OpenAIResponsesModel
 from rxreact.model.scripted.model import ScriptedModel
 from rxreact.model.spec import model_from
 from rxreact.operators import events_of, from_agent, only_root
-from rxreact.runs import AgentRun, EventLog, InMemoryEventLog, RedisEventLog, follow
+from rxreact.runs import (
+    AgentRun,
+    EventLog,
+    InMemoryEventLog,
+    RedisEventLog,
+    SQLiteEventLog,
+    follow,
+)
 from rxreact.tools.approval import ApprovalDecision, Approver
 from rxreact.tools.source import ToolSource
 from rxreact.tools.tool import Tool, tool
@@ -118,6 +127,7 @@ __all__ = [
     "AnswerValidated",
     "AnthropicModel",
     "ApprovalDecision",
+    "ApprovalDecisionError",
     "Approver",
     "AssistantMessage",
     "AuthenticationError",
@@ -168,6 +178,7 @@ __all__ = [
     "ResponseTooLargeError",
     "RoundFinished",
     "RoundModeDecided",
+    "RoundRestarted",
     "RoundStarted",
     "RunCancelledError",
     "RunError",
@@ -176,6 +187,7 @@ __all__ = [
     "RunStalledError",
     "RxReactError",
     "SQLiteChatMemory",
+    "SQLiteEventLog",
     "ScriptedModel",
     "ServerError",
     "StreamInterruptedError",

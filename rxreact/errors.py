@@ -33,7 +33,8 @@ call such as ``agent.call``) is an instance of :class:`RxReactError`::
     ├── RunError                      a hot run (``agent.start``) could not be followed to its end
     │   ├── RunCancelledError             cancelled (``run.cancel()``, ``request_cancel``)
     │   ├── RunNotFoundError              not in the event log (never started, or expired)
-    │   └── RunLostError                  the process that owned it stopped before it ended
+    │   ├── RunLostError                  the process that owned it stopped before it ended
+    │   └── ApprovalDecisionError         a decision for a call that does not wait for one
     ├── ConversationBusyError         another run holds the conversation (rejected, waited too
     │                                 long, or this run's lease was lost before its commit)
     └── TooManyRunsError              a user already has as many runs in flight as a server
@@ -53,6 +54,7 @@ from typing import Any
 
 __all__ = [
     "AgentError",
+    "ApprovalDecisionError",
     "AuthenticationError",
     "BadRequestError",
     "ChatMemoryError",
@@ -328,6 +330,11 @@ class RunCancelledError(RunError):
 
 class RunNotFoundError(RunError):
     """The event log has no run with this id: it never started, or its retention ran out."""
+
+
+class ApprovalDecisionError(RunError):
+    """``event_log.decide(...)`` for a tool call that does not wait for approval: unknown in
+    the run, decided already (the first decision wins), or its run ended."""
 
 
 class RunLostError(RunError):

@@ -58,6 +58,7 @@ __all__ = [
     "RoundFinished",
     "RoundMode",
     "RoundModeDecided",
+    "RoundRestarted",
     "RoundStarted",
     "TextDelta",
     "ToolApprovalRequested",
@@ -225,6 +226,16 @@ class MaxRoundsReached(_Event):
     type: Literal["max_rounds_reached"] = "max_rounds_reached"
 
 
+class RoundRestarted(_Event):
+    """The run moved to another worker (its process stopped) and this round is requested
+    again: forget the text, reasoning and tool-call deltas seen for it so far; they stream
+    again from the new ``round_started``. ``seq`` goes on: nothing before this is repeated."""
+
+    type: Literal["round_restarted"] = "round_restarted"
+    reason: str
+    """Why the round restarted (which worker stopped, and when it was resumed)."""
+
+
 class ValidationStarted(_Event):
     """The round's draft answer is being checked (``output_type``, then the judge)."""
 
@@ -347,6 +358,7 @@ AgentEvent = Annotated[
     | ToolResult
     | RoundFinished
     | MaxRoundsReached
+    | RoundRestarted
     | ValidationStarted
     | AnswerValidated
     | ContextTrimmed

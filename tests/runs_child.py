@@ -1,9 +1,10 @@
-"""A process on the other side of a RedisEventLog, for tests/test_runs_redis.py.
+"""A process on the other side of a shared event log, for tests/test_runs_redis.py and
+tests/test_runs_sqlite.py. LOG is a Redis URL, or the path of a SQLiteEventLog file.
 
-``python runs_child.py follow REDIS_URL RUN_ID AFTER``: follow the run, print ``ready`` once
+``python runs_child.py follow LOG RUN_ID AFTER``: follow the run, print ``ready`` once
 subscribed, then one JSON line: the seqs, the answer text and the error's type and attributes.
 
-``python runs_child.py own REDIS_URL MODEL_URL LOST_AFTER``: start a run on the model (whose
+``python runs_child.py own LOG MODEL_URL LOST_AFTER``: start a run on the model (whose
 script hangs), print its id, then one JSON line with how it ended (cancelled by a request from
 another process, or never: the parent kills this process).
 """
@@ -15,7 +16,13 @@ import sys
 import threading
 from typing import Any
 
-from rxreact import OpenAIChatModel, ReactAgent, RedisEventLog, follow
+from rxreact import OpenAIChatModel, ReactAgent, RedisEventLog, SQLiteEventLog, follow
+
+
+def open_log(where: str, **options: Any) -> RedisEventLog | SQLiteEventLog:
+    if where.startswith("redis://"):
+        return RedisEventLog(where, **options)
+    return SQLiteEventLog(where, **options)
 
 
 def follow_run(url: str, run_id: str, after: int) -> None:
@@ -33,7 +40,7 @@ def follow_run(url: str, run_id: str, after: int) -> None:
         ended["error"] = {"type": type(error).__name__, "attrs": vars(error), "str": str(error)}
         done.set()
 
-    with RedisEventLog(url) as log:
+    with open_log(url) as log:
         follow(run_id, log, after=after).subscribe(on_next, on_error, done.set)
         print("ready", flush=True)
         done.wait(30)
@@ -42,7 +49,7 @@ def follow_run(url: str, run_id: str, after: int) -> None:
 
 def own_run(url: str, model_url: str, lost_after: float) -> None:
     with (
-        RedisEventLog(url, lost_after=lost_after) as log,
+        open_log(url, lost_after=lost_after) as log,
         OpenAIChatModel("mock", base_url=model_url, api_key="sk-test", max_retries=0) as model,
     ):
         run = ReactAgent(model, event_log=log).start("q", conversation_id="shared")

@@ -159,7 +159,7 @@ def test_cancel_from_another_process_stops_the_owner(
 
 def test_a_killed_owner_is_reported_lost(serve: Any, logs: Any, redis_server: RedisServer) -> None:
     server, _ = serve([[*text_reply("partial")[:2], Hang()]])
-    reader = logs(lost_after=1.0)
+    reader = logs(lost_after=1.0, takeover_timeout=0.5)
     owner = child("own", redis_server.url, server.base_url, "1")
     assert owner.stdout is not None
     run_id = owner.stdout.readline().strip()
@@ -214,7 +214,7 @@ def test_a_run_seen_running_that_vanishes_before_its_first_event_is_lost_not_unk
     # follower has seen running is lost (RunLostError), not a run never heard of.
     import redis
 
-    reader = logs(lost_after=1.5)  # the hub looks at its runs every 0.5 s
+    reader = logs(lost_after=1.5, takeover_timeout=0.5)  # the hub looks every 0.5 s
     meta = "rxreact:run:early:meta"  # the owner's announcement (RedisEventLog's key layout)
     with redis.Redis.from_url(redis_server.url) as client:
         client.set(meta, "running", px=30_000)

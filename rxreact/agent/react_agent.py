@@ -29,6 +29,7 @@ from rxreact._validate import (
 from rxreact.agent._views import AgentViews
 from rxreact.agent.as_tool import ChildMemory, agent_tool
 from rxreact.agent.handoffs import handoff_tools
+from rxreact.agent.resume import RunsKeeper, resume_runs
 from rxreact.agent.run_loop import RunLoop
 from rxreact.checks.guardrails import Hold, InputGuardrail, OutputGuardrail, check_guardrails
 from rxreact.checks.judge import Judge
@@ -397,6 +398,23 @@ class ReactAgent(AgentViews):
         question = check_run(question, conversation_id, options)
         output = output_spec(output_type)
         return AgentRun(self, RunLoop(self, question, conversation_id, options, output))
+
+    def resume_runs(self) -> list[AgentRun]:
+        """Claim the runs of :attr:`event_log` whose process died and resume them here.
+
+        Call it at start-up (or keep :meth:`runs_keeper` running): each lost run is claimed
+        by exactly one process, rebuilt from its checkpoints (nothing finished is done
+        again), and goes on with ``seq`` where its log stopped, so its followers never
+        notice. A run this agent cannot run (another agent's, other tools) is given up with
+        the reason. No-op for a log that cannot resume (the in-memory one). See
+        :mod:`rxreact.agent.resume`.
+        """
+        return resume_runs(self)
+
+    def runs_keeper(self, interval: float | None = None) -> RunsKeeper:
+        """:meth:`resume_runs` now and every ``interval`` seconds (default: the log's
+        ``lost_after / 3``) on a background thread: ``with agent.runs_keeper(): ...``."""
+        return RunsKeeper(self, interval)
 
     def _subscribe(
         self,

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from reactivex import Observable
 
+from rxreact.agent import _checkpointing as checkpointing
 from rxreact.agent.handoffs import handoff_after
 from rxreact.agent.round import Mode, RoundState
 from rxreact.checks.validation import (
@@ -90,6 +91,7 @@ from rxreact.operators import (
 from rxreact.operators._guardrails import RunGuard
 from rxreact.operators._mark_origin import mark_origin_
 from rxreact.result import AgentResult
+from rxreact.runs.checkpoints import Checkpointer
 from rxreact.rx._immediate import immediately, starting_with
 from rxreact.tools.approval import Approvals
 from rxreact.tracing import RunTracer, run_tracer
@@ -165,6 +167,9 @@ class RunLoop:
         self.approvals: Approvals = Approvals(agent.approver, agent.tools_scheduler)
         """The tool calls waiting for approval; a hot run's handle sets ``external`` and
         forwards ``approve`` / ``deny`` here."""
+        self.checkpoints: Checkpointer | None = None
+        """Set by a hot run's handle when its event log is durable: each finished step is
+        recorded there before the next one starts (:mod:`rxreact.runs.checkpoints`)."""
 
     @property
     def waiting_for_approval(self) -> int:
@@ -227,13 +232,19 @@ class RunLoop:
         flat on purpose: nested ``concat(..., defer(next))`` would add two observer layers
         per round to the path of every chunk.
         """
-        agent = self.agent
         self._load_history()
         self._add(UserMessage(content=self.question))
+        if self.checkpoints is not None:
+            checkpointing.start(self, self.checkpoints)
         if self.guard is not None:  # input guardrails: checking from now, while round 1 runs
             yield self.guard.begin(content_text(self.question), self.history[:-1])
-        prefix: tuple[Any, ...] = ()
-        forced = False
+        yield from self._rounds((), False)
+
+    def _rounds(self, prefix: tuple[Any, ...], forced: bool) -> Iterator[Observable[Any]]:
+        """The loop from the next round on (``prefix``: events before its ``round_started``):
+        a new run's, or a resumed one's (:mod:`rxreact.agent.resume`)."""
+        agent = self.agent
+        durable = self.checkpoints
         while True:
             state = RoundState(self.rounds + 1, forced=forced)
             if self.fitter is not None:
@@ -243,10 +254,14 @@ class RunLoop:
             if self.fitter is not None and self.request is not None:
                 self.fitter.calibrate(self.request, state.usage)
             self._add(state.assistant_message(keep_reasoning=agent.send_reasoning))
+            if durable is not None:
+                yield checkpointing.response(self, durable, state)
             if state.mode is not Mode.TOOL_CALL:
                 if self.checked:
                     yield self._check(state)
                     if self._revise():
+                        if durable is not None:
+                            checkpointing.note(self, durable, state.round)
                         prefix, forced = (), state.forced
                         continue
                     self._check_output_type(state)
@@ -257,7 +272,7 @@ class RunLoop:
                 return
             calls = state.tool_calls()
             results: list[ToolResult | None] = [None] * len(calls)
-            yield immediately(*calls).pipe(
+            tools = immediately(*calls).pipe(
                 run_tools(
                     agent.tools,
                     round_number=state.round,
@@ -271,7 +286,13 @@ class RunLoop:
                     caller=self,
                 )
             )
+            if durable is None:
+                yield tools
+            else:
+                yield tools.pipe(checkpointing.record_tool_results(durable))
             self._add_results(calls, results)
+            if durable is not None:
+                yield durable.written()
             handoff = handoff_after(self, calls, results, state.round)
             if handoff is not None:  # the target runs the rest of the turn
                 yield immediately(handoff.event)  # still marked as the agent that hands over

@@ -16,8 +16,17 @@ from rxreact.runs.base import EventLog, RunWriter
 from rxreact.runs.handle import AgentRun
 from rxreact.runs.memory import InMemoryEventLog
 from rxreact.runs.redis import RedisEventLog
+from rxreact.runs.sqlite import SQLiteEventLog
 
-__all__ = ["AgentRun", "EventLog", "InMemoryEventLog", "RedisEventLog", "RunWriter", "follow"]
+__all__ = [
+    "AgentRun",
+    "EventLog",
+    "InMemoryEventLog",
+    "RedisEventLog",
+    "RunWriter",
+    "SQLiteEventLog",
+    "follow",
+]
 
 
 def follow(run_id: str, event_log: EventLog, after: int = 0) -> Observable[AgentEvent]:

@@ -1,21 +1,18 @@
-"""A follower of a run read through Redis: a cursor, a bounded inbox, delivery on its own
-scheduler. The hub (:mod:`rxreact.runs._hub`) fills inboxes; followers empty them."""
+"""A follower of a run read from a shared log (Redis or SQLite): a cursor, a bounded inbox,
+delivery on its own scheduler. The log's reader thread fills inboxes; followers empty them."""
 
 from __future__ import annotations
 
 import threading
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from reactivex import abc
 
 from rxreact.events import AgentEvent
 from rxreact.runs._entries import End
 
-if TYPE_CHECKING:
-    from rxreact.runs._hub import Hub
-
-__all__ = ["INBOX", "Follower", "Item"]
+__all__ = ["INBOX", "Follower", "Item", "Reader"]
 
 INBOX = 1024
 """Undelivered events at which a follower is left out of reads until it drains."""
@@ -24,12 +21,20 @@ Item = AgentEvent | End | Exception
 """What a follower delivers: an event, the run's end, or a failure to follow it."""
 
 
+class Reader(Protocol):
+    """What fills followers' inboxes: the Redis hub, or the SQLite log's reader thread."""
+
+    def remove(self, follower: Follower) -> None: ...
+
+    def wake(self) -> None: ...
+
+
 class Follower:
-    """One subscriber of a run read through Redis: cursor, inbox, delivery on its scheduler."""
+    """One subscriber of a run read from a shared log: cursor, inbox, delivery on its scheduler."""
 
     def __init__(
         self,
-        hub: Hub,
+        hub: Reader,
         run_id: str,
         after: int,
         observer: abc.ObserverBase[AgentEvent],
@@ -40,6 +45,7 @@ class Follower:
         self.cursor = after  # the last seq handed to the inbox (hub thread only)
         self.checked_at = float("-inf")  # when the hub last checked the run is alive
         self.seen_running = False  # a check found the run running (hub thread only)
+        self.missing_since: float | None = None  # when a check first found no owner beating
         self.inbox: deque[Item] = deque()
         self.lock = threading.Lock()
         self.starved = False

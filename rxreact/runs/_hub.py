@@ -64,6 +64,8 @@ class Hub:
         heartbeat: Callable[[Any], None],
         beat_s: float,
         error_type: type[Exception],
+        takeover_timeout: float = 0.0,
+        on_decision: Callable[[str, str, bool, str | None], None] | None = None,
     ) -> None:
         self._client = client
         self._keys = keys
@@ -72,12 +74,15 @@ class Hub:
         self._beat_s = beat_s
         self._block_s = _block_limit(client, beat_s)
         self._error = error_type
+        self._takeover_s = takeover_timeout  # how long a lost run may wait for a new owner
         self._wake_key = keys.wake(uuid.uuid4().hex)
         self._lock = threading.Lock()
         self._followers: set[Follower] = set()
         self._thread: threading.Thread | None = None
         self._closed = threading.Event()
         self._cancel_id = "0-0"
+        self._on_decision = on_decision
+        self._decision_id = "0-0"
 
     def ensure_started(self) -> None:
         """Start the reader (once); the cancel stream is read from its current end on, so a
@@ -87,6 +92,8 @@ class Hub:
                 return
             last = self._client.xrevrange(self._keys.cancels, count=1)
             self._cancel_id = last[0][0].decode() if last else "0-0"
+            last = self._client.xrevrange(self._keys.decisions, count=1)
+            self._decision_id = last[0][0].decode() if last else "0-0"
             self._thread = threading.Thread(
                 target=self._loop, name="rxreact-redis-event-log", daemon=True
             )
@@ -134,7 +141,11 @@ class Hub:
                 else:
                     self._check_alive(now, everyone=False)  # just the new followers
                 groups = self._groups()
-                streams = {self._wake_key: wake_id, self._keys.cancels: self._cancel_id}
+                streams = {
+                    self._wake_key: wake_id,
+                    self._keys.cancels: self._cancel_id,
+                    self._keys.decisions: self._decision_id,
+                }
                 for run_id, members in groups.items():
                     streams[self._keys.run(run_id)] = f"0-{min(f.cursor for f in members)}"
                 wait_s = min(next_beat - time.monotonic(), self._block_s)
@@ -159,8 +170,23 @@ class Hub:
                     self._cancel_id = last.decode()
                     for _, fields in entries:
                         self._on_cancel(fields.get(b"run", b"").decode())
+                elif key == self._keys.decisions:
+                    self._decision_id = last.decode()
+                    for _, fields in entries:
+                        self._decided(fields)
                 else:
                     self._dispatch(groups, key, entries)
+
+    def _decided(self, fields: dict[bytes, bytes]) -> None:
+        if self._on_decision is None:
+            return
+        reason = fields.get(b"reason")
+        self._on_decision(
+            fields.get(b"run", b"").decode(),
+            fields.get(b"call", b"").decode(),
+            fields.get(b"approved") == b"1",
+            reason.decode() if reason else None,
+        )
 
     def _groups(self) -> dict[str, list[Follower]]:
         with self._lock:
@@ -195,8 +221,9 @@ class Hub:
                     follower.push(mine)
 
     def _check_alive(self, now: float, everyone: bool) -> None:
-        """Fail the followers of runs that are gone (expired) or whose owner stopped beating:
-        every follower at a heartbeat, else only those never checked."""
+        """Fail the followers of runs that are gone (expired), given up, or whose owner
+        stopped beating ``takeover_timeout`` ago with no process taking the run over: every
+        follower at a heartbeat, else only those never checked."""
         with self._lock:
             followers = [
                 f
@@ -208,32 +235,45 @@ class Hub:
         run_ids = sorted({f.run_id for f in followers})
         pipe = self._client.pipeline(transaction=False)
         for run_id in run_ids:
-            pipe.exists(self._keys.meta(run_id))
+            pipe.get(self._keys.meta(run_id))
             pipe.xrevrange(self._keys.run(run_id), count=1)
+            pipe.hget(self._keys.owner(run_id), "info")
         replies = pipe.execute()
         verdicts: dict[str, Exception | None] = {}
         running: set[str] = set()
+        missing: set[str] = set()  # no owner beating: lost unless someone takes it over
         for i, run_id in enumerate(run_ids):
-            alive, last = replies[2 * i], replies[2 * i + 1]
-            if alive:
+            state, last, info = replies[3 * i : 3 * i + 3]
+            if state == b"running":
                 running.add(run_id)
-            if alive or (last and b"end" in last[0][1]):
+            if state == b"lost":
+                why = info.decode() if info else "it could not be resumed"
+                verdicts[run_id] = _lost(run_id, why)
+            elif state or (last and b"end" in last[0][1]):
                 verdicts[run_id] = None  # running, or ended: the end entry is on its way
             elif not last:
                 verdicts[run_id] = RunNotFoundError(f"no run {run_id!r} in this event log")
             else:
-                verdicts[run_id] = _lost(run_id)
+                verdicts[run_id] = None
+                missing.add(run_id)
         for follower in followers:
             verdict = verdicts.get(follower.run_id)
             if isinstance(verdict, RunNotFoundError) and follower.seen_running:
                 # It was running when looked at before, and is gone without writing an event
                 # (its process died before its first one): lost, not unknown.
-                verdict = _lost(follower.run_id)
+                verdict = None
+                missing.add(follower.run_id)
+            if follower.run_id not in missing:
+                follower.missing_since = None
+            elif follower.missing_since is None:
+                follower.missing_since = now
+            elif now - follower.missing_since >= self._takeover_s:
+                verdict = _lost(follower.run_id, "its process is gone and none resumed it")
             if verdict is not None:
                 follower.push([verdict])
             follower.seen_running = follower.seen_running or follower.run_id in running
             follower.checked_at = now
 
 
-def _lost(run_id: str) -> RunLostError:
-    return RunLostError(f"run {run_id!r} stopped without an end: its process is gone")
+def _lost(run_id: str, why: str = "its process is gone") -> RunLostError:
+    return RunLostError(f"run {run_id!r} stopped without an end: {why}")

@@ -59,7 +59,9 @@ class WriteQueue:
         self.scheduler: abc.SchedulerBase = shared_scheduler("redis-event-log", 2)
 
     def put(self, item: tuple[Any, ...]) -> None:
-        """Queue ``("e", run_id, event)`` or ``("end", run_id, conversation_id, seq, error)``."""
+        """Queue ``("e", run_id, event)``, ``("ckpt", run_id, body, n, on_sent)`` or
+        ``("end", run_id, conversation_id, seq, error)``; a checkpoint's ``on_sent(committed)``
+        is called once its pipeline went through (True) or was given up (False)."""
         with self._lock:
             self._pending.append(item)
             if self._flushing:
@@ -86,6 +88,7 @@ class WriteQueue:
                     self._tries = 0
             try:
                 results = self._pipeline(batch).execute(raise_on_error=False)
+                executed = True
             except self._error as error:
                 if self._tries < len(self.retry_waits):
                     with self._lock:
@@ -95,7 +98,8 @@ class WriteQueue:
                     self.scheduler.schedule_relative(wait, self._flush)
                     log.info("Redis event log: sending %d writes again: %s", len(batch), error)
                     return
-                results = [error]
+                results, executed = [error], False
+            _settle(batch, executed)
             # A re-sent entry that did arrive the first time is refused as a duplicate: fine.
             resent = self._tries > 0
             failures = [
@@ -118,17 +122,23 @@ class WriteQueue:
                 events.setdefault(run_id, []).append(item[2])
                 continue
             self._add_events(pipe, run_id, events.pop(run_id, []))
+            touched.add(run_id)
+            if item[0] == "ckpt":  # after the events queued before it, in the same pipeline
+                pipe.hsetnx(keys.checkpoints(run_id), str(item[3]), item[2])
+                continue
             _, run_id, conversation_id, seq, error = item
             pipe.xadd(keys.run(run_id), {"end": encode_end(error)}, id=f"0-{seq}")
             pipe.set(keys.meta(run_id), "ended", px=self._ttl_ms)
+            pipe.hset(keys.owner(run_id), "state", "ended")
+            pipe.zrem(keys.running, run_id)
             if conversation_id is not None:
                 pipe.zrem(keys.active(conversation_id), run_id)
-            touched.add(run_id)
         for run_id, pending in events.items():
             self._add_events(pipe, run_id, pending)
             touched.add(run_id)
-        for key in map(keys.run, touched):
-            pipe.pexpire(key, self._ttl_ms)
+        for run_id in touched:
+            pipe.pexpire(keys.run(run_id), self._ttl_ms)
+            pipe.pexpire(keys.checkpoints(run_id), self._ttl_ms)
         return pipe
 
     def _add_events(self, pipe: Any, run_id: str, events: list[AgentEvent]) -> None:
@@ -138,10 +148,17 @@ class WriteQueue:
             pipe.xadd(key, {"e": encode_events(part)}, id=f"0-{part[-1].seq}")
 
 
+def _settle(batch: list[tuple[Any, ...]], committed: bool) -> None:
+    """Tell the checkpoints of ``batch`` how their pipeline went."""
+    for item in batch:
+        if item[0] == "ckpt":
+            item[4](committed)
+
+
 class RunWriterToRedis:
     """A run's writer: the local record first (subscribers here), then the write queue."""
 
-    __slots__ = ("_ended", "_last", "_lock", "_on_end", "_queue", "_record")
+    __slots__ = ("_checkpoints", "_ended", "_last", "_lock", "_on_end", "_queue", "_record")
 
     def __init__(
         self, queue: WriteQueue, record: RunRecord, on_end: Callable[[RunRecord], None]
@@ -152,6 +169,7 @@ class RunWriterToRedis:
         self._lock = threading.Lock()
         self._ended = False
         self._last = 0
+        self._checkpoints = 0
 
     def append(self, event: AgentEvent) -> None:
         """Add the next event here and queue it for Redis."""
@@ -163,6 +181,20 @@ class RunWriterToRedis:
             self._last = event.seq
             self._record.append(event)
             self._queue.put(("e", self._record.run_id, event))
+
+    def resume_at(self, last_seq: int, checkpoints: int) -> None:
+        """A taken-over run: its events go on after ``last_seq``, its checkpoints after the
+        first ``checkpoints``."""
+        self._last, self._checkpoints = last_seq, checkpoints
+
+    def checkpoint(self, body: bytes, on_sent: Callable[[bool], None]) -> None:
+        """Queue a checkpoint (field n of the run's checkpoint hash) after the events so far."""
+        with self._lock:
+            if self._ended:
+                on_sent(False)
+                return
+            self._queue.put(("ckpt", self._record.run_id, body, self._checkpoints, on_sent))
+            self._checkpoints += 1
 
     def end(self, error: Exception | None = None) -> None:
         """End the run here and queue its end marker (entry ``0-{last seq + 1}``)."""

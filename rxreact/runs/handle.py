@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
@@ -14,12 +16,16 @@ from reactivex.scheduler import VirtualTimeScheduler
 
 from rxreact.errors import RunCancelledError
 from rxreact.events import AgentEvent, FinalAnswer
+from rxreact.runs.checkpoints import Checkpointer, CheckpointWriter
+from rxreact.runs.takeover import LostRun, ResumableLog
 
 if TYPE_CHECKING:
     from rxreact.agent.react_agent import AgentResult, ReactAgent
     from rxreact.agent.run_loop import RunLoop
 
 __all__ = ["AgentRun"]
+
+log = logging.getLogger(__name__)
 
 
 class AgentRun:
@@ -37,7 +43,7 @@ class AgentRun:
         answer = run.result(timeout=60).answer
     """
 
-    def __init__(self, agent: ReactAgent, run: RunLoop) -> None:
+    def __init__(self, agent: ReactAgent, run: RunLoop, *, lost: LostRun | None = None) -> None:
         self.id: str = run.run_id
         """The run's id: pass it to :func:`rxreact.follow` (from any process, with Redis)."""
         self.conversation_id: str | None = run.conversation_id
@@ -50,8 +56,18 @@ class AgentRun:
         self._lock = threading.Lock()
         self._over = False
         self._subscription = SingleAssignmentDisposable()
-        self._writer = self._log.begin(self.id, self.conversation_id, self.cancel)
-        self._append = self._writer.append
+        if lost is None:
+            self._writer = self._log.begin(self.id, self.conversation_id, self.cancel)
+            self._append: Callable[[Any], None] = self._writer.append
+        else:  # taken over (rxreact.agent.resume): seq goes on after the lost owner's last
+            assert isinstance(self._log, ResumableLog)
+            self._writer = self._log.resume(lost, self.cancel)
+            self._append = _renumbered(self._writer.append, lost.last_seq)
+        if isinstance(self._writer, CheckpointWriter):  # a durable log: record each step
+            run.checkpoints = Checkpointer(self._writer)
+        watch = getattr(self._log, "watch_decisions", None)
+        if watch is not None:  # decisions made in other processes (event_log.decide)
+            watch(self.id, self._apply_decision)
         # This handle answers approval requests (approve / deny), so nobody denies them for
         # want of an approver; an agent's approver, if any, may still answer first.
         run.approvals.external = True
@@ -117,6 +133,11 @@ class AgentRun:
         it was denied (with ``reason``). Returns False when no call with that id waits."""
         return self._run.approvals.deny(call_id, reason)
 
+    def _apply_decision(self, call_id: str, approved: bool, reason: str | None) -> None:
+        applied = self.approve(call_id) if approved else self.deny(call_id, reason)
+        if not applied:  # settled meanwhile (timed out, or the run ended)
+            log.warning("run %s: a decision for call %s came too late", self.id, call_id)
+
     def result(self, timeout: float | None = None) -> AgentResult:
         """Wait for the run's :class:`~rxreact.AgentResult` (blocking).
 
@@ -179,3 +200,14 @@ class AgentRun:
                 return False
             self._over = True
             return True
+
+
+def _renumbered(append: Callable[[AgentEvent], None], offset: int) -> Callable[[Any], None]:
+    """``append`` for a resumed run: its output counts from 1, the log goes on from
+    ``offset``."""
+
+    def renumber(event: Any) -> None:
+        event.__dict__["seq"] += offset  # as RunOutput stamps it (a frozen model's field)
+        append(event)
+
+    return renumber

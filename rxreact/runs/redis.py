@@ -4,6 +4,8 @@ Keys, all under ``prefix``::
 
     run:{id}            the run's stream: entry 0-seq holds event seq as JSON (field e), the
                         last entry is the end marker (field end: {"error": null | {...}})
+    run:{id}:ckpt       the run's checkpoints (a hash: field n holds checkpoint n), never shown
+                        to followers (:mod:`rxreact.runs.checkpoints`)
     run:{id}:meta       "running" (expires lost_after s after the owner's last heartbeat) or
                         "ended"; both say the run exists
     active:{conv}       sorted set of the runs started on a conversation, oldest first
@@ -25,6 +27,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, cast
@@ -36,13 +39,16 @@ from rxreact._closeable import Closeable
 from rxreact._redis import connect_redis
 from rxreact.errors import RunError
 from rxreact.events import AgentEvent
+from rxreact.runs._decisions import Apply
 from rxreact.runs._follower import Follower
 from rxreact.runs._hub import Hub
 from rxreact.runs._keys import Keys
 from rxreact.runs._record import RunRecord
+from rxreact.runs._redis_takeover import claim_lost, give_up, record_decision
 from rxreact.runs._writes import RunWriterToRedis, WriteQueue
 from rxreact.runs.base import RunWriter
 from rxreact.runs.memory import InMemoryEventLog
+from rxreact.runs.takeover import LostRun
 
 if TYPE_CHECKING:
     import redis
@@ -68,8 +74,11 @@ class RedisEventLog(Closeable):
             ``XREAD`` while anything is followed, so keep its ``socket_timeout`` unset or long.
         ttl: how long a run's events stay readable after its last write (seconds).
         prefix: the start of every key, to share a database with others.
-        lost_after: seconds without a heartbeat from the owning process after which followers
-            get :class:`~rxreact.RunLostError` and :meth:`active_run` forgets the run.
+        lost_after: seconds without a heartbeat from the owning process after which the
+            owner counts as gone: :meth:`active_run` forgets the run, and another process may
+            resume it (``agent.resume_runs()``).
+        takeover_timeout: seconds after that for another process to resume the run before
+            its followers get :class:`~rxreact.RunLostError`.
         max_runs: finished runs of this process kept in its memory for local subscribers.
         scheduler: where subscribers receive events when they subscribe without a scheduler.
 
@@ -84,11 +93,18 @@ class RedisEventLog(Closeable):
         ttl: float | timedelta = 3600.0,
         prefix: str = "rxreact:",
         lost_after: float = 30.0,
+        takeover_timeout: float = 60.0,
         max_runs: int = 1000,
         scheduler: abc.SchedulerBase | None = None,
     ) -> None:
         self._ttl_ms = _ms(ttl, "ttl")
         self._lost_ms = _ms(lost_after, "lost_after")
+        if takeover_timeout < 0:
+            raise ValueError("takeover_timeout must not be negative")
+        self.lost_after: float = self._lost_ms / 1000
+        self.takeover_timeout: float = float(takeover_timeout)
+        self.owner: str = uuid.uuid4().hex
+        """This log's identity as a runs' owner (one per log object)."""
         module, self._client, self._owns_client = connect_redis(client_or_url, "RedisEventLog")
         self.prefix = prefix
         self._error: type[Exception] = module.RedisError
@@ -103,9 +119,13 @@ class RedisEventLog(Closeable):
             self._heartbeat,
             self._lost_ms / 3000,
             self._error,
+            self.takeover_timeout,
+            self._decided,
         )
+        self._appliers: dict[str, Apply] = {}  # owned run id -> how it applies a decision
         self._lock = threading.Lock()
         self._owned: dict[str, RunRecord] = {}
+        self._tokens: dict[str, int] = {}  # run id -> this process's fencing token
         self._writes = WriteQueue(self._client, self._keys, self._ttl_ms, self._error)
 
     def __repr__(self) -> str:
@@ -126,6 +146,11 @@ class RedisEventLog(Closeable):
             self._hub.ensure_started()  # cancel requests for this run are seen from now on
             pipe = self._client.pipeline(transaction=False)
             pipe.set(self._keys.meta(run_id), "running", px=self._lost_ms)
+            lease: dict[str, str | int] = {"owner": self.owner, "token": 1, "state": "running"}
+            lease["conversation"] = conversation_id or ""
+            pipe.hset(self._keys.owner(run_id), mapping=lease)  # type: ignore[arg-type]
+            pipe.pexpire(self._keys.owner(run_id), self._ttl_ms)
+            pipe.zadd(self._keys.running, {run_id: time.time()})
             if conversation_id is not None:
                 pipe.zadd(self._keys.active(conversation_id), {run_id: time.time()})
                 pipe.pexpire(self._keys.active(conversation_id), self._ttl_ms)
@@ -133,24 +158,63 @@ class RedisEventLog(Closeable):
         except self._error as error:
             record.end(RunError(f"Redis event log: could not begin run: {error}"))
             raise RunError(f"Redis event log: could not begin run: {error}") from error
+        return self._own(record, 1)
+
+    def _own(self, record: RunRecord, token: int) -> RunWriterToRedis:
         with self._lock:
-            self._owned[run_id] = record
+            self._owned[record.run_id] = record
+            self._tokens[record.run_id] = token
         return RunWriterToRedis(self._writes, record, self._ended)
+
+    # -- taking over lost runs (rxreact.runs.takeover) -----------------------------------------
+
+    def claim_lost(self, limit: int = 100) -> list[LostRun]:
+        """Claim up to ``limit`` runs whose owner stopped beating ``lost_after`` seconds ago
+        (one Lua script: of several processes claiming at once, each run goes to one)."""
+        self._hub.ensure_started()  # the claimed runs' heartbeats go on from here
+        return claim_lost(self._client, self._keys, self.owner, self._lost_ms, limit)
+
+    def resume(self, lost: LostRun, cancel: Callable[[], None]) -> RunWriter:
+        """Own a claimed run: its writer continues after ``lost.last_seq``."""
+        record = self._local._record(lost.run_id, lost.conversation_id, cancel)
+        record.events.extend(lost.events)
+        writer = self._own(record, lost.token)
+        writer.resume_at(lost.last_seq, len(lost.checkpoints))
+        return writer
+
+    def give_up(self, lost: LostRun, reason: str) -> None:
+        """Mark a claimed run lost for good; its followers get ``RunLostError(reason)``."""
+        give_up(self._client, self._keys, lost, reason, self._ttl_ms)
 
     def _ended(self, record: RunRecord) -> None:
         with self._lock:
             self._owned.pop(record.run_id, None)
+            self._tokens.pop(record.run_id, None)
+            self._appliers.pop(record.run_id, None)
 
     def _heartbeat(self, client: Any) -> None:
         """Keep this process's running runs alive (called by the reader thread)."""
         with self._lock:
             owned = [(r.run_id, r.conversation_id) for r in self._owned.values()]
+            tokens = dict(self._tokens)
         if not owned:
             return
+        # Fencing, at heartbeat pace: a run another process took over (this one was paused
+        # past lost_after) is stopped here rather than written by two owners.
+        leases = client.pipeline(transaction=False)
+        for run_id, _ in owned:
+            leases.hget(self._keys.owner(run_id), "token")
+        for (run_id, _), token in zip(owned, leases.execute(), strict=True):
+            if token is not None and int(token) != tokens.get(run_id):
+                log.warning("run %s has another owner now; this process stops it", run_id)
+                self._cancel_requested(run_id)
+                owned = [o for o in owned if o[0] != run_id]
         pipe = client.pipeline(transaction=False)
         for run_id, conversation_id in owned:
+            pipe.pexpire(self._keys.owner(run_id), self._ttl_ms)
             pipe.pexpire(self._keys.meta(run_id), self._lost_ms)
             pipe.pexpire(self._keys.run(run_id), self._ttl_ms)
+            pipe.pexpire(self._keys.checkpoints(run_id), self._ttl_ms)
             if conversation_id is not None:
                 pipe.pexpire(self._keys.active(conversation_id), self._ttl_ms)
         pipe.execute()
@@ -216,6 +280,37 @@ class RedisEventLog(Closeable):
             record.cancel()
             return
         self._client.xadd(self._keys.cancels, {"run": run_id}, maxlen=1000, approximate=True)
+
+    # -- approvals from any process -------------------------------------------------------------
+
+    def decide(self, run_id: str, call_id: str, approved: bool, reason: str | None = None) -> None:
+        """Approve or deny a tool call of a run that waits for approval, from any process:
+        the first decision is recorded (``HSETNX``) and its owner applies it once.
+
+        Raises:
+            ApprovalDecisionError: no such call waits (unknown, decided already, run ended).
+        """
+        with self._lock:
+            owned = run_id in self._owned
+        if owned:  # the request may still be on its way to Redis
+            self.flush()
+        record_decision(self._client, self._keys, run_id, call_id, approved, reason)
+
+    def watch_decisions(self, run_id: str, apply: Apply) -> None:
+        """How this process's run ``run_id`` applies decisions (its handle registers it)."""
+        self._hub.ensure_started()
+        with self._lock:
+            self._appliers[run_id] = apply
+
+    def _decided(self, run_id: str, call_id: str, approved: bool, reason: str | None) -> None:
+        with self._lock:
+            apply = self._appliers.get(run_id)
+        if apply is not None:  # not on the reader thread: it resumes a tool call
+
+            def action(_: abc.SchedulerBase, __: Any = None) -> None:
+                apply(call_id, approved, reason)
+
+            self._writes.scheduler.schedule(action)
 
     def flush(self, timeout: float | None = 10.0) -> bool:
         """Wait until every event appended so far was sent to Redis; False on timeout."""

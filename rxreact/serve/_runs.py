@@ -16,7 +16,7 @@ from reactivex import Observable
 from reactivex import operators as ops
 
 from rxreact.agent.react_agent import ReactAgent
-from rxreact.errors import TooManyRunsError
+from rxreact.errors import ApprovalDecisionError, TooManyRunsError
 from rxreact.events import AgentEvent
 from rxreact.marbles import Recorder, Recording
 from rxreact.runs import AgentRun, follow
@@ -114,13 +114,21 @@ class RunRegistry:
             self.event_log.request_cancel(run_id)
 
     def decide(self, run_id: str, call_id: str, approved: bool, reason: str | None) -> bool:
-        """Answer a tool call of a run started here that waits for approval; False when no
-        such call waits here (decided already, or the run is another process's)."""
+        """Answer a tool call that waits for approval, of a run started here or, with a
+        durable event log, in another worker; False when no such call waits (unknown,
+        decided already, or the run ended)."""
         with self._lock:
             run = self._runs.get(run_id)
-        if run is None:
+        if run is not None:
+            return run.approve(call_id) if approved else run.deny(call_id, reason)
+        decide = getattr(self.event_log, "decide", None)
+        if decide is None:
             return False
-        return run.approve(call_id) if approved else run.deny(call_id, reason)
+        try:
+            decide(run_id, call_id, approved, reason)
+        except ApprovalDecisionError:
+            return False
+        return True
 
     async def recording(self, run_id: str, timeout: float) -> Recording | None:
         """The run's marble recording, once it ended (``None`` if it did not within ``timeout``).

@@ -235,6 +235,9 @@ def app_from_env() -> Any:
         on_busy=config.get("on_busy", "reject"),
     )
     app = create_app(agent, **options)
+    if redis_url:
+        # Every worker resumes the runs of workers that died (each run is claimed by one).
+        app.state.runs_keeper = agent.runs_keeper()
     # What start-up made (modules, the app, the agent) lives as long as the worker: frozen, it
     # is no longer walked by every full collection, which at thousands of conversations is
     # what sets the p99 latency.

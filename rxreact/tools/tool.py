@@ -85,6 +85,10 @@ class Tool(Generic[P, R]):
     (:func:`~rxreact.tools.results.truncate_result`). ``None``: no limit."""
     requires_approval: bool | Callable[[dict[str, Any]], bool] = False
     """Ask before running: always, or when this predicate on the parsed arguments is true."""
+    idempotent: bool = False
+    """Running a call twice does no harm: a run resumed by another worker (its process
+    stopped during the call, before the result was recorded) runs it again. Otherwise such a
+    call gets an error result instead, and never runs twice."""
     _arguments_model: type[BaseModel] | None = None
     _nested: NestedRun | None = None
     """Set on an agent tool: inside a run, the call runs this, nested in the calling run
@@ -198,6 +202,7 @@ def tool(
     timeout: float | None = None,
     max_result_chars: int | None = DEFAULT_MAX_RESULT_CHARS,
     requires_approval: bool | Callable[[dict[str, Any]], bool] = False,
+    idempotent: bool = False,
 ) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
 
 
@@ -210,6 +215,7 @@ def tool(
     timeout: float | None = None,
     max_result_chars: int | None = DEFAULT_MAX_RESULT_CHARS,
     requires_approval: bool | Callable[[dict[str, Any]], bool] = False,
+    idempotent: bool = False,
 ) -> Tool[P, R] | Callable[[Callable[P, R]], Tool[P, R]]:
     """Make a function a :class:`Tool`; use bare (``@tool``) or with options (``@tool(timeout=5)``).
 
@@ -223,6 +229,8 @@ def tool(
             visible marker. How return values become text: :mod:`rxreact.tools.results`.
         requires_approval: ask before each call (``True``), or when this predicate on the
             parsed arguments says so; see :mod:`rxreact.tools.approval`.
+        idempotent: a second call with the same arguments does no harm, so a run resumed
+            after its worker stopped mid-call may run the call again (see ``docs/runs.md``).
 
     Raises:
         InvalidArgumentError: an option of the wrong type or value (``timeout="5"``,
@@ -247,6 +255,8 @@ def tool(
             built = dataclasses.replace(built, max_result_chars=max_result_chars)
         if requires_approval:
             built = dataclasses.replace(built, requires_approval=requires_approval)
+        if idempotent:
+            built = dataclasses.replace(built, idempotent=True)
         return built
 
     return build(function) if function is not None else build

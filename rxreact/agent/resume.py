@@ -1,0 +1,255 @@
+"""Resuming lost runs: ``agent.resume_runs()`` and ``agent.runs_keeper()``.
+
+A run on a durable log whose process died is claimed by exactly one other process
+(:mod:`rxreact.runs.takeover`) and goes on there, where it stopped::
+
+    lost run's log:  1 .. 41 (last committed event)   checkpoints: start, response r1, tool a
+    resumed:         42 round_restarted? ... final_answer       (seq goes on, none repeated)
+
+- nothing a checkpoint recorded is done again: no finished model response is requested
+  again, no tool call with a recorded result runs again;
+- a tool call that was asked for but has no recorded result runs again only if its tool is
+  ``idempotent``; otherwise it gets an error result the model reads (:data:`MAY_HAVE_RUN`);
+- a round that was streaming is requested again after one ``round_restarted`` event, so
+  followers withdraw what they showed of it;
+- a run this agent cannot run (another agent's name, other tools, a corrupt checkpoint) is
+  given up with that reason: its followers get :class:`~rxreact.RunLostError` saying it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, cast
+
+from reactivex import Observable
+
+from rxreact.agent import _checkpointing as checkpointing
+from rxreact.agent._rebuild import Rebuilt, Refused, rebuild
+from rxreact.agent.round import RoundState
+from rxreact.agent.run_loop import RunLoop
+from rxreact.events import MaxRoundsReached, RoundRestarted, ToolResult, UsagePurpose
+from rxreact.memory._process_leases import leasing
+from rxreact.memory.lease import Lease
+from rxreact.messages import ToolCall, Usage, content_text
+from rxreact.model.chunks import ChatChunk
+from rxreact.operators import run_tools, with_lease
+from rxreact.runs.checkpoints import Checkpoint
+from rxreact.runs.handle import AgentRun
+from rxreact.runs.takeover import LostRun, ResumableLog
+from rxreact.rx._immediate import immediately
+
+if TYPE_CHECKING:
+    from rxreact.agent.react_agent import ReactAgent
+
+__all__ = ["MAY_HAVE_RUN", "RunsKeeper", "resume_runs"]
+
+log = logging.getLogger(__name__)
+
+MAY_HAVE_RUN = (
+    "The call may or may not have taken effect; the worker running it stopped before its "
+    "result was recorded, and this tool is not marked safe to run twice."
+)
+"""The error result of a call that was interrupted and is not ``idempotent``."""
+
+_WORKER = f"{socket.gethostname()}/{os.getpid()}"
+
+
+def agent_name(agent: Any) -> str | None:
+    name = getattr(agent, "name", None)
+    return name if isinstance(name, str) else None
+
+
+def resume_runs(agent: ReactAgent) -> list[AgentRun]:
+    """Claim the lost runs of ``agent.event_log`` and resume those this agent can run."""
+    event_log = agent.event_log
+    if not isinstance(event_log, ResumableLog):
+        return []
+    resumed: list[AgentRun] = []
+    for lost in event_log.claim_lost():
+        try:
+            state = rebuild(lost, agent_name(agent), list(agent.tools))
+        except Refused as refused:
+            log.warning("run %s cannot be resumed here: %s", lost.run_id, refused.reason)
+            event_log.give_up(lost, refused.reason)
+            continue
+        run = ResumedRun(agent, lost, state)
+        resumed.append(AgentRun(agent, run, lost=lost))
+        log.info("resumed run %s after seq %d", lost.run_id, lost.last_seq)
+    return resumed
+
+
+class ResumedRun(RunLoop):
+    """A run rebuilt from its checkpoints; its steps start where the lost owner stopped."""
+
+    def __init__(self, agent: ReactAgent, lost: LostRun, state: Rebuilt) -> None:
+        super().__init__(agent, state.question.content, state.conversation_id)
+        self.run_id = lost.run_id
+        self._lost = lost
+        self._state = state
+
+    def _holding_conversation(self, steps: Callable[[], Observable[Any]]) -> Observable[Any]:
+        """As a new run, but always queued: the lost owner's lease lapses on its own."""
+        agent = self.agent
+        if agent.memory is None or self.conversation_id is None:
+            return steps()
+
+        def body(lease: Lease) -> Observable[Any]:
+            self.lease = lease
+            return steps()
+
+        return with_lease(
+            leasing(agent.memory),
+            self.conversation_id,
+            body,
+            owner=f"{_WORKER}/{self.run_id}",
+            ttl=agent.lease_ttl,
+            on_busy="queue",
+            busy_timeout=None,
+        )
+
+    def _steps(self) -> Iterator[Observable[Any]]:
+        state = self._state
+        self._load_history()
+        self._add(state.question)
+        for message in state.turn:
+            self._add(message)
+        self.rounds, self.usage = state.rounds, state.usage
+        self.usage_by_purpose.update(cast(dict[UsagePurpose, Usage], state.usage_by_purpose))
+        self.revisions, self.tool_errors = state.revisions, state.tool_errors
+        if self.guard is not None:  # input guardrails are checks, not effects: run them again
+            yield self.guard.begin(content_text(self.question), self.history[: self.loaded])
+        last = state.last
+        if last is not None and not last.tool_calls:  # the answer was recorded: no new request
+            answered = RoundState(state.rounds, forced=state.forced)
+            answered.process(ChatChunk(text=last.content or ""), lambda _: None)
+            if self.checked:
+                yield self._check(answered)
+                if self._revise():
+                    if self.checkpoints is not None:
+                        checkpointing.note(self, self.checkpoints, answered.round)
+                    yield from self._rounds(self._restart(), answered.forced)
+                    return
+                self._check_output_type(answered)
+            if self.guard is not None:
+                yield self.guard.settled()
+            self._commit_memory()
+            yield immediately(self._final_answer(answered))
+            return
+        forced = state.forced
+        prefix: tuple[Any, ...] = ()
+        if last is not None:
+            yield from self._finish_tools(last.tool_calls, state.results)
+            if self.rounds - self.round_base >= self.agent.max_rounds:
+                forced = True
+                if not any(type(e) is MaxRoundsReached for e in self._lost.events):
+                    prefix = (MaxRoundsReached(round=self.rounds),)
+        yield from self._rounds(prefix + self._restart(), forced)
+
+    def _restart(self) -> tuple[Any, ...]:
+        """``round_restarted`` when the log holds events of the round requested next."""
+        number = self.rounds + 1
+        if any(e.round == number for e in self._lost.events):
+            reason = f"the worker running this round stopped; resumed by {_WORKER}"
+            return (RoundRestarted(round=number, reason=reason),)
+        return ()
+
+    def _finish_tools(
+        self, calls: tuple[ToolCall, ...], recorded: dict[str, ToolResult]
+    ) -> Iterator[Observable[Any]]:
+        """The round's tool calls that have no recorded result: idempotent ones run again,
+        the others get :data:`MAY_HAVE_RUN`; recorded results whose event never reached the
+        log are sent now. Then every result is added, in call order, and recorded."""
+        agent, durable = self.agent, self.checkpoints
+        round_number = self.rounds
+        shown = {e.call_id for e in self._lost.events if type(e) is ToolResult}
+        results: list[ToolResult | None] = [recorded.get(call.id) for call in calls]
+        unsent = [r for r in results if r is not None and r.call_id not in shown]
+        again: list[tuple[int, ToolCall]] = []
+        refused: list[ToolResult] = []
+        for position, call in enumerate(calls):
+            if results[position] is not None:
+                continue
+            tool = agent.tools.get(call.name)
+            if tool is not None and tool.idempotent:
+                again.append((position, call))
+                continue
+            result = ToolResult(
+                round=round_number,
+                call_id=call.id,
+                name=call.name,
+                content=MAY_HAVE_RUN,
+                is_error=True,
+                duration_s=0.0,
+            )
+            results[position] = result
+            refused.append(result)
+        if durable is not None:  # the refusals are results too (recorded ones are already)
+            for result in refused:
+                durable.record(Checkpoint(kind="tool", round=round_number, result=result))
+        yield immediately(*unsent, *refused)
+        if again:
+            fresh: list[ToolResult | None] = [None] * len(again)
+            tools = immediately(*(call for _, call in again)).pipe(
+                run_tools(
+                    agent.tools,
+                    round_number=round_number,
+                    results=fresh,
+                    scheduler=agent.scheduler,
+                    tools_scheduler=agent.tools_scheduler,
+                    default_timeout=agent.tool_timeout,
+                    trace=self.trace,
+                    approvals=self.approvals,
+                    approval_timeout=agent.approval_timeout,
+                    caller=self,
+                )
+            )
+            yield (
+                tools if durable is None else tools.pipe(checkpointing.record_tool_results(durable))
+            )
+            for (position, _), done in zip(again, fresh, strict=True):
+                results[position] = done
+        # Recorded results were counted when rebuilt; _add_results counts them all again.
+        self.tool_errors -= sum(r.is_error for r in recorded.values())
+        self._add_results(calls, results)
+        if durable is not None:
+            yield durable.written()
+
+
+class RunsKeeper:
+    """Calls ``agent.resume_runs()`` now and then every ``interval`` seconds, on a thread of
+    its own, until :meth:`close`. Made by ``with agent.runs_keeper():``."""
+
+    def __init__(self, agent: ReactAgent, interval: float | None = None) -> None:
+        event_log = agent.event_log
+        lost_after = event_log.lost_after if isinstance(event_log, ResumableLog) else 30.0
+        self.interval: float = interval if interval is not None else lost_after / 3
+        self.resumed: list[AgentRun] = []
+        """Every run this keeper resumed, oldest first."""
+        self._agent = agent
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="rxreact-runs-keeper", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            try:
+                self.resumed.extend(resume_runs(self._agent))
+            except Exception:  # a passing failure of the log: try again at the next tick
+                log.exception("resuming lost runs failed")
+            if self._stop.wait(self.interval):
+                return
+
+    def close(self) -> None:
+        """Stop looking for lost runs (runs already resumed go on)."""
+        self._stop.set()
+        self._thread.join(10)
+
+    def __enter__(self) -> RunsKeeper:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()

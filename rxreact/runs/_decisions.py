@@ -1,0 +1,40 @@
+"""Approval decisions through a shared log: from any process, applied once by the owner.
+
+A tool call that waits for approval is in the run's log already: its
+``tool_approval_requested`` event (call id, tool, arguments) and, once it is settled, its
+``tool_result``. ``event_log.decide(run_id, call_id, approved, reason)`` checks the call
+waits (requested, no result yet, the run not ended), then records the decision where the
+first one wins atomically (a SQLite row with a unique key, a Redis ``HSETNX``) and tells
+the owner, whose reader applies it to the waiting call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from rxreact.errors import ApprovalDecisionError
+from rxreact.events import AgentEvent, ToolApprovalRequested, ToolResult
+
+__all__ = ["Apply", "check_waiting", "decision_error"]
+
+Apply = Callable[[str, bool, str | None], None]
+"""How an owner applies a decision to its run: ``apply(call_id, approved, reason)``."""
+
+
+def check_waiting(run_id: str, call_id: str, events: Iterable[AgentEvent]) -> None:
+    """Raise :class:`~rxreact.ApprovalDecisionError` unless ``call_id`` of the run asked for
+    approval and has no result yet."""
+    asked = settled = False
+    for event in events:
+        if type(event) is ToolApprovalRequested and event.call_id == call_id:
+            asked = True
+        elif type(event) is ToolResult and event.call_id == call_id:
+            settled = True
+    if not asked:
+        raise decision_error(run_id, call_id, "no such call asked for approval")
+    if settled:
+        raise decision_error(run_id, call_id, "the call was settled already")
+
+
+def decision_error(run_id: str, call_id: str, why: str) -> ApprovalDecisionError:
+    return ApprovalDecisionError(f"cannot decide call {call_id!r} of run {run_id!r}: {why}")

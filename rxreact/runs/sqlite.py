@@ -1,0 +1,301 @@
+"""``SQLiteEventLog``: hot runs shared by the processes of one machine, in one SQLite file.
+
+The embedded durable log: what :class:`~rxreact.runs.RedisEventLog` does across machines, this
+does across the processes of one host with nothing to run beside them (several ``rxreact
+serve`` workers, a CLI and a notebook on one file). Its tables are described in
+:mod:`rxreact.runs._sqlite_store`.
+
+The owner writes in the background (:mod:`rxreact.runs._sqlite_writes`): ``append`` queues,
+and one transaction at a time commits everything queued so far, so a chunk costs a share of
+one commit. Readers in this process are served from memory; other processes poll the file
+from one reader thread per log (:mod:`rxreact.runs._sqlite_reader`). The owner's heartbeat is
+the ``beat`` column of its runs, renewed every ``lost_after / 3`` seconds.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from reactivex import Observable, abc
+from reactivex.disposable import Disposable
+
+from rxreact._closeable import Closeable
+from rxreact.errors import RunError
+from rxreact.events import AgentEvent
+from rxreact.runs._decisions import Apply
+from rxreact.runs._follower import Follower
+from rxreact.runs._record import RunRecord
+from rxreact.runs._sqlite_decisions import record_decision
+from rxreact.runs._sqlite_reader import SQLiteReader
+from rxreact.runs._sqlite_store import Store
+from rxreact.runs._sqlite_takeover import claim_lost, give_up
+from rxreact.runs._sqlite_writes import Fence, RunWriterToSQLite, SQLiteWriteQueue
+from rxreact.runs.base import RunWriter
+from rxreact.runs.memory import InMemoryEventLog
+from rxreact.runs.takeover import LostRun
+
+__all__ = ["SQLiteEventLog"]
+
+log: logging.Logger = logging.getLogger(__name__)
+
+
+def _positive(value: float, name: str) -> float:
+    if value <= 0:
+        raise ValueError(f"{name} must be positive")
+    return float(value)
+
+
+class SQLiteEventLog(Closeable):
+    """Runs' events in a SQLite file: follow, replay and cancel a run from any process of
+    this machine.
+
+    A run that stops beating (its process died) counts as gone after ``lost_after`` seconds:
+    :meth:`active_run` forgets it, and another process may resume it
+    (``agent.resume_runs()``). A follower gets :class:`~rxreact.RunLostError` only when
+    ``lost_after + takeover_timeout`` seconds passed and no process took it over.
+
+    Args:
+        path: the database file (created when missing; its directory must exist). Use a
+            file of its own, not the chat memory's.
+        lost_after: seconds without a heartbeat after which the owner counts as gone.
+        takeover_timeout: seconds after that for another process to resume the run before
+            its followers give up.
+        ttl: seconds a finished run stays readable (then its rows are deleted).
+        max_runs: finished runs of this process kept in its memory for local subscribers.
+        poll: seconds between two looks at the file by the reader thread (while anything is
+            followed or owned): the latency of a follower in another process.
+        timeout: seconds a write waits for another process's write lock.
+        scheduler: where subscribers receive events when they subscribe without a scheduler.
+
+    Raises:
+        RunError: the file cannot be opened, or is not an event log of this rxreact.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        lost_after: float = 30.0,
+        takeover_timeout: float = 60.0,
+        ttl: float = 3600.0,
+        max_runs: int = 1000,
+        poll: float = 0.02,
+        timeout: float = 5.0,
+        scheduler: abc.SchedulerBase | None = None,
+    ) -> None:
+        self.lost_after = _positive(lost_after, "lost_after")
+        if takeover_timeout < 0:
+            raise ValueError("takeover_timeout must not be negative")
+        self.takeover_timeout = float(takeover_timeout)
+        self.ttl = _positive(ttl, "ttl")
+        self.owner: str = uuid.uuid4().hex
+        """This log's identity as a runs' owner (one per log object)."""
+        self._store = Store.open(path, timeout)
+        self.path: str = self._store.path
+        self._local = InMemoryEventLog(max_runs=max_runs, ttl=self.ttl, scheduler=scheduler)
+        self._lock = threading.Lock()
+        self._owned: dict[str, tuple[RunRecord, Fence]] = {}
+        self._writes = SQLiteWriteQueue(self._store)
+        self._reader = SQLiteReader(
+            self._store.sibling(),
+            poll=_positive(poll, "poll"),
+            beat=self.lost_after / 3,
+            gone_after=self.lost_after + self.takeover_timeout,
+            busy=lambda: bool(self._owned),
+            on_cancel=self._cancel_requested,
+            heartbeat=self._heartbeat,
+            on_decision=self._decided,
+        )
+        self._appliers: dict[str, Apply] = {}  # owned run id -> how it applies a decision
+
+    def __repr__(self) -> str:
+        return f"SQLiteEventLog({self.path!r}, lost_after={self.lost_after:g})"
+
+    # -- the owner's side -------------------------------------------------------------------
+
+    def begin(
+        self, run_id: str, conversation_id: str | None, cancel: Callable[[], None]
+    ) -> RunWriter:
+        """Register a run of this process: visible to :meth:`active_run` and followers at once.
+
+        Raises:
+            RunError: the file could not be written.
+        """
+        record = self._local._record(run_id, conversation_id, cancel)
+        try:
+            self._reader.ensure_started()  # cancel requests for this run are seen from now on
+            now = time.time()
+            with self._store.write("begin a run") as db:
+                db.execute(
+                    "INSERT INTO runs (run_id, conversation_id, owner, token, state, started, "
+                    "beat) VALUES (?, ?, ?, 1, 'running', ?, ?)",
+                    (run_id, conversation_id, self.owner, now, now),
+                )
+        except RunError as error:
+            record.end(error)
+            raise
+        return self._own(record, 1, 0, 0)
+
+    def _own(self, record: RunRecord, token: int, last_seq: int, checkpoints: int) -> RunWriter:
+        fence = Fence(record.run_id, self.owner, token, self._fenced(record.run_id))
+        fence.last_seq, fence.checkpoints = last_seq, checkpoints
+        with self._lock:
+            self._owned[record.run_id] = (record, fence)
+        return RunWriterToSQLite(self._writes, record, fence, self._ended)
+
+    # -- taking over lost runs (rxreact.runs.takeover) -----------------------------------------
+
+    def claim_lost(self, limit: int = 100) -> list[LostRun]:
+        """Claim up to ``limit`` runs whose owner stopped beating ``lost_after`` seconds ago;
+        of several processes claiming at once, each run goes to exactly one."""
+        self._reader.ensure_started()  # the claimed runs' beats go on from here
+        return claim_lost(self._store, self.owner, self.lost_after, limit)
+
+    def resume(self, lost: LostRun, cancel: Callable[[], None]) -> RunWriter:
+        """Own a claimed run: its writer continues after ``lost.last_seq``, and subscribers
+        here replay its events from the start."""
+        record = self._local._record(lost.run_id, lost.conversation_id, cancel)
+        record.events.extend(lost.events)
+        return self._own(record, lost.token, lost.last_seq, len(lost.checkpoints))
+
+    def give_up(self, lost: LostRun, reason: str) -> None:
+        """Mark a claimed run lost for good; its followers get ``RunLostError(reason)``."""
+        give_up(self._store, lost, reason)
+
+    def _fenced(self, run_id: str) -> Callable[[], None]:
+        def stop() -> None:
+            with self._lock:
+                owned = self._owned.get(run_id)
+            if owned is not None and owned[0].cancel is not None:
+                owned[0].cancel()
+
+        return stop
+
+    def _ended(self, record: RunRecord) -> None:
+        with self._lock:
+            self._owned.pop(record.run_id, None)
+            self._appliers.pop(record.run_id, None)
+
+    def _heartbeat(self) -> None:
+        """Renew this process's running runs, and delete finished runs past ``ttl`` (called
+        by the reader thread every ``lost_after / 3`` seconds)."""
+        with self._lock:
+            owned = [(f.run_id, f.token) for _, f in self._owned.values()]
+        now = time.time()
+        with self._store.write("renew runs") as db:
+            db.executemany(
+                "UPDATE runs SET beat = ? WHERE run_id = ? AND owner = ? AND token = ? "
+                "AND state = 'running'",
+                [(now, run_id, self.owner, token) for run_id, token in owned],
+            )
+            expired = [
+                row[0]
+                for row in db.execute(
+                    "SELECT run_id FROM runs WHERE state != 'running' AND ended_at < ? LIMIT 500",
+                    (now - self.ttl,),
+                ).fetchall()
+            ]
+            for table in ("entries", "checkpoints", "runs"):
+                db.executemany(f"DELETE FROM {table} WHERE run_id = ?", [(r,) for r in expired])
+            db.execute("DELETE FROM cancels WHERE at < ?", (now - 3600.0,))
+
+    def _cancel_requested(self, run_id: str) -> None:
+        with self._lock:
+            owned = self._owned.get(run_id)
+        if owned is not None and owned[0].cancel is not None:
+            cancel = owned[0].cancel
+
+            # Not on the reader thread: cancelling closes HTTP streams and tells tools.
+            def action(_: abc.SchedulerBase, __: Any = None) -> None:
+                cancel()
+
+            self._writes.scheduler.schedule(action)
+
+    # -- anyone's side ----------------------------------------------------------------------
+
+    def read(self, run_id: str, after: int = 0) -> Observable[AgentEvent]:
+        """Replay ``seq > after``, follow live, end as the run ended (see :class:`EventLog`);
+        from this process's memory for its own runs, else from the file."""
+        record = self._local._get(run_id)
+        if record is not None:
+            return record.read(after, self._local.scheduler)
+        default = self._local.scheduler
+
+        def subscribe(
+            observer: abc.ObserverBase[AgentEvent], scheduler: abc.SchedulerBase | None = None
+        ) -> abc.DisposableBase:
+            follower = Follower(self._reader, run_id, max(after, 0), observer, scheduler or default)
+            try:
+                self._reader.add(follower)
+            except RunError as error:
+                observer.on_error(error)
+            return Disposable(follower.dispose)
+
+        return Observable(subscribe)
+
+    def active_run(self, conversation_id: str) -> str | None:
+        """The oldest running run on ``conversation_id`` in any process, or ``None``."""
+        with self._store.read("find the active run") as db:
+            row = db.execute(
+                "SELECT run_id FROM runs WHERE conversation_id = ? AND state = 'running' "
+                "AND beat > ? ORDER BY started, rowid LIMIT 1",
+                (conversation_id, time.time() - self.lost_after),
+            ).fetchone()
+        return None if row is None else str(row[0])
+
+    def request_cancel(self, run_id: str) -> None:
+        """Cancel the run, here if this process owns it, else through the owner's reader."""
+        with self._lock:
+            owned = self._owned.get(run_id)
+        if owned is not None and owned[0].cancel is not None:
+            owned[0].cancel()
+            return
+        with self._store.write("request a cancel") as db:
+            db.execute("INSERT INTO cancels (run_id, at) VALUES (?, ?)", (run_id, time.time()))
+
+    # -- approvals from any process -------------------------------------------------------------
+
+    def decide(self, run_id: str, call_id: str, approved: bool, reason: str | None = None) -> None:
+        """Approve or deny a tool call of a run that waits for approval, from any process:
+        the first decision is recorded and its owner applies it once.
+
+        Raises:
+            ApprovalDecisionError: no such call waits (unknown, decided already, run ended).
+        """
+        with self._lock:
+            owned = run_id in self._owned
+        if owned:  # the request may still be on its way to the file
+            self.flush()
+        record_decision(self._store, run_id, call_id, approved, reason)
+        self._reader.wake()
+
+    def watch_decisions(self, run_id: str, apply: Apply) -> None:
+        """How this process's run ``run_id`` applies decisions (its handle registers it)."""
+        with self._lock:
+            self._appliers[run_id] = apply
+
+    def _decided(self, run_id: str, call_id: str, approved: bool, reason: str | None) -> None:
+        with self._lock:
+            apply = self._appliers.get(run_id)
+        if apply is not None:
+
+            def action(_: abc.SchedulerBase, __: Any = None) -> None:
+                apply(call_id, approved, reason)
+
+            self._writes.scheduler.schedule(action)
+
+    def flush(self, timeout: float | None = 10.0) -> bool:
+        """Wait until every event appended so far was committed; False on timeout."""
+        return self._writes.wait_sent(timeout)
+
+    def close(self) -> None:
+        """Commit what is queued (:meth:`flush`), stop the reader thread, close the file."""
+        self.flush()
+        self._reader.close()
+        self._store.close()

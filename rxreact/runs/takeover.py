@@ -1,0 +1,61 @@
+"""Taking over a lost run: what a durable log hands the process that claims it.
+
+A run's owner keeps a **run lease** in the log (its heartbeat). When the lease lapses for
+``lost_after`` seconds, the run is lost, and any process may claim it: the claim is atomic in
+the log and bumps the run's fencing token, so of two workers racing for one run exactly one
+gets it, and the old owner (if it was only paused) finds every later write refused.
+
+The winner gets a :class:`LostRun`: the run's checkpoints and the events its followers have
+already seen, from which ``agent.resume_runs()`` (:mod:`rxreact.agent.resume`) rebuilds the
+run and goes on with ``seq`` where the log stopped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from rxreact.events import AgentEvent
+from rxreact.runs.base import RunWriter
+
+__all__ = ["LostRun", "ResumableLog"]
+
+
+@dataclass(frozen=True)
+class LostRun:
+    """A run this process just claimed."""
+
+    run_id: str
+    conversation_id: str | None
+    token: int
+    """The fencing token of this claim (one more than the last owner's)."""
+    checkpoints: list[tuple[str, bytes]] = field(default_factory=list)
+    """``(label, body)`` of each checkpoint, in the order they were written."""
+    events: list[AgentEvent] = field(default_factory=list)
+    """The events committed so far, ``seq`` 1 to :attr:`last_seq`."""
+    error: str | None = None
+    """Why the log could not read the run back (then it is not resumable)."""
+
+    @property
+    def last_seq(self) -> int:
+        return len(self.events)
+
+
+@runtime_checkable
+class ResumableLog(Protocol):
+    """An event log that can hand lost runs to another process (SQLite, Redis)."""
+
+    lost_after: float
+
+    def claim_lost(self, limit: int = 100) -> list[LostRun]:
+        """Claim up to ``limit`` runs whose owner stopped beating ``lost_after`` ago."""
+        ...
+
+    def resume(self, lost: LostRun, cancel: Callable[[], None]) -> RunWriter:
+        """Own a claimed run from now on: its writer continues after ``lost.last_seq``."""
+        ...
+
+    def give_up(self, lost: LostRun, reason: str) -> None:
+        """Mark a claimed run lost for good: its followers get ``RunLostError(reason)``."""
+        ...

@@ -1,0 +1,82 @@
+"""A worker that starts a run and is then killed (SIGKILL), for tests/test_takeover.py.
+
+``python takeover_child.py LOG MODEL_URL COUNT_DIR LOST_AFTER [MEMORY]``: start a run with the tools
+of :func:`make_tools` (``charge`` hangs here, so the parent can kill the worker inside it),
+print the run id, and wait to be killed. LOG is the path of a SQLiteEventLog file, or a
+Redis URL. With MEMORY (a SQLiteChatMemory file) the run is on conversation ``c1``, with a
+one-second conversation lease.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from rxreact import (
+    OpenAIChatModel,
+    ReactAgent,
+    RedisEventLog,
+    SQLiteChatMemory,
+    SQLiteEventLog,
+    Tool,
+    tool,
+)
+
+
+def count(directory: Path, name: str) -> None:
+    """One line per call of tool ``name``, from whichever process ran it."""
+    with open(directory / name, "a") as calls:
+        calls.write(f"{os.getpid()}\n")
+
+
+def calls(directory: Path, name: str) -> int:
+    path = directory / name
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+def make_tools(directory: Path, *, hang: bool) -> list[Tool[..., Any]]:
+    """``charge`` (not safe to run twice; with ``hang`` it never returns) and ``lookup``
+    (idempotent)."""
+
+    @tool
+    def charge(amount: int) -> str:
+        """Charges the card."""
+        count(directory, "charge")
+        if hang:
+            threading.Event().wait(120)  # killed in here
+        return f"charged {amount}"
+
+    @tool(idempotent=True)
+    def lookup(city: str) -> str:
+        """Looks the weather up."""
+        count(directory, "lookup")
+        return f"{city}: sunny"
+
+    return [charge, lookup]
+
+
+def main(path: str, model_url: str, directory: str, lost_after: float, memory: str) -> None:
+    log: RedisEventLog | SQLiteEventLog = (
+        RedisEventLog(path, lost_after=lost_after)
+        if path.startswith("redis://")
+        else SQLiteEventLog(path, lost_after=lost_after)
+    )
+    model = OpenAIChatModel("mock", base_url=model_url, api_key="sk-test", max_retries=0)
+    tools = make_tools(Path(directory), hang=True)
+    if memory:
+        agent = ReactAgent(
+            model, tools, event_log=log, memory=SQLiteChatMemory(memory), lease_ttl=1.0
+        )
+        run = agent.start("Charge 5 and look Paris up.", conversation_id="c1")
+    else:
+        agent = ReactAgent(model, tools, event_log=log)
+        run = agent.start("Charge 5 and look Paris up.")
+    print(run.id, flush=True)
+    threading.Event().wait(120)  # until the parent kills this process
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), "".join(sys.argv[5:6]))
