@@ -18,8 +18,9 @@
     GET  /                            the chat page (static files shipped in the package)
 
 ``create_app(protocols=...)`` chooses which are mounted (:mod:`rxreact.serve._protocols`).
-The chat page's streams are the AI SDK UI message stream (:mod:`rxreact.serve.ui_stream`). A response is a
-cursor on the run: a client that disconnects detaches it, only ``cancel`` stops the run.
+The chat page's streams are the AI SDK UI message stream (:mod:`rxreact.serve.ui_stream`). A
+response is a cursor on the run: a client that disconnects detaches it, only ``cancel`` stops
+the run.
 
 Every request passes one guard first (:mod:`rxreact.serve._guard`: host, origin, user, body
 size). A user sees only their own conversations and runs: another user's id is a ``404``.
