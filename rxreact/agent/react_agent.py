@@ -5,7 +5,9 @@ The agent holds the settings; each run is a :class:`~rxreact.agent.run_loop.RunL
 ``stream()`` / ``text()`` and hot ``start()``; the blocking and asyncio views built on them
 (``run``, ``call``, ``iter``, ``arun``, ``astream``, ...) are in :mod:`rxreact.agent._views`.
 Every view subscribes through ``_subscribe``, which ends in the run's one output observer
-(``RunOutput``: ``seq``, the stall watchdog).
+(``RunOutput``: ``seq``, the stall watchdog). The settings' checks are in
+:mod:`rxreact.agent._settings`; what keeps this module past 300 lines is the class docstring,
+which documents each of the agent's settings where a user looks for it.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from reactivex import Observable, abc
 from reactivex import operators as ops
 
 from rxreact._validate import (
-    check_bool,
     check_instance,
     check_int,
     check_optional_seconds,
@@ -26,6 +27,7 @@ from rxreact._validate import (
     check_run,
     described,
 )
+from rxreact.agent._settings import check_settings, check_waits, tool_items
 from rxreact.agent._views import AgentViews
 from rxreact.agent.as_tool import ChildMemory, agent_tool
 from rxreact.agent.handoffs import handoff_tools
@@ -206,60 +208,32 @@ class ReactAgent(AgentViews):
                 f"got {described(model)}"
             )
         self.model = model
-        self.tools: dict[str, Tool[..., Any]] = collect_tools(_tool_items(tools))
+        self.tools: dict[str, Tool[..., Any]] = collect_tools(tool_items(tools))
         self.max_rounds: int = check_int("max_rounds", max_rounds, 1)
-        check_int("max_revisions", max_revisions, 0)
-        if context_budget is not None and not isinstance(context_budget, ContextBudget):
-            raise InvalidArgumentError(
-                f"context_budget must be a ContextBudget, got {described(context_budget)}"
-            )
-        check_int("max_tool_errors", max_tool_errors, 0)
-        tool_timeout = check_optional_seconds("tool_timeout", tool_timeout)
-        stall_timeout = check_optional_seconds("stall_timeout", stall_timeout)
-        if stall_timeout is not None and tool_timeout is not None and stall_timeout <= tool_timeout:
-            raise InvalidArgumentError(
-                f"stall_timeout must be longer than tool_timeout, got {stall_timeout} <= "
-                f"{tool_timeout}"
-            )
-        if on_busy not in ("queue", "reject"):
-            raise InvalidArgumentError(f"on_busy must be 'queue' or 'reject', got {on_busy!r}")
-        busy_timeout = check_optional_seconds("busy_timeout", busy_timeout)
-        if (
-            memory is not None
-            and busy_timeout is not None
-            and stall_timeout is not None
-            and busy_timeout >= stall_timeout
-        ):  # a queued run emits nothing while it waits: the watchdog would end it first
-            raise InvalidArgumentError("busy_timeout must be shorter than stall_timeout")
-        checked_ttl = check_optional_seconds("lease_ttl", lease_ttl)
-        if checked_ttl is None:
-            raise InvalidArgumentError("lease_ttl must be a positive number of seconds, not None")
-        lease_ttl = checked_ttl
-        if buffer_size is not None:
-            check_int("buffer_size", buffer_size, 1)
-        # load and append are what a memory must have; one without the lease methods (written
-        # before they existed) still works, its runs kept apart in this process only.
-        check_instance("memory", memory, "a ChatMemory")
-        if memory is not None and not all(
-            callable(getattr(memory, name, None)) for name in ("load", "append")
-        ):
-            raise InvalidArgumentError(f"memory must be a ChatMemory, got {described(memory)}")
-        if system_prompt is not None and not isinstance(system_prompt, str):
-            raise InvalidArgumentError(
-                f"system_prompt must be a str, got {described(system_prompt)}"
-            )
-        _check_callbacks(judge=judge, approver=approver, event_log=event_log)
-        for setting, value in (("scheduler", scheduler), ("tools_scheduler", tools_scheduler)):
-            if value is not None and not isinstance(value, abc.SchedulerBase):
-                raise InvalidArgumentError(f"{setting} must be a scheduler, got {described(value)}")
-        if not isinstance(forced_final_instruction, str) or not forced_final_instruction:
-            raise InvalidArgumentError(
-                f"forced_final_instruction must be a non-empty str, got "
-                f"{described(forced_final_instruction)}"
-            )
-        check_bool("send_reasoning", send_reasoning)
-        if trace_content is not None:
-            check_bool("trace_content", trace_content)
+        tool_timeout, stall_timeout, busy_timeout, lease_ttl = check_waits(
+            tool_timeout=tool_timeout,
+            stall_timeout=stall_timeout,
+            busy_timeout=busy_timeout,
+            lease_ttl=lease_ttl,
+            memory=memory,
+        )
+        check_settings(
+            max_revisions=max_revisions,
+            context_budget=context_budget,
+            max_tool_errors=max_tool_errors,
+            on_busy=on_busy,
+            buffer_size=buffer_size,
+            memory=memory,
+            system_prompt=system_prompt,
+            judge=judge,
+            approver=approver,
+            event_log=event_log,
+            scheduler=scheduler,
+            tools_scheduler=tools_scheduler,
+            forced_final_instruction=forced_final_instruction,
+            send_reasoning=send_reasoning,
+            trace_content=trace_content,
+        )
         approval_timeout = check_optional_seconds("approval_timeout", approval_timeout)
         options = check_options("options", options)
         if not isinstance(name, str) or not name:
@@ -483,36 +457,3 @@ class ReactAgent(AgentViews):
         )
 
     # -- blocking and asyncio views -----------------------------------------------------------
-
-
-def _check_callbacks(**callbacks: Any) -> None:
-    """A judge, an approver, an event log: ``None`` or an instance, never a class (a class is
-    callable, and would be called in place of the judge or approver it was meant to be)."""
-    for name, value in callbacks.items():
-        if value is None:
-            continue
-        check_instance(name, value, "an instance")
-        if name != "event_log" and not callable(value):
-            raise InvalidArgumentError(f"{name} must be callable, got {described(value)}")
-        if name == "event_log" and not callable(getattr(value, "begin", None)):
-            raise InvalidArgumentError(f"event_log must be an EventLog, got {described(value)}")
-
-
-def _tool_items(tools: Any) -> list[Any]:
-    """The items of ``tools``, refusing a lone tool or anything that is not a list of them."""
-    if isinstance(tools, Tool) or callable(tools) or isinstance(tools, str | bytes):
-        raise InvalidArgumentError(
-            f"tools must be a list of tools, got {described(tools)}: write tools=[...]"
-        )
-    try:
-        items = list(tools)
-    except TypeError:
-        message = f"tools must be a list of tools, got {described(tools)}"
-        raise InvalidArgumentError(message) from None
-    for item in items:
-        if not callable(item) and not isinstance(item, ToolSource):
-            raise InvalidArgumentError(
-                f"tools must hold @tool functions, plain functions or tool sources (an "
-                f"MCPServer), got {described(item)}"
-            )
-    return items

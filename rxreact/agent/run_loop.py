@@ -24,10 +24,11 @@
                                 (Handoff): the target agent runs round(n+1) on
 
 The steps are a generator: the code between two ``yield`` statements runs when the previous step
-completed, so it reads like the loop it is, and the events of every round reach the
-subscriber through the same few observers (no nesting per round). Nothing blocks a scheduler
-thread and nothing sleeps, so the same code runs on thread pools for real and on a
-``TestScheduler`` in virtual time.
+completed, so it reads like the loop it is (and is kept in one module, past 300 lines, for
+that: what a step needs of the ones before is the loop's own state), and the events of every
+round reach the subscriber through the same few observers (no nesting per round). Nothing
+blocks a scheduler thread and nothing sleeps, so the same code runs on thread pools for real
+and on a ``TestScheduler`` in virtual time.
 """
 
 from __future__ import annotations
