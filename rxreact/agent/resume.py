@@ -22,7 +22,7 @@ import logging
 import os
 import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 from reactivex import Observable
@@ -32,11 +32,10 @@ from rxreact.agent._rebuild import Rebuilt, Refused, rebuild
 from rxreact.agent.round import RoundState
 from rxreact.agent.run_loop import RunLoop
 from rxreact.events import MaxRoundsReached, RoundRestarted, ToolResult, UsagePurpose
-from rxreact.memory._process_leases import leasing
-from rxreact.memory.lease import Lease
 from rxreact.messages import ToolCall, Usage, content_text
 from rxreact.model.chunks import ChatChunk
-from rxreact.operators import run_tools, with_lease
+from rxreact.operators import run_tools
+from rxreact.operators._with_lease import OnBusy
 from rxreact.runs.checkpoints import Checkpoint
 from rxreact.runs.handle import AgentRun
 from rxreact.runs.takeover import LostRun, ResumableLog
@@ -91,25 +90,9 @@ class ResumedRun(RunLoop):
         self._lost = lost
         self._state = state
 
-    def _holding_conversation(self, steps: Callable[[], Observable[Any]]) -> Observable[Any]:
-        """As a new run, but always queued: the lost owner's lease lapses on its own."""
-        agent = self.agent
-        if agent.memory is None or self.conversation_id is None:
-            return steps()
-
-        def body(lease: Lease) -> Observable[Any]:
-            self.lease = lease
-            return steps()
-
-        return with_lease(
-            leasing(agent.memory),
-            self.conversation_id,
-            body,
-            owner=f"{_WORKER}/{self.run_id}",
-            ttl=agent.lease_ttl,
-            on_busy="queue",
-            busy_timeout=None,
-        )
+    def _lease_terms(self) -> tuple[str, OnBusy, float | None]:
+        """As a new run's, but always queued: the lost owner's lease lapses on its own."""
+        return f"{_WORKER}/{self.run_id}", "queue", None
 
     def _steps(self) -> Iterator[Observable[Any]]:
         state = self._state

@@ -91,6 +91,7 @@ from rxreact.operators import (
 )
 from rxreact.operators._guardrails import RunGuard
 from rxreact.operators._mark_origin import mark_origin_
+from rxreact.operators._with_lease import OnBusy
 from rxreact.result import AgentResult
 from rxreact.runs.checkpoints import Checkpointer
 from rxreact.rx._immediate import immediately, starting_with
@@ -212,15 +213,20 @@ class RunLoop:
             self.lease = lease
             return steps()
 
+        owner, on_busy, busy_timeout = self._lease_terms()
         return with_lease(
             leasing(agent.memory),
             self.conversation_id,
             body,
-            owner=f"{_HOST}/{os.getpid()}/{self.run_id}",
+            owner=owner,
             ttl=agent.lease_ttl,
-            on_busy=agent.on_busy,
-            busy_timeout=agent.busy_timeout,
+            on_busy=on_busy,
+            busy_timeout=busy_timeout,
         )
+
+    def _lease_terms(self) -> tuple[str, OnBusy, float | None]:
+        """Who holds the conversation, and what the run does while another run holds it."""
+        return f"{_HOST}/{os.getpid()}/{self.run_id}", self.agent.on_busy, self.agent.busy_timeout
 
     # Everything below runs inside the generator, resumed on the agent's scheduler threads.
 
