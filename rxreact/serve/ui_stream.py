@@ -17,7 +17,11 @@ already holds stay valid.
     round_finished              [text-end], tool-input-available per call (arguments parsed)
     tool_approval_requested     tool-approval-request (approvalId = the call id)
     tool_progress               tool-output-available with preliminary: true
-    tool_result                 tool-output-available, or tool-output-error when is_error
+    tool_execution_started      data-approval (approved) when the call waited for approval
+    tool_result                 [data-approval (denied)], tool-output-available, or
+                                tool-output-error when is_error
+    round_restarted             [text-end], data-round-restarted (the ids to withdraw)
+    guardrail_tripped           [text-end], data-guardrail-tripped (the ids to withdraw)
     round_started(n > 1)        finish-step, start-step
     final_answer                [text-end], finish-step, finish
     events of agents run as     the calling tool's preliminary output; their approval
@@ -41,16 +45,20 @@ from reactivex import Observable, abc
 from rxreact.errors import RunCancelledError, RxReactError
 from rxreact.events import (
     FinalAnswer,
+    GuardrailTripped,
     ReasoningDelta,
     RoundFinished,
+    RoundRestarted,
     RoundStarted,
     TextDelta,
     ToolApprovalRequested,
     ToolCallArgsDelta,
     ToolCallStarted,
+    ToolExecutionStarted,
     ToolProgress,
     ToolResult,
 )
+from rxreact.serve._data_parts import DataParts
 from rxreact.serve._nested_parts import NestedParts
 
 __all__ = ["DONE", "UI_MESSAGE_STREAM_HEADERS", "UIChunk", "to_ui_message_stream"]
@@ -104,11 +112,19 @@ class _Mapper:
     parts_made: int = 0
     calls: dict[int, _Call] = field(default_factory=dict)
     nested: NestedParts = field(default_factory=NestedParts)
+    data: DataParts = field(default_factory=DataParts)
 
     def feed(self, event: Any) -> list[Part]:
+        out = self._feed(event)
+        self.data.sent(out)
+        return out
+
+    def _feed(self, event: Any) -> list[Part]:
         out: list[Part] = []
+        if isinstance(event, ToolExecutionStarted | ToolResult):  # at any depth: decided?
+            out.extend(self.data.decided(event))
         if event.path:  # a run of an agent tool: inside the card of the call that runs it
-            return self.nested.feed(event)
+            return out + self.nested.feed(event)
         if isinstance(event, TextDelta):
             self._close_reasoning(out)
             if self.text_id is None:
@@ -142,6 +158,15 @@ class _Mapper:
             out.append({"type": "start-step"})
             self.step_open = True
             self.calls = {}
+            self.data.round_started()
+        elif isinstance(event, RoundRestarted):
+            # The round streams again under new ids: close what is open, name what to remove.
+            self._close_open(out)
+            out.append(self.data.restarted(event))
+            self.calls = {}
+        elif isinstance(event, GuardrailTripped):
+            self._close_open(out)  # the error part follows; the text sent so far is taken back
+            out.append(self.data.tripped(event))
         elif isinstance(event, ToolCallStarted):
             self._close_open(out)
             self.calls[event.index] = _Call(event.call_id, event.name)
@@ -197,7 +222,7 @@ class _Mapper:
         elif isinstance(event, FinalAnswer):
             self._finish_step(out)
             out.append({"type": "finish", "finishReason": "stop"})
-        # round_mode_decided, tool_execution_started, max_rounds_reached and event kinds this
+        # round_mode_decided, max_rounds_reached and event kinds this
         # mapping does not know carry nothing the UI message stream has a part for.
         return out
 

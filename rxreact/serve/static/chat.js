@@ -6,6 +6,7 @@
 // connection without a reload resumes from the last SSE id (Last-Event-ID). Stop asks the
 // server to cancel the run; closing the page never does.
 
+import { applyCardPart } from './cards.js';
 import { draw } from './draw.js';
 import { scrollFollower } from './scroll.js';
 
@@ -45,6 +46,7 @@ function findPart(msg, kind, id) {
 }
 
 function apply(msg, part) {
+  if (applyCardPart(msg, part)) return;
   switch (part.type) {
     case 'start':
       if (part.messageId) msg.runId = part.messageId;
@@ -68,8 +70,10 @@ function apply(msg, part) {
       break;
     }
     case 'tool-input-available': {
-      const tool = findPart(msg, 'tool', part.toolCallId);
-      if (tool) Object.assign(tool, { input: part.input, state: 'input-available' });
+      // A call of an agent tool's run that asks for approval arrives without its input-start.
+      const tool = findPart(msg, 'tool', part.toolCallId)
+        || msg.parts[msg.parts.push({ kind: 'tool', id: part.toolCallId, name: part.toolName, inputText: '' }) - 1];
+      Object.assign(tool, { input: part.input, state: 'input-available' });
       break;
     }
     case 'tool-output-available': {
@@ -83,11 +87,11 @@ function apply(msg, part) {
       if (tool) Object.assign(tool, { errorText: part.errorText, state: 'output-error' });
       break;
     }
-    case 'error':
-      msg.error = part.errorText;
+    case 'error': // after a guardrail's trip, the withdrawal note says it all
+      if (!msg.withdrawn) msg.error = part.errorText;
       break;
     case 'finish':
-      msg.state = msg.error ? 'error' : 'done';
+      msg.state = msg.withdrawn ? 'withdrawn' : msg.error ? 'error' : 'done';
       break;
     case 'abort': // the run was cancelled (Stop, here or in another tab): it ended, not failed
       msg.state = 'stopped';
@@ -205,6 +209,25 @@ function send(text) {
   }));
 }
 
+// Sends a decision on `tool`'s approval; the card changes when the run's stream says so.
+async function decide(msg, tool, approved) {
+  Object.assign(tool.approval, { sending: true, error: null });
+  render(msg);
+  const body = { approvalId: tool.approval.id, approved };
+  if (!approved) body.reason = 'denied on the chat page';
+  try {
+    const response = await fetch(`/api/chat/${encodeURIComponent(chat.id)}/approve`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    if (!response.ok) Object.assign(tool.approval, { sending: false, error: await errorOf(response) });
+  } catch (error) {
+    Object.assign(tool.approval, { sending: false, error: String(error) });
+  }
+  render(msg);
+}
+
 async function stop() {
   stopButton.disabled = true;
   await fetch(`/api/chat/${encodeURIComponent(chat.id)}/cancel`, { method: 'POST' });
@@ -213,7 +236,7 @@ async function stop() {
 // -- drawing ------------------------------------------------------------------------
 
 function render(msg) {
-  const node = draw(msg);
+  const node = draw(msg, (tool, approved) => decide(msg, tool, approved));
   const old = elements.get(msg);
   if (old) old.replaceWith(node); else messagesEl.append(node);
   elements.set(msg, node);
@@ -241,6 +264,7 @@ function start() {
     last.parts = [];
     last.lastSeq = 0;
     last.error = null;
+    last.withdrawn = null;
     follow(last, (signal) => fetch(streamUrl(last), { signal }));
   }
 }

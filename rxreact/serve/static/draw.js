@@ -2,8 +2,10 @@
 // answer as Markdown with its reasoning, tool rows, ending and marble diagram.
 //
 // A message's state is the <article>'s data-state: streaming, done, error, stopped (the reader
-// pressed Stop: an ending, not a failure) or aborted (the page gave up reconnecting).
+// pressed Stop: an ending, not a failure), withdrawn (a guardrail took the answer back) or aborted
+// (the page gave up reconnecting).
 
+import { drawApprovalCard, withdrawnNote } from './cards.js';
 import { el } from './dom.js';
 import { renderMarkdown } from './markdown.js';
 
@@ -53,7 +55,8 @@ function drawMarbles(runId) {
   return marbles;
 }
 
-export function draw(msg) {
+// `decide(toolPart, approved)` answers a call's approval request.
+export function draw(msg, decide) {
   const node = el('article', 'msg ' + msg.role);
   if (msg.role === 'user') {
     // What the user typed is shown as typed: no Markdown, no markup.
@@ -71,9 +74,12 @@ export function draw(msg) {
       text.append(renderMarkdown(part.text));
       node.append(text);
     } else if (part.kind === 'reasoning') node.append(drawReasoning(part));
-    else if (part.kind === 'tool') node.append(drawTool(part));
+    else if (part.kind === 'tool' && part.approval) {
+      node.append(drawApprovalCard(part, drawTool(part), (approved) => decide(part, approved)));
+    } else if (part.kind === 'tool') node.append(drawTool(part));
   }
   if (msg.error) node.append(el('div', 'error-text', msg.error));
+  if (msg.withdrawn) node.append(withdrawnNote(msg.withdrawn));
   if (msg.note) node.append(el('div', 'note-text', msg.note));
   if (msg.state !== 'streaming' && msg.runId) node.append(drawMarbles(msg.runId));
   return node;
