@@ -202,3 +202,37 @@ def test_a_tripped_guardrail_withdraws_the_text_shown(browser: Any, chat_server:
         "note": "The answer was withdrawn by the output guardrail secret_check: "
         "it tells the secret",
     }
+
+
+@tool(requires_approval=True)
+def pay(amount: int) -> str:
+    """Pay an amount."""
+    return f"paid {amount}"
+
+
+def test_an_agent_tools_call_gets_the_same_card(browser: Any) -> None:
+    with (
+        MockOpenAIServer(
+            [tool_call_reply(("pay", {"amount": 5}), ids=["pay1"]), text_reply("Paid 5.")]
+        ) as child_mock,
+        MockOpenAIServer(
+            [tool_call_reply(("billing", {"question": "pay 5"}), ids=["b1"]), text_reply("Done.")]
+        ) as root_mock,
+        OpenAIChatModel("mock", base_url=child_mock.base_url, api_key="k") as child_model,
+        OpenAIChatModel("mock", base_url=root_mock.base_url, api_key="k") as root_model,
+    ):
+        billing = ReactAgent(child_model, [pay], name="billing")
+        root = ReactAgent(root_model, [billing.as_tool()], memory=InMemoryChatMemory())
+        with serving(create_app(root)) as url:
+            page = Page(browser, url)
+            page.ask("Pay 5")
+            waiting = card_when(page, "waiting")
+            assert (waiting["head"], waiting["args"]) == ("pay asks for approval", '{"amount":5}')
+            click(page, "Approve")
+            assert card_when(page, "approved")["buttons"] == []
+            done = page.until(lambda a: a["state"] == "done")
+    assert done["text"] == "Done."
+    assert [(t["name"], t["result"]) for t in done["tools"]] == [
+        ("billing", "Paid 5."),
+        ("pay", "paid 5"),
+    ]
