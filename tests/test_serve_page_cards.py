@@ -194,11 +194,14 @@ def test_a_tripped_guardrail_withdraws_the_text_shown(browser: Any, chat_server:
         return {
           errors: msg.querySelectorAll('.error-text').length,
           note: msg.querySelector('.withdrawn-text').textContent,
+          grey: getComputedStyle(msg.querySelector('.status')).color
+            === getComputedStyle(msg.querySelector('.who')).color,
         };
         """
     )
     assert shown == {
         "errors": 0,
+        "grey": True,
         "note": "The answer was withdrawn by the output guardrail secret_check: "
         "it tells the secret",
     }

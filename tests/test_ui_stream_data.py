@@ -125,3 +125,16 @@ def test_a_denied_call_says_so_with_the_result_the_model_reads() -> None:
     assert decided["type"] == "data-approval"
     assert decided["data"]["approved"] is False and decided["data"]["approvalId"] == "call_0"
     assert decided["data"]["reason"] == output["output"] and "denied" in output["output"]
+
+
+def test_a_tripped_input_guardrail_takes_nothing_back() -> None:
+    def no_secrets(question: str, history: Any) -> GuardrailResult:
+        return GuardrailResult(tripped=True, reason="off topic")
+
+    model = ScriptedModel([text_reply("never sent")])
+    agent = ReactAgent(model, input_guardrails=[no_secrets], scheduler=TestScheduler())
+    parts = streamed(agent)
+    (trip,) = [p for p in parts if p["type"] == "data-guardrail-tripped"]
+    assert trip["data"]["kind"] == "input" and trip["data"]["partIds"] == []
+    assert not any(p["type"] == "text-delta" for p in parts)
+    assert [p["type"] for p in parts][-2:] == ["error", "finish"]

@@ -73,9 +73,10 @@ export function drawApprovalCard(part, row, decide) {
   return card;
 }
 
-// The neutral line of an answer a guardrail took back.
+// The neutral line of a run a guardrail stopped: an ending the agent's rules chose, not a failure.
 export function withdrawnNote(withdrawn) {
   const why = withdrawn.reason ? `: ${withdrawn.reason}` : '';
+  const what = withdrawn.kind === 'input' ? 'The question was refused' : 'The answer was withdrawn';
   return el('div', 'note-text withdrawn-text',
-    `The answer was withdrawn by the ${withdrawn.kind} guardrail ${withdrawn.guardrail}${why}`);
+    `${what} by the ${withdrawn.kind} guardrail ${withdrawn.guardrail}${why}`);
 }
