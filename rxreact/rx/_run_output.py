@@ -66,6 +66,7 @@ class RunOutput(abc.ObserverBase[Any], abc.DisposableBase):
         self._stall_timeout = stall_timeout
         self._waiting = waiting  # > 0: the run waits for a person (approval), not stalled
         self._lock = threading.Lock()
+        self._seen = 0  # the count when the watchdog's timer was last armed
         self._over = False
         self._timer = OrderedSerialDisposable()
         self._subscription: abc.DisposableBase | None = None
@@ -140,19 +141,25 @@ class RunOutput(abc.ObserverBase[Any], abc.DisposableBase):
         return True
 
     def _arm(self) -> None:
-        seen = self.count
-        seconds = self._stall_timeout
-        assert seconds is not None
+        # The count now, and bound methods instead of a closure: the timer holds one method
+        # object per run, not a function, its cells and their tuple (objects every garbage
+        # collection walks, at thousands of live runs).
+        self._seen = self.count
+        self._timer.replace_with(self._schedule_check)
 
-        def check(_: abc.SchedulerBase, __: Any = None) -> None:
-            if self.count != seen or (self._waiting is not None and self._waiting() > 0):
-                self._arm()
-                return
-            if not self._end():
-                return
-            self._detach()
-            self._on_error(
-                RunStalledError(f"the run delivered no event for {seconds:g} s (stall_timeout)")
+    def _schedule_check(self) -> abc.DisposableBase:
+        assert self._stall_timeout is not None
+        return self._scheduler.schedule_relative(self._stall_timeout, self._check)
+
+    def _check(self, _: abc.SchedulerBase, __: Any = None) -> None:
+        if self.count != self._seen or (self._waiting is not None and self._waiting() > 0):
+            self._arm()
+            return
+        if not self._end():
+            return
+        self._detach()
+        self._on_error(
+            RunStalledError(
+                f"the run delivered no event for {self._stall_timeout:g} s (stall_timeout)"
             )
-
-        self._timer.replace_with(lambda: self._scheduler.schedule_relative(seconds, check))
+        )
