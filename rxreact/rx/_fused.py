@@ -18,6 +18,7 @@ usual way, so a user's Observable in the chain keeps RxPY's guards.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
@@ -26,6 +27,8 @@ from reactivex import Observable, abc
 __all__ = ["Fused", "subscribe_fused"]
 
 _T = TypeVar("_T")
+
+_LOCK_MADE = threading.Lock()
 
 
 class Fused(Observable[_T]):
@@ -37,8 +40,25 @@ class Fused(Observable[_T]):
         self,
         subscribe: Callable[[abc.ObserverBase[_T], abc.SchedulerBase | None], abc.DisposableBase],
     ) -> None:
-        super().__init__(subscribe)
+        # Not ``Observable.__init__``: it makes an RLock per Observable that only a few RxPY
+        # operators applied to it ever take (``delay``, ``take_while``, ``amb``...); a run
+        # holds several of rxreact's Observables for its whole life, and every collection
+        # walks their locks. :attr:`lock` makes it when first asked for.
+        self._subscribe = subscribe
         self.fused = subscribe
+
+    @property
+    def lock(self) -> threading.RLock:
+        """``Observable.lock``, made on first use."""
+        lock: threading.RLock | None = self.__dict__.get("_lock")
+        if lock is None:
+            with _LOCK_MADE:  # two threads asking at once get the same lock
+                lock = self.__dict__.setdefault("_lock", threading.RLock())
+        return lock
+
+    @lock.setter
+    def lock(self, lock: threading.RLock) -> None:
+        self.__dict__["_lock"] = lock
 
 
 class _Callbacks:
