@@ -24,7 +24,7 @@ from typing import Any, TypeVar, cast
 
 from reactivex import Observable, abc
 
-__all__ = ["Fused", "subscribe_fused"]
+__all__ = ["NOTHING", "Fused", "subscribe_fused"]
 
 _T = TypeVar("_T")
 
@@ -98,7 +98,8 @@ class _Nothing(abc.DisposableBase):
         pass
 
 
-_NOTHING = _Nothing()
+NOTHING: abc.DisposableBase = _Nothing()
+"""A disposable with nothing to dispose of, shared (``Disposable()`` makes an RLock each)."""
 
 
 def subscribe_fused(
@@ -120,5 +121,5 @@ def subscribe_fused(
             if observer.stopped:
                 raise  # it had ended already: the subscriber's caller hears it, as in RxPY
             observer.on_error(error)
-            return _NOTHING
+            return NOTHING
     return source.subscribe(on_next, on_error, on_completed, scheduler=scheduler)

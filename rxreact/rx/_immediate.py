@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from reactivex import Observable, abc
 
-from rxreact.rx._fused import _NOTHING, Fused, subscribe_fused
+from rxreact.rx._fused import NOTHING, Fused, subscribe_fused
 
 __all__ = ["immediately", "starting_with"]
 
@@ -51,7 +51,7 @@ class _Values:
             observer.on_error(error)
         else:
             observer.on_completed()
-        return _NOTHING  # it has ended already: nothing left to dispose of
+        return NOTHING  # it has ended already: nothing left to dispose of
 
 
 def starting_with(source: Observable[_T], *values: _T) -> Observable[_T]:
