@@ -80,6 +80,28 @@ def test_a_fused_source_makes_its_lock_only_when_an_rxpy_operator_asks() -> None
         pass
 
 
+def test_an_observers_own_callbacks_passed_through_are_not_wrapped_again() -> None:
+    observers: list[Any] = []
+
+    def inner(observer: abc.ObserverBase[int], _: abc.SchedulerBase | None) -> Any:
+        observers.append(observer)
+        observer.on_next(1)
+        observer.on_completed()
+        observer.on_completed()  # a breach: the one observer still passes one end only
+        return Disposable()
+
+    def outer(observer: abc.ObserverBase[int], scheduler: abc.SchedulerBase | None) -> Any:
+        observers.append(observer)
+        return subscribe_fused(
+            Fused(inner), observer.on_next, observer.on_error, observer.on_completed, scheduler
+        )
+
+    seen: list[Any] = []
+    subscribe_fused(Fused(outer), seen.append, seen.append, lambda: seen.append("|"))
+    assert observers[0] is observers[1]
+    assert seen == [1, "|"]
+
+
 def test_an_error_raised_in_a_fused_subscribe_goes_to_on_error() -> None:
     def subscribe(observer: abc.ObserverBase[int], _: Any = None) -> abc.DisposableBase:
         raise ValueError("broken")

@@ -114,7 +114,19 @@ def subscribe_fused(
     already ended, is raised here, as RxPY's ``subscribe`` does), else through
     ``source.subscribe``."""
     if type(source) is Fused:
-        observer = _Callbacks(on_next, on_error, on_completed)
+        outer = getattr(on_error, "__self__", None)
+        observer: _Callbacks
+        if (
+            type(outer) is _Callbacks
+            and on_next is outer.on_next
+            and getattr(on_completed, "__self__", None) is outer
+        ):
+            # An operator passing its own observer's callbacks straight through (as
+            # ``starting_with`` does): that observer keeps the contract already, and a
+            # wrapper around it would only be three more objects for the run's whole life.
+            observer = cast(_Callbacks, outer)
+        else:
+            observer = _Callbacks(on_next, on_error, on_completed)
         try:
             return source.fused(cast(abc.ObserverBase[_T], observer), scheduler)
         except Exception as error:
