@@ -4,7 +4,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, Generic, TypeVar
 
 from reactivex import Observable, abc
-from reactivex.disposable import CompositeDisposable, SerialDisposable, SingleAssignmentDisposable
+from reactivex.disposable import SerialDisposable, SingleAssignmentDisposable
 from reactivex.scheduler import CurrentThreadScheduler
 
 from rxreact.rx._fused import Fused, subscribe_fused
@@ -22,7 +22,7 @@ def concat_steps_(steps: Iterable[Observable[_T]]) -> Observable[_T]:
     return Fused(subscribe)
 
 
-class _Steps(Generic[_T]):
+class _Steps(abc.DisposableBase, Generic[_T]):
     """One subscription of ``concat_steps``.
 
     An object, not two closures calling each other: such closures form a reference cycle that
@@ -60,7 +60,11 @@ class _Steps(Generic[_T]):
 
     def start(self) -> abc.DisposableBase:
         self._start_next()
-        return CompositeDisposable(self._pending, self._running)
+        return self  # its own disposable: no CompositeDisposable, list and RLock per run
+
+    def dispose(self) -> None:
+        self._pending.dispose()
+        self._running.dispose()
 
     def _start_next(self) -> None:
         self._pending.replace_with(lambda: self._scheduler.schedule(self._action))
