@@ -25,14 +25,23 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from reactivex import abc
 
 from rxreact.errors import RunStalledError
 from rxreact.rx._ordered_serial import OrderedSerialDisposable
 
-__all__ = ["RunOutput"]
+__all__ = ["RunOutput", "Waiting"]
+
+
+class Waiting(Protocol):
+    """What the watchdog asks before it ends a quiet run (a run's ``Approvals``)."""
+
+    @property
+    def waiting(self) -> int:
+        """Tool calls waiting for a person's decision now."""
+        ...
 
 
 def _raise(error: Exception) -> None:
@@ -44,7 +53,7 @@ class RunOutput(abc.ObserverBase[Any], abc.DisposableBase):
 
     ``stalled`` -> ``on_error(RunStalledError)`` between ``stall_timeout`` and twice that
     after the last event (the timer checks the count once per ``stall_timeout``). A run whose
-    ``waiting()`` is positive (tool calls waiting for approval) is never stalled.
+    ``waiting.waiting`` is positive (tool calls waiting for approval) is never stalled.
     """
 
     def __init__(
@@ -54,7 +63,7 @@ class RunOutput(abc.ObserverBase[Any], abc.DisposableBase):
         on_completed: Callable[[], None] | None,
         scheduler: abc.SchedulerBase,
         stall_timeout: float | None,
-        waiting: Callable[[], int] | None = None,
+        waiting: Waiting | None = None,
         origin: Any = None,
     ) -> None:
         self.count = 0
@@ -64,7 +73,9 @@ class RunOutput(abc.ObserverBase[Any], abc.DisposableBase):
         self._on_completed = on_completed or (lambda: None)
         self._scheduler = scheduler
         self._stall_timeout = stall_timeout
-        self._waiting = waiting  # > 0: the run waits for a person (approval), not stalled
+        # Its ``waiting`` > 0: the run waits for a person (approval), not stalled. An object
+        # read when the timer fires, not a callable: a lambda per run is three more objects.
+        self._waiting = waiting
         self._lock = threading.Lock()
         self._seen = 0  # the count when the watchdog's timer was last armed
         self._over = False
@@ -152,7 +163,7 @@ class RunOutput(abc.ObserverBase[Any], abc.DisposableBase):
         return self._scheduler.schedule_relative(self._stall_timeout, self._check)
 
     def _check(self, _: abc.SchedulerBase, __: Any = None) -> None:
-        if self.count != self._seen or (self._waiting is not None and self._waiting() > 0):
+        if self.count != self._seen or (self._waiting is not None and self._waiting.waiting > 0):
             self._arm()
             return
         if not self._end():
