@@ -63,6 +63,45 @@ def test_anyone_else_subscribes_to_a_fused_source_as_usual() -> None:
     assert log.seen == [1, "completed"]
 
 
+def test_a_fused_source_makes_its_lock_only_when_an_rxpy_operator_asks() -> None:
+    def subscribe(observer: abc.ObserverBase[int], _: abc.SchedulerBase | None) -> Any:
+        for value in (1, 2, 3):
+            observer.on_next(value)
+        observer.on_completed()
+        return Disposable()
+
+    source: Fused[int] = Fused(subscribe)
+    assert "_lock" not in source.__dict__  # a run's Observables carry no RLock until asked
+    log = Log()
+    source.pipe(reactivex.operators.take_while(lambda v: v < 3)).subscribe(log)  # takes .lock
+    assert log.seen == [1, 2, "completed"]
+    assert source.lock is source.lock  # made once, then kept
+    with source.lock:
+        pass
+
+
+def test_an_observers_own_callbacks_passed_through_are_not_wrapped_again() -> None:
+    observers: list[Any] = []
+
+    def inner(observer: abc.ObserverBase[int], _: abc.SchedulerBase | None) -> Any:
+        observers.append(observer)
+        observer.on_next(1)
+        observer.on_completed()
+        observer.on_completed()  # a breach: the one observer still passes one end only
+        return Disposable()
+
+    def outer(observer: abc.ObserverBase[int], scheduler: abc.SchedulerBase | None) -> Any:
+        observers.append(observer)
+        return subscribe_fused(
+            Fused(inner), observer.on_next, observer.on_error, observer.on_completed, scheduler
+        )
+
+    seen: list[Any] = []
+    subscribe_fused(Fused(outer), seen.append, seen.append, lambda: seen.append("|"))
+    assert observers[0] is observers[1]
+    assert seen == [1, "|"]
+
+
 def test_an_error_raised_in_a_fused_subscribe_goes_to_on_error() -> None:
     def subscribe(observer: abc.ObserverBase[int], _: Any = None) -> abc.DisposableBase:
         raise ValueError("broken")

@@ -419,7 +419,7 @@ class ReactAgent(AgentViews):
             on_completed,
             self.scheduler,
             self.stall_timeout,
-            lambda: run.waiting_for_approval,
+            run.approvals,
             run if self.name != "agent" or self.handoffs else None,
         )
         events = run.events()

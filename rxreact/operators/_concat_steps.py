@@ -1,10 +1,10 @@
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Iterator
 from typing import Any, Generic, TypeVar
 
 from reactivex import Observable, abc
-from reactivex.disposable import CompositeDisposable, SerialDisposable, SingleAssignmentDisposable
 from reactivex.scheduler import CurrentThreadScheduler
 
 from rxreact.rx._fused import Fused, subscribe_fused
@@ -22,7 +22,7 @@ def concat_steps_(steps: Iterable[Observable[_T]]) -> Observable[_T]:
     return Fused(subscribe)
 
 
-class _Steps(Generic[_T]):
+class _Steps(abc.DisposableBase, Generic[_T]):
     """One subscription of ``concat_steps``.
 
     An object, not two closures calling each other: such closures form a reference cycle that
@@ -32,11 +32,14 @@ class _Steps(Generic[_T]):
     """
 
     __slots__ = (
+        "_current",
+        "_ended",
         "_iterator",
+        "_lock",
         "_observer",
         "_pending",
-        "_running",
         "_scheduler",
+        "_step",
         "_stopped",
         "_subscribe_on",
     )
@@ -55,12 +58,28 @@ class _Steps(Generic[_T]):
         # SerialDisposable assigned after ``schedule`` returns: a thread preempted there
         # disposed the *following* step, scheduled meanwhile, and the run stopped for good.
         self._pending = OrderedSerialDisposable()
-        self._running = SerialDisposable()  # the current step's subscription
+        # The current step's subscription, numbered: a plain lock and two fields where a
+        # SerialDisposable and a SingleAssignmentDisposable per step carried an RLock each.
+        self._lock = threading.Lock()
+        self._current: abc.DisposableBase | None = None
+        self._step = 0
+        self._ended = False  # disposed: a step's subscription is disposed as it comes
         self._stopped = False  # the subscriber raised: nothing more passes
 
     def start(self) -> abc.DisposableBase:
         self._start_next()
-        return CompositeDisposable(self._pending, self._running)
+        return self  # its own disposable: no CompositeDisposable, list and RLock per run
+
+    def dispose(self) -> None:
+        self._pending.dispose()
+        self._dispose_current()
+
+    def _dispose_current(self) -> None:
+        with self._lock:
+            self._ended = True
+            current, self._current = self._current, None
+        if current is not None:
+            current.dispose()
 
     def _start_next(self) -> None:
         self._pending.replace_with(lambda: self._scheduler.schedule(self._action))
@@ -90,7 +109,7 @@ class _Steps(Generic[_T]):
         self._stopped = True
         self._iterator = None
         self._pending.dispose()
-        self._running.dispose()
+        self._dispose_current()
         self._observer.on_error(error)
 
     def _action(self, _: abc.SchedulerBase, __: Any = None) -> None:
@@ -107,10 +126,22 @@ class _Steps(Generic[_T]):
             self._iterator = None
             self._observer.on_error(error)
             return
-        # Set before subscribing: the step's completion schedules the next action, which
-        # replaces ``running`` in turn, so the two assignments never cross.
-        inner = SingleAssignmentDisposable()
-        self._running.disposable = inner
-        inner.disposable = subscribe_fused(
+        # Numbered before subscribing: the step's completion schedules the next action, which
+        # may start the next step before this subscription is stored; a step whose number is
+        # no longer the newest (or a subscription disposed meanwhile) is disposed, not stored.
+        with self._lock:
+            if self._ended:
+                return
+            self._step += 1
+            number = self._step
+            previous, self._current = self._current, None
+        if previous is not None:
+            previous.dispose()  # the finished step's subscription, as SerialDisposable did
+        subscription = subscribe_fused(
             step, self._on_next, self._on_error, self._start_next, self._subscribe_on
         )
+        with self._lock:
+            if not self._ended and self._step == number:
+                self._current = subscription
+                return
+        subscription.dispose()

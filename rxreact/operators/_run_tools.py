@@ -212,16 +212,27 @@ def run_tools_(
     )
 
     def run_tools(source: Observable[ToolCall]) -> Observable[Any]:
-        def subscribe(
-            observer: abc.ObserverBase[Any], _: abc.SchedulerBase | None = None
-        ) -> abc.DisposableBase:
-            round_ = Round(observer)
-            round_.disposables.add(source.subscribe(_Calls(round_, setup)))
-            return round_
-
-        return Observable(subscribe)
+        return Observable(_RunTools(source, setup).subscribe)
 
     return run_tools
+
+
+class _RunTools:
+    """``run_tools``' subscribe function: the source and the setup in slots, not a closure's
+    cells (alive as long as the run holds the Observable, for every collection to walk)."""
+
+    __slots__ = ("setup", "source")
+
+    def __init__(self, source: Observable[ToolCall], setup: _Tools) -> None:
+        self.source = source
+        self.setup = setup
+
+    def subscribe(
+        self, observer: abc.ObserverBase[Any], _: abc.SchedulerBase | None = None
+    ) -> abc.DisposableBase:
+        round_ = Round(observer)
+        round_.disposables.add(self.source.subscribe(_Calls(round_, self.setup)))
+        return round_
 
 
 def _needs_approval(tool: Tool[..., Any], arguments: dict[str, Any]) -> bool:

@@ -18,14 +18,17 @@ usual way, so a user's Observable in the chain keeps RxPY's guards.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 from reactivex import Observable, abc
 
-__all__ = ["Fused", "subscribe_fused"]
+__all__ = ["NOTHING", "Fused", "subscribe_fused"]
 
 _T = TypeVar("_T")
+
+_LOCK_MADE = threading.Lock()
 
 
 class Fused(Observable[_T]):
@@ -37,8 +40,25 @@ class Fused(Observable[_T]):
         self,
         subscribe: Callable[[abc.ObserverBase[_T], abc.SchedulerBase | None], abc.DisposableBase],
     ) -> None:
-        super().__init__(subscribe)
+        # Not ``Observable.__init__``: it makes an RLock per Observable that only a few RxPY
+        # operators applied to it ever take (``delay``, ``take_while``, ``amb``...); a run
+        # holds several of rxreact's Observables for its whole life, and every collection
+        # walks their locks. :attr:`lock` makes it when first asked for.
+        self._subscribe = subscribe
         self.fused = subscribe
+
+    @property
+    def lock(self) -> threading.RLock:
+        """``Observable.lock``, made on first use."""
+        lock: threading.RLock | None = self.__dict__.get("_lock")
+        if lock is None:
+            with _LOCK_MADE:  # two threads asking at once get the same lock
+                lock = self.__dict__.setdefault("_lock", threading.RLock())
+        return lock
+
+    @lock.setter
+    def lock(self, lock: threading.RLock) -> None:
+        self.__dict__["_lock"] = lock
 
 
 class _Callbacks:
@@ -78,7 +98,8 @@ class _Nothing(abc.DisposableBase):
         pass
 
 
-_NOTHING = _Nothing()
+NOTHING: abc.DisposableBase = _Nothing()
+"""A disposable with nothing to dispose of, shared (``Disposable()`` makes an RLock each)."""
 
 
 def subscribe_fused(
@@ -93,12 +114,24 @@ def subscribe_fused(
     already ended, is raised here, as RxPY's ``subscribe`` does), else through
     ``source.subscribe``."""
     if type(source) is Fused:
-        observer = _Callbacks(on_next, on_error, on_completed)
+        outer = getattr(on_error, "__self__", None)
+        observer: _Callbacks
+        if (
+            type(outer) is _Callbacks
+            and on_next is outer.on_next
+            and getattr(on_completed, "__self__", None) is outer
+        ):
+            # An operator passing its own observer's callbacks straight through (as
+            # ``starting_with`` does): that observer keeps the contract already, and a
+            # wrapper around it would only be three more objects for the run's whole life.
+            observer = cast(_Callbacks, outer)
+        else:
+            observer = _Callbacks(on_next, on_error, on_completed)
         try:
             return source.fused(cast(abc.ObserverBase[_T], observer), scheduler)
         except Exception as error:
             if observer.stopped:
                 raise  # it had ended already: the subscriber's caller hears it, as in RxPY
             observer.on_error(error)
-            return _NOTHING
+            return NOTHING
     return source.subscribe(on_next, on_error, on_completed, scheduler=scheduler)

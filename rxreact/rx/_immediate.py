@@ -8,13 +8,11 @@ must come out in the order they were made, on the thread that made them.
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Any, TypeVar
 
-import reactivex
 from reactivex import Observable, abc
-from reactivex.scheduler import ImmediateScheduler
 
-from rxreact.rx._fused import Fused, subscribe_fused
+from rxreact.rx._fused import NOTHING, Fused, subscribe_fused
 
 __all__ = ["immediately", "starting_with"]
 
@@ -28,7 +26,32 @@ def immediately(*values: _T) -> Observable[_T]:
 
         immediately(a, b):  (ab|)
     """
-    return reactivex.from_iterable(values, scheduler=ImmediateScheduler.singleton())
+    return Fused(_Values(values).subscribe)
+
+
+class _Values:
+    """``immediately``'s subscribe function: the values in a slot, where
+    ``reactivex.from_iterable`` on the immediate scheduler kept a closure and an RLock, alive
+    as long as the run that holds the Observable (for every garbage collection to walk)."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: tuple[Any, ...]) -> None:
+        self.values = values
+
+    def subscribe(
+        self, observer: abc.ObserverBase[Any], scheduler: abc.SchedulerBase | None = None
+    ) -> abc.DisposableBase:
+        # As ``from_iterable``: an exception the observer raises on a value ends the sequence
+        # through ``on_error``.
+        try:
+            for value in self.values:
+                observer.on_next(value)
+        except Exception as error:
+            observer.on_error(error)
+        else:
+            observer.on_completed()
+        return NOTHING  # it has ended already: nothing left to dispose of
 
 
 def starting_with(source: Observable[_T], *values: _T) -> Observable[_T]:

@@ -25,14 +25,23 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from reactivex import abc
 
 from rxreact.errors import RunStalledError
 from rxreact.rx._ordered_serial import OrderedSerialDisposable
 
-__all__ = ["RunOutput"]
+__all__ = ["RunOutput", "Waiting"]
+
+
+class Waiting(Protocol):
+    """What the watchdog asks before it ends a quiet run (a run's ``Approvals``)."""
+
+    @property
+    def waiting(self) -> int:
+        """Tool calls waiting for a person's decision now."""
+        ...
 
 
 def _raise(error: Exception) -> None:
@@ -44,7 +53,7 @@ class RunOutput(abc.ObserverBase[Any], abc.DisposableBase):
 
     ``stalled`` -> ``on_error(RunStalledError)`` between ``stall_timeout`` and twice that
     after the last event (the timer checks the count once per ``stall_timeout``). A run whose
-    ``waiting()`` is positive (tool calls waiting for approval) is never stalled.
+    ``waiting.waiting`` is positive (tool calls waiting for approval) is never stalled.
     """
 
     def __init__(
@@ -54,7 +63,7 @@ class RunOutput(abc.ObserverBase[Any], abc.DisposableBase):
         on_completed: Callable[[], None] | None,
         scheduler: abc.SchedulerBase,
         stall_timeout: float | None,
-        waiting: Callable[[], int] | None = None,
+        waiting: Waiting | None = None,
         origin: Any = None,
     ) -> None:
         self.count = 0
@@ -64,8 +73,11 @@ class RunOutput(abc.ObserverBase[Any], abc.DisposableBase):
         self._on_completed = on_completed or (lambda: None)
         self._scheduler = scheduler
         self._stall_timeout = stall_timeout
-        self._waiting = waiting  # > 0: the run waits for a person (approval), not stalled
+        # Its ``waiting`` > 0: the run waits for a person (approval), not stalled. An object
+        # read when the timer fires, not a callable: a lambda per run is three more objects.
+        self._waiting = waiting
         self._lock = threading.Lock()
+        self._seen = 0  # the count when the watchdog's timer was last armed
         self._over = False
         self._timer = OrderedSerialDisposable()
         self._subscription: abc.DisposableBase | None = None
@@ -140,19 +152,25 @@ class RunOutput(abc.ObserverBase[Any], abc.DisposableBase):
         return True
 
     def _arm(self) -> None:
-        seen = self.count
-        seconds = self._stall_timeout
-        assert seconds is not None
+        # The count now, and bound methods instead of a closure: the timer holds one method
+        # object per run, not a function, its cells and their tuple (objects every garbage
+        # collection walks, at thousands of live runs).
+        self._seen = self.count
+        self._timer.replace_with(self._schedule_check)
 
-        def check(_: abc.SchedulerBase, __: Any = None) -> None:
-            if self.count != seen or (self._waiting is not None and self._waiting() > 0):
-                self._arm()
-                return
-            if not self._end():
-                return
-            self._detach()
-            self._on_error(
-                RunStalledError(f"the run delivered no event for {seconds:g} s (stall_timeout)")
+    def _schedule_check(self) -> abc.DisposableBase:
+        assert self._stall_timeout is not None
+        return self._scheduler.schedule_relative(self._stall_timeout, self._check)
+
+    def _check(self, _: abc.SchedulerBase, __: Any = None) -> None:
+        if self.count != self._seen or (self._waiting is not None and self._waiting.waiting > 0):
+            self._arm()
+            return
+        if not self._end():
+            return
+        self._detach()
+        self._on_error(
+            RunStalledError(
+                f"the run delivered no event for {self._stall_timeout:g} s (stall_timeout)"
             )
-
-        self._timer.replace_with(lambda: self._scheduler.schedule_relative(seconds, check))
+        )

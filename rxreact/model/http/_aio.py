@@ -28,11 +28,11 @@ from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 from reactivex import abc
-from reactivex.disposable import Disposable
 
 from rxreact.model.http._admission import Admission
 from rxreact.model.http._call import CallSettings, ModelCall, Stopped
 from rxreact.rx import _valve
+from rxreact.rx._fused import NOTHING
 
 __all__ = ["LoopCall", "admission", "io_loop", "run_on_io_loop"]
 
@@ -102,6 +102,12 @@ def run_on_io_loop(coroutine: Coroutine[Any, Any, _R], timeout: float | None = N
     return asyncio.run_coroutine_threadsafe(coroutine, io_loop()).result(timeout)
 
 
+def _nothing() -> abc.DisposableBase:
+    """What a scheduled attempt holds in the task slot: a shared no-op (a ``Disposable()``
+    per attempt carried an RLock, alive as long as the attempt)."""
+    return NOTHING
+
+
 class LoopCall(ModelCall[_T]):
     """Each attempt is a task on the I/O loop; a read is aborted by cancelling the task.
 
@@ -131,7 +137,7 @@ class LoopCall(ModelCall[_T]):
         # Set before the attempt is scheduled: an attempt that fails at once schedules its
         # retry into the same slot, on the loop, possibly before this line would have run
         # (assigning after it would cancel that retry timer: the stream never ended).
-        self._task.replace_with(Disposable)
+        self._task.replace_with(_nothing)
         self._loop.call_soon_threadsafe(self._start_task, self._attempts)
 
     def _abort(self) -> None:

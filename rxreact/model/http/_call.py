@@ -24,10 +24,11 @@ from datetime import datetime
 from typing import Any, Generic, NamedTuple, TypeVar
 
 from reactivex import abc
-from reactivex.disposable import Disposable, SerialDisposable
+from reactivex.disposable import SerialDisposable
 
 from rxreact.errors import ModelTimeoutError
 from rxreact.model.retry_policy import Backoff, retry_delay
+from rxreact.rx._fused import NOTHING
 from rxreact.rx._ordered_serial import OrderedSerialDisposable
 
 __all__ = ["CallSettings", "ModelCall", "Stopped", "Timeouts"]
@@ -85,7 +86,7 @@ class Stopped(Exception):
     """Raised into the read loop when the subscription was disposed: stop reading."""
 
 
-class ModelCall(Generic[_T]):
+class ModelCall(abc.DisposableBase, Generic[_T]):
     """The state of one subscription: attempts, retries, the watchdog and cancellation.
 
     An attempt sends the request, emits with :meth:`emit`, and returns normally for a normal
@@ -126,9 +127,10 @@ class ModelCall(Generic[_T]):
         return "first_chunk" if self._last_event is None else "between_chunks"
 
     def start(self) -> abc.DisposableBase:
-        """Schedule the first attempt; the returned disposable cancels the whole call."""
+        """Schedule the first attempt; the returned disposable (the call itself: ``dispose``
+        is idempotent, so no ``Disposable`` and RLock around it) cancels the whole call."""
         self._schedule_attempt()
-        return Disposable(self.dispose)
+        return self
 
     def dispose(self) -> None:
         """Cancel: no notification after this returns; a running attempt is aborted."""
@@ -210,7 +212,7 @@ class ModelCall(Generic[_T]):
 
     def _end(self, error: Exception | None) -> None:
         """Called last by an attempt with how it ended: complete, fail, or schedule a retry."""
-        self._watchdog.disposable = Disposable()
+        self._watchdog.disposable = NOTHING
         with self._lock:
             self._attempt_over = True
             self._attempt_ended()

@@ -26,8 +26,8 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Callable, Coroutine, Mapping
-from typing import Any, ClassVar, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
 
 import httpx
 from reactivex import Observable, abc
@@ -38,12 +38,13 @@ from rxreact.messages import ChatRequest
 from rxreact.model.chunks import ChatChunk, ModelResponse
 from rxreact.model.http._aio import LoopCall, on_io_loop
 from rxreact.model.http._arguments import check_model_arguments
-from rxreact.model.http._call import CallSettings, ModelCall, Timeouts
+from rxreact.model.http._call import Timeouts
 from rxreact.model.http._endpoint import Endpoint
 from rxreact.model.http._errors import (
     NOT_A_STREAM_TYPES,
     not_a_stream,
 )
+from rxreact.model.http._exchange import Exchange
 from rxreact.model.http._io_mode import IOMode, io_mode
 from rxreact.model.http._read_sse import aread_sse, read_sse
 from rxreact.model.http._thread_call import IO_SCHEDULER, ThreadCall
@@ -55,11 +56,9 @@ from rxreact.model.http.limits import (
 )
 from rxreact.model.retry_policy import Backoff
 from rxreact.rx._fused import Fused
-from rxreact.scheduling import timer_scheduler
 
 __all__ = ["HTTPChatModel"]
 
-_T = TypeVar("_T")
 log: logging.Logger = logging.getLogger("rxreact.model.http")
 
 
@@ -229,19 +228,7 @@ class HTTPChatModel(Closeable):
         that carries state from one request to the next (Anthropic's ``pause_turn``, continued
         by another request) keeps its parsers this way."""
 
-        def attempt(call: ThreadCall[ChatChunk], content: bytes) -> None:
-            with self._endpoint.exchange(call, content, stream=True) as response:
-                self._check_stream(response)
-                read_sse(response, call, new_parser(), self.think_tags, self._limits)
-
-        async def aattempt(call: LoopCall[ChatChunk], content: bytes) -> None:
-            async with self._endpoint.aexchange(call, content, stream=True) as response:
-                if response.headers.get("content-type", "").startswith(NOT_A_STREAM_TYPES):
-                    await response.aread()  # the check quotes the body
-                self._check_stream(response)
-                await aread_sse(response, call, new_parser(), self.think_tags, self._limits)
-
-        return self._observable(request, stream=True, attempt=attempt, aattempt=aattempt)
+        return Fused(Exchange(self, request, new_parser).subscribe)
 
     def complete(self, request: ChatRequest) -> ModelResponse:
         """Request one whole response (blocking, non-streaming), with the stream's retry policy.
@@ -256,16 +243,6 @@ class HTTPChatModel(Closeable):
         if self.io == "loop" and on_io_loop():
             raise RuntimeError("complete() would block the I/O loop it waits for: use stream()")
 
-        def attempt(call: ThreadCall[ModelResponse], content: bytes) -> None:
-            with self._endpoint.exchange(call, content, stream=False) as response:
-                call.batch_read()  # the headers are the "first chunk" of a whole response
-                call.emit(self._finish_response(self._parse_response(response.read())))
-
-        async def aattempt(call: LoopCall[ModelResponse], content: bytes) -> None:
-            async with self._endpoint.aexchange(call, content, stream=False) as response:
-                call.batch_read()
-                call.emit(self._finish_response(self._parse_response(await response.aread())))
-
         done = threading.Event()
         outcome: list[Any] = []
 
@@ -273,7 +250,7 @@ class HTTPChatModel(Closeable):
             outcome.append(value)
             done.set()
 
-        source = self._observable(request, stream=False, attempt=attempt, aattempt=aattempt)
+        source: Fused[ModelResponse] = Fused(Exchange(self, request, None).subscribe)
         subscription = source.subscribe(
             on_next=outcome.append, on_error=settle, on_completed=done.set
         )
@@ -297,43 +274,34 @@ class HTTPChatModel(Closeable):
 
     # -- internals --------------------------------------------------------------------------
 
-    def _observable(
-        self,
-        request: ChatRequest,
-        *,
-        stream: bool,
-        attempt: Callable[[ThreadCall[_T], bytes], None],
-        aattempt: Callable[[LoopCall[_T], bytes], Coroutine[Any, Any, None]],
-    ) -> Observable[_T]:
-        def subscribe(
-            observer: abc.ObserverBase[_T], scheduler: abc.SchedulerBase | None = None
-        ) -> abc.DisposableBase:
-            body: list[bytes] = []  # encoded on the I/O thread, once for all attempts
+    # One attempt of each kind, called by :class:`~rxreact.model.http._exchange.Exchange`
+    # (methods, not closures: a live run keeps no function objects for them).
 
-            def content() -> bytes:
-                if not body:
-                    body.append(self._encode(request, stream))
-                return body[0]
+    def _attempt_stream(
+        self, call: ThreadCall[ChatChunk], content: bytes, new_parser: Callable[[], StreamParser]
+    ) -> None:
+        with self._endpoint.exchange(call, content, stream=True) as response:
+            self._check_stream(response)
+            read_sse(response, call, new_parser(), self.think_tags, self._limits)
 
-            settings = CallSettings(
-                self._timeouts, self._max_retries, self._backoff, timer_scheduler(scheduler)
-            )
-            call: ModelCall[_T]
-            if self.io == "loop":
+    async def _aattempt_stream(
+        self, call: LoopCall[ChatChunk], content: bytes, new_parser: Callable[[], StreamParser]
+    ) -> None:
+        async with self._endpoint.aexchange(call, content, stream=True) as response:
+            if response.headers.get("content-type", "").startswith(NOT_A_STREAM_TYPES):
+                await response.aread()  # the check quotes the body
+            self._check_stream(response)
+            await aread_sse(response, call, new_parser(), self.think_tags, self._limits)
 
-                async def arun(call: LoopCall[_T]) -> None:
-                    await aattempt(call, content())
+    def _attempt_complete(self, call: ThreadCall[ModelResponse], content: bytes) -> None:
+        with self._endpoint.exchange(call, content, stream=False) as response:
+            call.batch_read()  # the headers are the "first chunk" of a whole response
+            call.emit(self._finish_response(self._parse_response(response.read())))
 
-                call = LoopCall(arun, observer, settings)
-            else:
-
-                def run(call: ThreadCall[_T]) -> None:
-                    attempt(call, content())
-
-                call = ThreadCall(run, observer, settings, self._io)
-            return call.start()
-
-        return Fused(subscribe)
+    async def _aattempt_complete(self, call: LoopCall[ModelResponse], content: bytes) -> None:
+        async with self._endpoint.aexchange(call, content, stream=False) as response:
+            call.batch_read()
+            call.emit(self._finish_response(self._parse_response(await response.aread())))
 
     def _encode(self, request: ChatRequest, stream: bool) -> bytes:
         body = self._body(request, stream)
