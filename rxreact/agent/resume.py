@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MAY_HAVE_RUN", "RunsKeeper", "resume_runs"]
 
-log = logging.getLogger(__name__)
+log: logging.Logger = logging.getLogger(__name__)
 
 MAY_HAVE_RUN = (
     "The call may or may not have taken effect; the worker running it stopped before its "

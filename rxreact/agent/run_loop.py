@@ -120,7 +120,7 @@ class RunLoop:
         options: Mapping[str, Any] | None = None,
         output_type: Any = None,
     ) -> None:
-        self.agent = agent
+        self.agent: ReactAgent = agent
         """The agent running the turn now: the one the run started on, until a handoff."""
         self.owner = agent  # whose memory and conversation the turn belongs to
         self.handoffs: int = 0

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = ["AgentRun"]
 
-log = logging.getLogger(__name__)
+log: logging.Logger = logging.getLogger(__name__)
 
 
 class AgentRun:

@@ -89,11 +89,11 @@ class SQLiteEventLog(Closeable):
         timeout: float = 5.0,
         scheduler: abc.SchedulerBase | None = None,
     ) -> None:
-        self.lost_after = _positive(lost_after, "lost_after")
+        self.lost_after: float = _positive(lost_after, "lost_after")
         if takeover_timeout < 0:
             raise ValueError("takeover_timeout must not be negative")
-        self.takeover_timeout = float(takeover_timeout)
-        self.ttl = _positive(ttl, "ttl")
+        self.takeover_timeout: float = float(takeover_timeout)
+        self.ttl: float = _positive(ttl, "ttl")
         self.owner: str = uuid.uuid4().hex
         """This log's identity as a runs' owner (one per log object)."""
         self._store = Store.open(path, timeout)

@@ -77,7 +77,7 @@ class TokenAuthenticator:
         digest = hashlib.sha256()
         for token, user in sorted(tokens.items()):
             digest.update(f"{token}\0{user}\n".encode())
-        self.secret = digest.digest()
+        self.secret: bytes = digest.digest()
         """A secret every process reading the same tokens derives alike (run id signatures)."""
 
     @classmethod

@@ -33,7 +33,7 @@ class StreamParser:
     """Event data that ends the stream without being parsed (``[DONE]``), if the format has it."""
 
     def __init__(self) -> None:
-        self.done = False
+        self.done: bool = False
         """Set once the terminal event was parsed: the read loop stops reading."""
 
     def parse(self, data: str, event: str | None) -> ChatChunk | None:
