@@ -94,8 +94,14 @@ def _serve(kind: str, url: str, port: int, chunks: int, delay_ms: float) -> None
     import uvicorn
 
     app = (_rxreact_app if kind == "rxreact" else _relay_app)(url, chunks, delay_ms)
+    # Listening before READY: a client that connects before uvicorn serves waits in the
+    # backlog, so the parent needs no polling for the port.
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", port))
+    sock.listen(4096)
     print("READY", flush=True)
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", backlog=4096)
+    config = uvicorn.Config(app, log_level="warning", backlog=4096)
+    uvicorn.Server(config).run(sockets=[sock])
 
 
 def _cpu_s(pid: int) -> float:
@@ -153,12 +159,6 @@ def measure(kind: str, url: str, clients: int, chunks: int, delay_ms: float) -> 
         assert proc.stdout is not None
         if proc.stdout.readline().strip() != "READY":
             raise BenchError(f"{kind} server did not start")
-        for _ in range(200):  # the port opens just after READY
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-                break
-            except OSError:
-                time.sleep(0.05)
         asyncio.run(_load(port, 4, chunks))  # warm-up: imports, first connections
         cpu_before = _cpu_s(proc.pid)
         complete, received, wall, error = asyncio.run(_load(port, clients, chunks))
