@@ -18,6 +18,7 @@ makes a re-sent row that had been committed a no-op.
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 import threading
@@ -74,7 +75,8 @@ class SQLiteWriteQueue:
         self.scheduler: abc.SchedulerBase = shared_scheduler("sqlite-event-log", 2)
 
     def put(self, item: tuple[Any, ...], on_sent: Callable[[bool], None] | None = None) -> None:
-        """Queue ``("e", fence, event)``, ``("ckpt", fence, body)`` or
+        """Queue ``("e", fence, event)``, ``("ckpt", fence, body)``,
+        ``("park", fence, since, deadline)``, ``("unpark", fence)`` or
         ``("end", fence, conversation_id, seq, error)``; ``on_sent(committed)`` is called
         once the transaction holding it committed (True) or was given up (False)."""
         with self._lock:
@@ -142,7 +144,20 @@ class SQLiteWriteQueue:
                     events.setdefault(id(fence), []).append(item[2])
                     continue
                 _add_events(db, fence.run_id, events.pop(id(fence), []))
-                if kind == "ckpt":
+                if kind == "park":
+                    _, _, since, deadline, _ = item
+                    db.execute(
+                        "UPDATE runs SET state = 'parked', info = ? WHERE run_id = ? "
+                        "AND state = 'running'",
+                        (json.dumps({"since": since, "deadline": deadline}), fence.run_id),
+                    )
+                elif kind == "unpark":
+                    db.execute(
+                        "UPDATE runs SET state = 'running', info = NULL, beat = ? "
+                        "WHERE run_id = ? AND state = 'parked'",
+                        (time.time(), fence.run_id),
+                    )
+                elif kind == "ckpt":
                     db.execute(
                         "INSERT OR IGNORE INTO checkpoints (run_id, n, seq, body) "
                         "VALUES (?, ?, ?, ?)",
@@ -186,9 +201,23 @@ def _settle(batch: list[tuple[Any, ...]], committed: bool, refused: set[int] | N
 
 
 class RunWriterToSQLite:
-    """A run's writer: the local record first (subscribers here), then the write queue."""
+    """A run's writer: the local record first (subscribers here), then the write queue.
 
-    __slots__ = ("_ended", "_fence", "_lock", "_on_end", "_queue", "_record")
+    It can park its run (:mod:`rxreact.runs.parking`): the next event, checkpoint or end
+    after :meth:`park` first queues the unpark, so the file never says "parked" about a run
+    that went on.
+    """
+
+    __slots__ = (
+        "_ended",
+        "_fence",
+        "_lock",
+        "_on_end",
+        "_park_next",
+        "_queue",
+        "_record",
+        "parked",
+    )
 
     def __init__(
         self,
@@ -203,15 +232,25 @@ class RunWriterToSQLite:
         self._on_end = on_end
         self._lock = threading.Lock()
         self._ended = False
+        self.parked = False
+        """True from :meth:`park` until the run goes on (see the class docstring)."""
+        self._park_next: float | bool | None = False  # park after the next event: its deadline
 
     def append(self, event: AgentEvent) -> None:
         """Add the next event here and queue it for the file."""
         with self._lock:
             if self._ended:
                 return
+            if self.parked:
+                self._unpark(None)
             self._fence.last_seq = event.seq
-            self._record.append(event)
             self._queue.put(("e", self._fence, event))
+            if self._park_next is not False:
+                deadline, self._park_next = self._park_next, False
+                self.parked = True
+                self._queue.put(("park", self._fence, time.time(), deadline))
+            # After the queue: a subscriber here that saw the event can flush() the park too.
+            self._record.append(event)
 
     def checkpoint(self, body: bytes, on_sent: Callable[[bool], None]) -> None:
         """Queue a checkpoint after the events so far (same transaction as those queued with
@@ -220,9 +259,32 @@ class RunWriterToSQLite:
             if self._ended:
                 on_sent(False)
                 return
+            if self.parked:
+                self._unpark(None)
             fence = self._fence
             self._queue.put(("ckpt", fence, body, fence.checkpoints, fence.last_seq), on_sent)
             fence.checkpoints += 1
+
+    def park(self, deadline: float | None) -> None:
+        """Park the run right after the next event (the one that leaves it waiting only for
+        approvals), until ``deadline``."""
+        with self._lock:
+            if not self._ended:
+                self._park_next = deadline
+
+    def unpark(self, on_sent: Callable[[bool], None]) -> None:
+        """Queue "running again" if parked; ``on_sent(committed)`` once written (at once,
+        True, when not parked: nothing to wait for; False once the run ended)."""
+        with self._lock:
+            if self.parked and not self._ended:
+                self._unpark(on_sent)
+                return
+            ended = self._ended
+        on_sent(not ended)
+
+    def _unpark(self, on_sent: Callable[[bool], None] | None) -> None:
+        self.parked = False
+        self._queue.put(("unpark", self._fence), on_sent)
 
     def end(self, error: Exception | None = None) -> None:
         """End the run here and queue its end marker (row ``last seq + 1``)."""
