@@ -254,16 +254,21 @@ class RedisEventLog(Closeable):
         return Observable(subscribe)
 
     def active_run(self, conversation_id: str) -> str | None:
-        """The oldest running run on ``conversation_id`` in any process, or ``None``."""
+        """The oldest running (or parked) run on ``conversation_id`` in any process, or
+        ``None``."""
         key = self._keys.active(conversation_id)
         members: list[bytes] = cast(list[bytes], self._client.zrange(key, 0, -1))
         run_ids = [r.decode() for r in members]
         if not run_ids:
             return None
-        states = self._client.mget([self._keys.meta(r) for r in run_ids])
+        pipe = self._client.pipeline(transaction=False)
+        for run_id in run_ids:
+            pipe.get(self._keys.meta(run_id))
+            pipe.hget(self._keys.owner(run_id), "state")
+        replies = pipe.execute()
         dead: list[str] = []
-        for run_id, state in zip(run_ids, states, strict=True):
-            if state == b"running":
+        for run_id, state, lease in zip(run_ids, replies[::2], replies[1::2], strict=True):
+            if state == b"running" or (state is None and lease == b"parked"):
                 break
             dead.append(run_id)  # ended, or its process stopped beating
         else:
