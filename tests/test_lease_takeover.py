@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from test_conversation_lease import Run, World, slow
 
-from rxreact import ConversationBusyError, InMemoryChatMemory, ReactAgent
+from rxreact import ConversationBusyError, InMemoryChatMemory, InvalidArgumentError, ReactAgent
 from rxreact.agent._rebuild import rebuild
 from rxreact.agent.resume import ResumedRun
 from rxreact.agent.run_loop import RunLoop
@@ -231,3 +231,11 @@ def test_hold_conversation_is_a_no_op_without_a_lease() -> None:
     world.scheduler.advance_to(4)
     assert holder is not None and world.memory.renew(holder) is False
     assert waiting.lease is not None and waiting.lease.ttl == agent.lease_ttl
+
+
+@pytest.mark.parametrize("ttl", [0, -1.0, float("nan"), "1h", True])
+def test_hold_conversation_refuses_a_ttl_that_is_no_duration(ttl: Any) -> None:
+    world = World()
+    run = RunLoop(world.agent(ScriptedModel([text_reply("a")])), "q", "c")
+    with pytest.raises(InvalidArgumentError, match="ttl"):
+        run.hold_conversation(ttl)

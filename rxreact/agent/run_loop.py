@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from reactivex import Observable
 
+from rxreact._validate import check_optional_seconds
 from rxreact.agent import _checkpointing as checkpointing
 from rxreact.agent.handoffs import handoff_after
 from rxreact.agent.round import Mode, RoundState
@@ -263,10 +264,12 @@ class RunLoop:
         granted, or ended).
 
         Raises:
+            InvalidArgumentError: ``ttl`` is not a positive number of seconds or None.
             ChatMemoryError: the memory failed to renew the lease.
         """
+        seconds = check_optional_seconds("ttl", ttl)
         try:
-            self._lease_hold.hold(ttl)
+            self._lease_hold.hold(seconds)
         except RxReactError:
             raise
         except Exception as error:
