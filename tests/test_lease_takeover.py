@@ -20,7 +20,13 @@ from typing import Any
 import pytest
 from test_conversation_lease import Run, World, slow
 
-from rxreact import ConversationBusyError, InMemoryChatMemory, InvalidArgumentError, ReactAgent
+from rxreact import (
+    ChatMemoryError,
+    ConversationBusyError,
+    InMemoryChatMemory,
+    InvalidArgumentError,
+    ReactAgent,
+)
 from rxreact.agent._rebuild import rebuild
 from rxreact.agent.resume import ResumedRun
 from rxreact.agent.run_loop import RunLoop
@@ -239,3 +245,26 @@ def test_hold_conversation_refuses_a_ttl_that_is_no_duration(ttl: Any) -> None:
     run = RunLoop(world.agent(ScriptedModel([text_reply("a")])), "q", "c")
     with pytest.raises(InvalidArgumentError, match="ttl"):
         run.hold_conversation(ttl)
+
+
+class FailingRenewals(InMemoryChatMemory):
+    """Renewals fail once ``failing`` is set (the store went away)."""
+
+    failing = False
+
+    def renew(self, lease: Lease) -> bool:
+        if self.failing:
+            raise OSError("store unreachable")
+        return super().renew(lease)
+
+
+def test_hold_conversation_raises_when_the_store_cannot_renew() -> None:
+    world = World()
+    world.memory = FailingRenewals(clock=lambda: world.scheduler.clock)
+    run = RunLoop(world.agent(ScriptedModel([slow("a", 100)])), "q", "c")
+    subscribe(world, run)
+    world.scheduler.advance_to(1)
+    world.memory.failing = True
+    with pytest.raises(ChatMemoryError, match="store unreachable"):
+        run.hold_conversation(3600)
+    world.scheduler.advance_to(10)  # the timers' renewals fail quietly, as before

@@ -261,7 +261,8 @@ class RunLoop:
         approves a call): its conversation stays leased that long, even if this process
         goes away, and the run's next owner takes the lease over at once when it resumes
         the run. No-op while the run holds no lease (no memory or conversation, not yet
-        granted, or ended).
+        granted, or ended). A lease found lost (it lapsed and another run took it) is not
+        renewed: the run's memory commit will be refused.
 
         Raises:
             InvalidArgumentError: ``ttl`` is not a positive number of seconds or None.

@@ -51,7 +51,9 @@ class LeaseHold:
 
     def hold(self, ttl: float | None) -> None:
         """Renew with ``ttl`` seconds from now on (at once, and at each renewal); ``None``:
-        back to the subscription's own ttl. No-op while no lease is held."""
+        back to the subscription's own ttl. No-op while no lease is held; a lease found lost
+        is not renewed (the body's fenced commit will be refused). Raises what the memory's
+        ``renew`` raises."""
         holding = self._holding
         if holding is not None:
             holding.hold(ttl)
@@ -226,14 +228,15 @@ class _Holding(Generic[_T]):
     # -- holding ------------------------------------------------------------------------------
 
     def hold(self, ttl: float | None) -> None:
-        """Renew with ``ttl`` (None: ``spec.ttl``) from now on, starting now, on this thread."""
+        """Renew with ``ttl`` (None: ``spec.ttl``) from now on, starting now, on this thread;
+        a failure of the store is raised here (the caller relies on the longer hold)."""
         with self.lock:
             if self.done or self.lease is None:
                 return
             self.held_ttl = ttl
-        self.renew()
+        self.renew(quiet=False)
 
-    def renew(self, *_: Any) -> None:
+    def renew(self, *_: Any, quiet: bool = True) -> None:
         with self.renewing:
             with self.lock:
                 lease, ttl = self.lease, self.held_ttl
@@ -244,6 +247,8 @@ class _Holding(Generic[_T]):
             try:
                 kept = self.spec.memory.renew(lease)
             except Exception:
+                if not quiet:
+                    raise
                 # A passing failure of the store: the next tick tries again, and if the lease
                 # was lost meanwhile the fenced commit refuses the turn anyway.
                 log.warning("could not renew the lease on %r", lease.conversation_id, exc_info=True)
