@@ -170,3 +170,35 @@ def test_a_parked_run_past_its_deadline_is_denied_by_the_worker_that_resumes_it(
     assert result == {"outcome": "Done.", "paid": 0, "after": result["after"]}
     assert result["after"][0] == "tool_result"
     assert PAST_DEADLINE in str(server.requests[1]["messages"][-1])
+
+
+def test_a_parked_run_holds_its_conversation_past_the_lease_ttl(
+    server: MockOpenAIServer, tmp_path: Path
+) -> None:
+    from rxreact import InMemoryChatMemory, OpenAIChatModel, ReactAgent, tool
+
+    @tool(requires_approval=True)
+    def pay(amount: int) -> str:
+        """Pays."""
+        return f"paid {amount}"
+
+    now = [1000.0]
+    memory = InMemoryChatMemory(clock=lambda: now[0])
+    with (
+        SQLiteEventLog(tmp_path / "runs.db") as log,
+        OpenAIChatModel("mock", base_url=server.base_url, api_key="sk-test") as model,
+    ):
+        agent = ReactAgent(model, [pay], event_log=log, memory=memory, lease_ttl=5.0)
+        run = agent.start("Pay 3.", conversation_id="c1")
+        followed = Followed(run.id, log)
+        call_id = followed.call_id()
+        assert run.parked and log.flush(10)
+
+        now[0] += 3600.0  # an hour on: a running run's lease (5 s) would have lapsed long ago
+        assert memory.try_acquire("c1", "another run", 5.0) is None
+        assert log.active_run("c1") == run.id
+
+        assert run.approve(call_id)
+        assert run.result(timeout=15).answer == "Done."
+    assert not run.parked
+    assert memory.try_acquire("c1", "another run", 5.0) is not None  # released at the end

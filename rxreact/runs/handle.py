@@ -15,10 +15,10 @@ from reactivex import Observable, abc
 from reactivex.disposable import SingleAssignmentDisposable
 from reactivex.scheduler import VirtualTimeScheduler
 
-from rxreact.errors import RunCancelledError
+from rxreact.errors import RunCancelledError, RxReactError
 from rxreact.events import AgentEvent, FinalAnswer
 from rxreact.runs.checkpoints import Checkpointer, CheckpointWriter
-from rxreact.runs.parking import ParkingWriter, ParkWatch
+from rxreact.runs.parking import PARKED_LEASE_TTL, ParkingWriter, ParkWatch
 from rxreact.runs.takeover import LostRun, ResumableLog
 from rxreact.tools.approval import ApprovalDecision
 
@@ -69,6 +69,7 @@ class AgentRun:
         if isinstance(self._writer, CheckpointWriter):  # a durable log: record each step
             run.checkpoints = Checkpointer(self._writer)
         self._park = _park_watch(agent, self._writer, lost)
+        self._held = False  # the conversation is held for as long as the run is parked
         watch = getattr(self._log, "watch_decisions", None)
         if watch is not None:  # decisions made in other processes (event_log.decide)
             watch(self.id, self._apply_decision)
@@ -210,11 +211,29 @@ class AgentRun:
         if type(event) is FinalAnswer and not event.path:  # not an agent tool's
             self._final = event
         park = self._park
-        if park is not None and park.see(event):  # the event leaves it waiting for people
-            assert isinstance(self._writer, ParkingWriter)
-            timeout = self._agent.approval_timeout
-            self._writer.park(None if timeout is None else time.time() + timeout)
+        if park is not None:
+            self._parking(park, event)
         self._append(event)
+
+    def _parking(self, park: ParkWatch, event: Any) -> None:
+        """Park the run when ``event`` leaves it waiting only for people, holding its
+        conversation meanwhile; give the conversation its usual lease once it goes on."""
+        writer = self._writer
+        assert isinstance(writer, ParkingWriter)
+        if park.see(event):
+            timeout = self._agent.approval_timeout
+            deadline = None if timeout is None else time.time() + timeout
+            writer.park(deadline)
+            self._hold(PARKED_LEASE_TTL if timeout is None else timeout + self._agent.lease_ttl)
+        elif self._held and not writer.parked:
+            self._hold(None)
+
+    def _hold(self, ttl: float | None) -> None:
+        self._held = ttl is not None
+        try:
+            self._run.hold_conversation(ttl)
+        except RxReactError as error:  # it is held for lease_ttl after the last renewal instead
+            log.warning("run %s: could not hold its conversation: %s", self.id, error)
 
     def _on_error(self, error: Exception) -> None:
         if self._claim():

@@ -20,6 +20,9 @@ park: the owner commits the unpark before it applies a decision, and before any 
 the run is written. So a process that claims a run still parked knows its waiting calls never
 began, and applies their recorded decisions itself; none runs twice.
 
+The conversation stays leased meanwhile (``RunLoop.hold_conversation``), for
+:data:`PARKED_LEASE_TTL` or until the deadline, and its next owner takes the lease over.
+
 Only runs whose approvals come from outside (a handle's ``approve``/``deny``,
 ``event_log.decide``) park: an agent's ``approver=`` callback lives in its process.
 """
@@ -36,7 +39,12 @@ from rxreact.events import (
     ToolResult,
 )
 
-__all__ = ["ParkWatch", "ParkingWriter"]
+__all__ = ["PARKED_LEASE_TTL", "ParkWatch", "ParkingWriter"]
+
+PARKED_LEASE_TTL = 7 * 24 * 3600.0
+"""Seconds a parked run without a deadline keeps its conversation leased (a week); with
+``approval_timeout``, until its deadline plus ``lease_ttl``. Past that, another run may take
+the conversation, and the parked run, once decided, waits its turn for it."""
 
 _TOOL_EVENTS = frozenset({ToolCallStarted, ToolApprovalRequested, ToolExecutionStarted, ToolResult})
 
