@@ -1,6 +1,7 @@
 """``rxreact serve``: the chat page and the UI message stream endpoints over uvicorn.
 
-One worker keeps conversations in a SQLite file and runs in an in-memory event log; with
+One worker keeps conversations in a SQLite file and runs in an in-memory event log (in a SQLite
+file with ``--event-log PATH``, so its runs outlive it: a restarted worker resumes them); with
 ``--redis URL`` the memory and the event log are in Redis, so several workers (``--workers N``,
 or processes on several machines) share conversations and a resume can land on any of them.
 
@@ -27,7 +28,8 @@ DESCRIPTION = """\
 Serve the chat page and the AI SDK UI message stream endpoints (POST /api/chat and the resume,
 cancel and replay endpoints) over uvicorn; needs the serve extra: pip install 'rxreact[serve]'.
 
-One worker keeps conversations in a SQLite file and runs in an in-memory event log; with
+One worker keeps conversations in a SQLite file and runs in an in-memory event log (in a SQLite
+file with --event-log PATH, so its runs outlive it: a restarted worker resumes them); with
 --redis URL the memory and the event log are in Redis, so several workers (--workers N, or
 processes on several machines) share conversations and a resume can land on any of them.
 
@@ -74,6 +76,16 @@ def add_serve_command(commands: Any) -> None:
     parser.add_argument(
         "--memory", metavar="PATH", default=None,
         help="SQLite file of conversations without --redis (default: the one rxreact chat uses)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--event-log", metavar="PATH", default=None,
+        help="SQLite file of runs' events without --redis: a run outlives its worker, and a "
+        "restarted one resumes it (default: in memory, lost with the worker)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--lost-after", metavar="SECONDS", type=float, default=None,
+        help="seconds without a worker's heartbeat after which another resumes its runs "
+        "(with --redis or --event-log; default: 30)",
     )  # fmt: skip
     parser.add_argument(
         "-m", "--model", default=None,
@@ -131,12 +143,24 @@ def serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.redis and args.event_log:
+        print("rxreact serve: --event-log is the event log without --redis", file=sys.stderr)
+        return 2
+    if args.lost_after is not None and (args.lost_after <= 0 or not (args.redis or args.event_log)):
+        print(
+            "rxreact serve: --lost-after takes a positive number of seconds, with --redis or "
+            "--event-log (an in-memory event log loses its runs with the worker)",
+            file=sys.stderr,
+        )
+        return 2
     config = {
         key: getattr(args, key)
         for key in (
             "tools",
             "redis",
             "memory",
+            "event_log",
+            "lost_after",
             "model",
             "base_url",
             "max_rounds",
@@ -178,7 +202,14 @@ def serve(args: argparse.Namespace) -> int:
 
 def app_from_env() -> Any:
     """The app of one worker, from ``$RXREACT_SERVE_CONFIG`` (uvicorn's factory)."""
-    from rxreact import ChatMemory, EventLog, InMemoryEventLog, RedisChatMemory, RedisEventLog
+    from rxreact import (
+        ChatMemory,
+        EventLog,
+        InMemoryEventLog,
+        RedisChatMemory,
+        RedisEventLog,
+        SQLiteEventLog,
+    )
     from rxreact._cli.chat import check_endpoint, load_tools, open_memory, open_model, require_key
     from rxreact.agent.react_agent import ReactAgent
     from rxreact.model.http.model import HTTPChatModel
@@ -218,13 +249,16 @@ def app_from_env() -> Any:
         from rxreact.demo import demo_tools
 
         tools = list(demo_tools())
-    redis_url = config.get("redis")
+    redis_url, log_path = config.get("redis"), config.get("event_log")
+    durable: dict[str, Any] = {}
+    if config.get("lost_after") is not None:
+        durable["lost_after"] = config["lost_after"]
     if redis_url:
         memory: ChatMemory = RedisChatMemory(redis_url)
-        event_log: EventLog = RedisEventLog(redis_url)
+        event_log: EventLog = RedisEventLog(redis_url, **durable)
     else:
         memory = open_memory(config.get("memory"))
-        event_log = InMemoryEventLog()
+        event_log = SQLiteEventLog(log_path, **durable) if log_path else InMemoryEventLog()
     agent = ReactAgent(
         model,
         tools,
@@ -235,8 +269,9 @@ def app_from_env() -> Any:
         on_busy=config.get("on_busy", "reject"),
     )
     app = create_app(agent, **options)
-    if redis_url:
-        # Every worker resumes the runs of workers that died (each run is claimed by one).
+    if redis_url or log_path:
+        # Every worker resumes the runs of workers that died (each run is claimed by one), and
+        # the parked runs someone decided on meanwhile.
         app.state.runs_keeper = agent.runs_keeper()
     # What start-up made (modules, the app, the agent) lives as long as the worker: frozen, it
     # is no longer walked by every full collection, which at thousands of conversations is
