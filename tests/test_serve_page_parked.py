@@ -1,0 +1,142 @@
+"""The chat page in a real headless Chromium, with its run parked and resumed across a worker
+restart: ``rxreact serve`` processes on one SQLite event log and one SQLite chat memory.
+
+The first worker asks for approval of ``pay`` and parks the run; it is killed (SIGKILL: nothing
+is flushed or closed). Once the page has tried to reconnect several times, a second worker
+starts on the same port and files and answers the page's next try: the card is still there,
+Approve goes to the new worker, which resumes the run. The tool runs once, in the new worker,
+and the answer streams into the same page, never reloaded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_page import Page, chromium
+from parked_tools import PAID_ENV
+from test_serve_page_cards import card_when, click
+
+from rxreact.model.scripted.replies import text_reply, tool_call_reply
+from rxreact.testing import MockOpenAIServer
+
+TESTS = Path(__file__).parent
+LOST_AFTER = "1"  # a dead worker's running runs are resumed after a second, not thirty
+SLOW_RESTART = 6  # the page's failed reconnects before the new worker starts
+COUNT_RECONNECTS = """
+const fetch = window.fetch;
+window.reconnects = 0;
+window.fetch = (url, ...rest) => {
+  if (String(url).startsWith('/api/runs/')) window.reconnects += 1;
+  return fetch(url, ...rest);
+};
+"""
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with chromium() as driver:
+        yield driver
+
+
+@contextmanager
+def rxreact_serve(
+    env: dict[str, str], port: int, *options: str
+) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """An ``rxreact serve`` process on ``port`` (0: a free one); yields its URL once it
+    listens, and the process (the test may kill it first)."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rxreact.cli", "serve", "--port", str(port), *options],
+        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    listening = threading.Event()
+    log: list[str] = []
+
+    def read_log() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            log.append(line)
+            if line.startswith("rxreact serve: listening on "):
+                listening.set()
+        listening.set()  # the process ended: stop waiting
+
+    reader = threading.Thread(target=read_log, daemon=True)
+    reader.start()
+    try:
+        assert listening.wait(30) and process.poll() is None, "".join(log)
+        yield next(line for line in log if "listening on" in line).split()[-1], process
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        reader.join(5)
+        if process.stderr is not None:
+            process.stderr.close()
+
+
+def run_states(events: Path) -> list[str]:
+    """The state of every run in the event log's file (``running``, ``parked``, ``ended``)."""
+    with contextlib.closing(sqlite3.connect(events, timeout=5)) as db:
+        return [row[0] for row in db.execute("SELECT state FROM runs")]
+
+
+def test_an_approval_card_outlives_its_worker_and_is_approved_on_the_next(
+    browser: Any, tmp_path: Path
+) -> None:
+    events, chats, paid = tmp_path / "runs.sqlite3", tmp_path / "chats.sqlite3", tmp_path / "paid"
+    script = [tool_call_reply(("pay", {"amount": 3})), text_reply("Paid 3.")]
+    with MockOpenAIServer(script) as mock:
+        env = {
+            **os.environ,
+            "OPENAI_BASE_URL": mock.base_url, "OPENAI_API_KEY": "sk-test", "RXREACT_MODEL": "mock",
+            "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
+            PAID_ENV: str(paid),
+        }  # fmt: skip
+        options = ("--tools", "parked_tools:pay", "--memory", str(chats),
+                   "--event-log", str(events), "--lost-after", LOST_AFTER)  # fmt: skip
+        with rxreact_serve(env, 0, *options) as (url, first):
+            page = Page(browser, url)
+            page.js(COUNT_RECONNECTS)
+            page.ask("Pay 3.")
+            asked = card_when(page, "waiting")
+            # The page's card comes from the worker's memory, before the park is committed,
+            # and no event of the park reaches this process: the file is what says it.
+            page.wait.until(lambda _: run_states(events) == ["parked"])
+            first.send_signal(signal.SIGKILL)
+            first.wait(15)
+        # A restart slower than the page's first few tries (seconds: a deploy): it keeps trying.
+        page.until_js(f"return window.reconnects >= {SLOW_RESTART};")
+        assert page.answer()["state"] == "streaming"
+
+        port = int(url.rsplit(":", 1)[1])
+        with rxreact_serve(env, port, *options) as (again, second):
+            assert again == url
+            assert card_when(page, "waiting") == asked
+            assert not paid.exists()  # nothing ran while the run was parked
+            click(page, "Approve")
+            done = page.until(lambda a: a["state"] == "done")
+            approved = card_when(page, "approved")
+            assert run_states(events) == ["ended"]
+
+    assert done["text"] == "Paid 3." and done["count"] == 1
+    assert done["tools"][0]["result"] == "paid 3"
+    assert approved["buttons"] == [] and approved["head"] == "pay asks for approval"
+    assert paid.read_text().split() == [str(second.pid)]  # once, by the worker that resumed it
+    # The dead worker's model response was recorded: the new one asked only for the answer.
+    assert len(mock.requests) == 2
+    assert "paid 3" in str(mock.requests[1]["messages"][-1])
