@@ -95,11 +95,16 @@ def run_states(events: Path) -> list[str]:
         return [row[0] for row in db.execute("SELECT state FROM runs")]
 
 
+@pytest.mark.parametrize("comes_back", ["reconnect", "reload"])
 def test_an_approval_card_outlives_its_worker_and_is_approved_on_the_next(
-    browser: Any, tmp_path: Path
+    browser: Any, tmp_path: Path, comes_back: str
 ) -> None:
     events, chats, paid = tmp_path / "runs.sqlite3", tmp_path / "chats.sqlite3", tmp_path / "paid"
-    script = [tool_call_reply(("pay", {"amount": 3})), text_reply("Paid 3.")]
+    script = [
+        tool_call_reply(("pay", {"amount": 3})),
+        text_reply("Paid 3."),
+        text_reply("You paid 3."),
+    ]
     with MockOpenAIServer(script) as mock:
         env = {
             **os.environ,
@@ -126,6 +131,8 @@ def test_an_approval_card_outlives_its_worker_and_is_approved_on_the_next(
         port = int(url.rsplit(":", 1)[1])
         with rxreact_serve(env, port, *options) as (again, second):
             assert again == url
+            if comes_back == "reload":  # the new worker replays the parked run from seq 1
+                browser.refresh()
             assert card_when(page, "waiting") == asked
             assert not paid.exists()  # nothing ran while the run was parked
             click(page, "Approve")
@@ -133,10 +140,16 @@ def test_an_approval_card_outlives_its_worker_and_is_approved_on_the_next(
             approved = card_when(page, "approved")
             assert run_states(events) == ["ended"]
 
+            # The resumed run committed the turn and let the conversation go: it goes on.
+            page.ask("How much did I pay?")
+            follow_up = page.until(lambda a: a["count"] == 2 and a["state"] == "done")
+
     assert done["text"] == "Paid 3." and done["count"] == 1
     assert done["tools"][0]["result"] == "paid 3"
     assert approved["buttons"] == [] and approved["head"] == "pay asks for approval"
     assert paid.read_text().split() == [str(second.pid)]  # once, by the worker that resumed it
     # The dead worker's model response was recorded: the new one asked only for the answer.
-    assert len(mock.requests) == 2
+    assert len(mock.requests) == 3
     assert "paid 3" in str(mock.requests[1]["messages"][-1])
+    assert follow_up["text"] == "You paid 3."
+    assert {"role": "assistant", "content": "Paid 3."} in mock.requests[2]["messages"]
