@@ -5,7 +5,8 @@ The first worker asks for approval of ``pay`` and parks the run; it is killed (S
 is flushed or closed). Once the page has tried to reconnect several times, a second worker
 starts on the same port and files and answers the page's next try: the card is still there,
 Approve goes to the new worker, which resumes the run. The tool runs once, in the new worker,
-and the answer streams into the same page, never reloaded.
+and the answer streams into the same page (reconnected by itself, or reloaded), and the
+conversation goes on. A worker stopped cleanly (SIGTERM) lets its parked run go.
 """
 
 from __future__ import annotations
@@ -17,14 +18,17 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
-from browser_page import Page, chromium
+from browser_page import WAIT_S, Page, chromium
 from parked_tools import PAID_ENV
+from serve_helpers import SSEEvent, parse_sse
 from test_serve_page_cards import card_when, click
 
 from rxreact.model.scripted.replies import text_reply, tool_call_reply
@@ -91,8 +95,41 @@ def rxreact_serve(
 
 def run_states(events: Path) -> list[str]:
     """The state of every run in the event log's file (``running``, ``parked``, ``ended``)."""
+    return [state for state, _ in runs_of(events)]
+
+
+def until_parked(events: Path) -> None:
+    """Return once the file says the one run is parked (fail after ``WAIT_S``).
+
+    A poll, as there is nothing to wait on: the page's card comes from the worker's memory,
+    before the park is committed, and no event of the park reaches this process.
+    """
+    deadline = time.monotonic() + WAIT_S
+    poll = threading.Event()  # never set: its wait is the pause between two looks
+    while run_states(events) != ["parked"]:
+        assert time.monotonic() < deadline, f"not parked after {WAIT_S} s: {runs_of(events)}"
+        poll.wait(0.05)
+
+
+def runs_of(events: Path) -> list[tuple[str, float]]:
+    """(state, heartbeat) of every run in the event log's file."""
     with contextlib.closing(sqlite3.connect(events, timeout=5)) as db:
-        return [row[0] for row in db.execute("SELECT state FROM runs")]
+        return [(row[0], row[1]) for row in db.execute("SELECT state, beat FROM runs")]
+
+
+def serve_env(mock: MockOpenAIServer, paid: Path) -> dict[str, str]:
+    """The environment of a worker on ``mock`` whose ``pay`` writes to ``paid``."""
+    return {
+        **os.environ,
+        "OPENAI_BASE_URL": mock.base_url, "OPENAI_API_KEY": "sk-test", "RXREACT_MODEL": "mock",
+        "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
+        PAID_ENV: str(paid),
+    }  # fmt: skip
+
+
+def serve_options(events: Path, chats: Path) -> tuple[str, ...]:
+    return ("--tools", "parked_tools:pay", "--memory", str(chats),
+            "--event-log", str(events), "--lost-after", LOST_AFTER)  # fmt: skip
 
 
 @pytest.mark.parametrize("comes_back", ["reconnect", "reload"])
@@ -106,22 +143,13 @@ def test_an_approval_card_outlives_its_worker_and_is_approved_on_the_next(
         text_reply("You paid 3."),
     ]
     with MockOpenAIServer(script) as mock:
-        env = {
-            **os.environ,
-            "OPENAI_BASE_URL": mock.base_url, "OPENAI_API_KEY": "sk-test", "RXREACT_MODEL": "mock",
-            "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
-            PAID_ENV: str(paid),
-        }  # fmt: skip
-        options = ("--tools", "parked_tools:pay", "--memory", str(chats),
-                   "--event-log", str(events), "--lost-after", LOST_AFTER)  # fmt: skip
+        env, options = serve_env(mock, paid), serve_options(events, chats)
         with rxreact_serve(env, 0, *options) as (url, first):
             page = Page(browser, url)
             page.js(COUNT_RECONNECTS)
             page.ask("Pay 3.")
             asked = card_when(page, "waiting")
-            # The page's card comes from the worker's memory, before the park is committed,
-            # and no event of the park reaches this process: the file is what says it.
-            page.wait.until(lambda _: run_states(events) == ["parked"])
+            until_parked(events)
             first.send_signal(signal.SIGKILL)
             first.wait(15)
         # A restart slower than the page's first few tries (seconds: a deploy): it keeps trying.
@@ -153,3 +181,24 @@ def test_an_approval_card_outlives_its_worker_and_is_approved_on_the_next(
     assert "paid 3" in str(mock.requests[1]["messages"][-1])
     assert follow_up["text"] == "You paid 3."
     assert {"role": "assistant", "content": "Paid 3."} in mock.requests[2]["messages"]
+
+
+def test_a_worker_stopped_cleanly_lets_its_parked_run_go(tmp_path: Path) -> None:
+    events, chats, paid = tmp_path / "runs.sqlite3", tmp_path / "chats.sqlite3", tmp_path / "paid"
+    parts = [{"type": "text", "text": "Pay 3."}]
+    body = {"id": "c1", "messages": [{"id": "u1", "role": "user", "parts": parts}]}
+    with MockOpenAIServer([tool_call_reply(("pay", {"amount": 3}))]) as mock:
+        options = serve_options(events, chats)
+        with rxreact_serve(serve_env(mock, paid), 0, *options) as (url, worker):
+            with httpx.stream("POST", f"{url}/api/chat", json=body, timeout=30) as response:
+                for event in parse_sse(response.iter_lines()):
+                    if isinstance(event, SSEEvent) and "tool-approval-request" in event.data:
+                        break
+            until_parked(events)
+            worker.send_signal(signal.SIGTERM)  # what a deploy sends
+            # uvicorn stops serving, then raises the signal again (which ends the process).
+            assert worker.wait(15) == -signal.SIGTERM
+    # Its heartbeat is withdrawn: the next worker applies a decision on it at once, without
+    # waiting for lost_after to pass since this one's last beat.
+    assert runs_of(events) == [("parked", 0)]
+    assert not paid.exists()

@@ -196,8 +196,34 @@ def serve(args: argparse.Namespace) -> int:
 
         Multiprocess(settings, sockets=[sock]).run()
     else:
-        uvicorn.Server(settings).run(sockets=[sock])
+        _worker(settings, app).run(sockets=[sock])
     return 0
+
+
+def _worker(settings: Any, app: Any) -> Any:
+    """A uvicorn server that lets ``app``'s runs go once it stopped serving: in its shutdown,
+    since after it uvicorn raises the signal that stopped it again, which ends the process."""
+    import asyncio
+
+    import uvicorn
+
+    class Worker(uvicorn.Server):
+        async def shutdown(self, sockets: list[Any] | None = None) -> None:
+            await super().shutdown(sockets)
+            await asyncio.to_thread(_let_go, app)
+
+    return Worker(settings)
+
+
+def _let_go(app: Any) -> None:
+    """Stop resuming runs and close a durable event log, which commits what is queued and lets
+    this worker's parked runs go: the next worker applies a decision on one at once, not
+    ``lost_after`` after this one's last beat."""
+    keeper = getattr(app.state, "runs_keeper", None)
+    if keeper is None:  # an in-memory log: its runs end with the process anyway
+        return
+    keeper.close()
+    app.state.runs.event_log.close()
 
 
 def app_from_env() -> Any:
