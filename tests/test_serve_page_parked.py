@@ -36,7 +36,7 @@ from rxreact.testing import MockOpenAIServer
 
 TESTS = Path(__file__).parent
 LOST_AFTER = "1"  # a dead worker's running runs are resumed after a second, not thirty
-SLOW_RESTART = 6  # the page's failed reconnects before the new worker starts
+SLOW_RESTART = 6  # the page's failed tries to reconnect before the new worker starts (~5 s)
 COUNT_RECONNECTS = """
 const fetch = window.fetch;
 window.reconnects = 0;
@@ -164,7 +164,8 @@ def test_an_approval_card_outlives_its_worker_and_is_approved_on_the_next(
             assert card_when(page, "waiting") == asked
             assert not paid.exists()  # nothing ran while the run was parked
             click(page, "Approve")
-            done = page.until(lambda a: a["state"] == "done")
+            # done, with the marble diagram the new worker draws from the log
+            done = page.until(lambda a: a["state"] == "done" and a["marbles"] > 0)
             approved = card_when(page, "approved")
             assert run_states(events) == ["ended"]
 
