@@ -29,7 +29,7 @@ import pytest
 from browser_page import WAIT_S, Page, chromium
 from parked_tools import PAID_ENV
 from serve_helpers import SSEEvent, parse_sse
-from test_serve_page_cards import card_when, click
+from test_serve_page_cards import card_when, click, served_agent
 
 from rxreact.model.scripted.replies import text_reply, tool_call_reply
 from rxreact.testing import MockOpenAIServer
@@ -203,3 +203,26 @@ def test_a_worker_stopped_cleanly_lets_its_parked_run_go(tmp_path: Path) -> None
     # waiting for lost_after to pass since this one's last beat.
     assert runs_of(events) == [("parked", 0)]
     assert not paid.exists()
+
+
+GAVE_UP = """
+const chat = JSON.parse(localStorage.getItem('rxreact.chat.v1'));
+chat.messages[chat.messages.length - 1].state = 'aborted';
+localStorage.setItem('rxreact.chat.v1', JSON.stringify(chat));
+"""
+
+
+def test_a_reload_follows_again_an_answer_the_page_gave_up_on(browser: Any) -> None:
+    script = [tool_call_reply(("delete_file", {"path": "/tmp/a"})), text_reply("Deleted.")]
+    with served_agent(script) as (url, _):
+        page = Page(browser, url)
+        page.ask("Delete /tmp/a")
+        card_when(page, "waiting")
+        # What the page keeps once it gave up reconnecting (a server away for over a minute);
+        # the run still waits for its approval, as a parked one may for days.
+        page.js(GAVE_UP)
+        browser.refresh()
+        assert page.until(lambda a: a["state"] == "streaming")["count"] == 1
+        click(page, "Approve")
+        done = page.until(lambda a: a["state"] == "done")
+    assert done["text"] == "Deleted." and card_when(page, "approved")["buttons"] == []

@@ -264,9 +264,12 @@ function start() {
   messagesEl.replaceChildren();
   elements.clear();
   follower.reset();
+  const last = chat.messages[chat.messages.length - 1];
+  // The page gave up reconnecting, not the run (one parked on an approval may wait for days):
+  // a reload tries again. Before drawing, so no marble diagram is asked of a run still going.
+  if (last && last.role === 'assistant' && last.state === 'aborted') last.state = 'streaming';
   chat.messages.forEach(render);
   setBusy(false);
-  const last = chat.messages[chat.messages.length - 1];
   if (last && last.role === 'assistant' && last.state === 'streaming') {
     // Reloaded mid-answer: replay the run from its first event (the run itself when its id
     // arrived before the reload, else the conversation's active run).
