@@ -79,7 +79,7 @@ return skipped
 REFUSED = -1
 """What the script returns when the lease names another owner or token."""
 
-_SHA = hashlib.sha1(FENCED.encode()).hexdigest()
+_SHA = hashlib.sha1(FENCED.encode(), usedforsecurity=False).hexdigest()  # what EVALSHA names
 
 
 def add_call(
