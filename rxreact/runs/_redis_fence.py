@@ -10,7 +10,7 @@ A lease that is gone altogether (its key expired: no heartbeat for ``ttl``) does
 the write: nobody can claim such a run (the claim needs the lease), so this owner is still
 its only writer.
 
-The ops, in ``ARGV`` after the header, each a name and its arguments:
+The ops, in ``ARGV`` after the header, each a name and its arguments::
 
     e    id payload   XADD entry ``id`` (field e); an id at or below the stream's last entry
                       is skipped and counted: a re-sent entry that had arrived
