@@ -35,6 +35,7 @@ def check_model_arguments(
     model: Any,
     base_url: Any,
     api_key: Any,
+    api_key_env: Any,
     timeouts: Mapping[str, Any],
     max_retries: Any,
     backoff: Any,
@@ -45,7 +46,12 @@ def check_model_arguments(
     caps: Mapping[str, Any],
 ) -> None:
     """Raise :class:`InvalidArgumentError` for the first setting of the wrong type or value."""
-    for name, value in (("model", model), ("base_url", base_url), ("api_key", api_key)):
+    for name, value in (
+        ("model", model),
+        ("base_url", base_url),
+        ("api_key", api_key),
+        ("api_key_env", api_key_env),
+    ):
         check_optional_str(name, value)
     for name, value in timeouts.items():
         check_optional_seconds(name, value)

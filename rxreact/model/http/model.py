@@ -66,7 +66,9 @@ class HTTPChatModel(Closeable):
     """A :class:`~rxreact.model.base.ChatModel` over one HTTP+SSE wire format (subclass it).
 
     The constructor's arguments are every adapter's transport arguments; see
-    :class:`~rxreact.model.openai.client.OpenAIChatModel` for what each means. A subclass sets
+    :class:`~rxreact.model.openai.client.OpenAIChatModel` for what each means
+    (``api_key_env``, when given, replaces the class's :attr:`api_key_env` for this model: the
+    variable the key is read from and the one a missing-key error names). A subclass sets
     the class attributes (where to POST, which environment variables hold the key and the
     base URL) and implements :meth:`_body`, :meth:`_stream_parser` and
     :meth:`_parse_response`.
@@ -91,6 +93,7 @@ class HTTPChatModel(Closeable):
         *,
         base_url: str | None = None,
         api_key: str | None = None,
+        api_key_env: str | None = None,
         connect_timeout: float | None = 10.0,
         first_chunk_timeout: float | None = 60.0,
         chunk_timeout: float | None = 60.0,
@@ -108,6 +111,7 @@ class HTTPChatModel(Closeable):
             model=model,
             base_url=base_url,
             api_key=api_key,
+            api_key_env=api_key_env,
             timeouts={
                 "connect_timeout": connect_timeout,
                 "first_chunk_timeout": first_chunk_timeout,
@@ -137,11 +141,12 @@ class HTTPChatModel(Closeable):
         self.model = model
         self.base_url = base_url
         self._timeouts = Timeouts(connect_timeout, first_chunk_timeout, chunk_timeout)
+        key_env = api_key_env or self.api_key_env
         self._endpoint = Endpoint(
             f"{base_url}{self.path}",
             base_url,
-            api_key or os.environ.get(self.api_key_env),
-            self.api_key_env,
+            api_key or os.environ.get(key_env),
+            key_env,
             self._auth_headers,
             headers or {},
             self._timeouts,
