@@ -1,10 +1,10 @@
 """A worker that starts a run and is then killed (SIGKILL), for tests/test_takeover.py.
 
-``python takeover_child.py LOG MODEL_URL COUNT_DIR LOST_AFTER [MEMORY]``: start a run with the tools
-of :func:`make_tools` (``charge`` hangs here, so the parent can kill the worker inside it),
-print the run id, and wait to be killed. LOG is the path of a SQLiteEventLog file, or a
-Redis URL. With MEMORY (a SQLiteChatMemory file) the run is on conversation ``c1``, with a
-one-second conversation lease.
+``python takeover_child.py LOG MODEL_URL COUNT_DIR LOST_AFTER [MEMORY [LEASE_TTL]]``: start a
+run with the tools of :func:`make_tools` (``charge`` hangs here, so the parent can kill the
+worker inside it), print the run id, and wait to be killed. LOG is the path of a
+SQLiteEventLog file, or a Redis URL. With MEMORY (a SQLiteChatMemory file) the run is on
+conversation ``c1``, with a conversation lease of LEASE_TTL seconds (default one).
 """
 
 from __future__ import annotations
@@ -58,7 +58,9 @@ def make_tools(directory: Path, *, hang: bool) -> list[Tool[..., Any]]:
     return [charge, lookup]
 
 
-def main(path: str, model_url: str, directory: str, lost_after: float, memory: str) -> None:
+def main(
+    path: str, model_url: str, directory: str, lost_after: float, memory: str, lease_ttl: float
+) -> None:
     log: RedisEventLog | SQLiteEventLog = (
         RedisEventLog(path, lost_after=lost_after)
         if path.startswith("redis://")
@@ -68,7 +70,7 @@ def main(path: str, model_url: str, directory: str, lost_after: float, memory: s
     tools = make_tools(Path(directory), hang=True)
     if memory:
         agent = ReactAgent(
-            model, tools, event_log=log, memory=SQLiteChatMemory(memory), lease_ttl=1.0
+            model, tools, event_log=log, memory=SQLiteChatMemory(memory), lease_ttl=lease_ttl
         )
         run = agent.start("Charge 5 and look Paris up.", conversation_id="c1")
     else:
@@ -79,4 +81,11 @@ def main(path: str, model_url: str, directory: str, lost_after: float, memory: s
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), "".join(sys.argv[5:6]))
+    main(
+        sys.argv[1],
+        sys.argv[2],
+        sys.argv[3],
+        float(sys.argv[4]),
+        "".join(sys.argv[5:6]),
+        float(sys.argv[6]) if len(sys.argv) > 6 else 1.0,
+    )

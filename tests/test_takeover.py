@@ -19,6 +19,7 @@ from takeover_child import calls, make_tools
 from test_runs import Collector
 
 from rxreact import (
+    ConversationBusyError,
     OpenAIChatModel,
     ReactAgent,
     RedisEventLog,
@@ -29,6 +30,8 @@ from rxreact import (
     tool,
 )
 from rxreact.agent.resume import MAY_HAVE_RUN
+from rxreact.memory import Lease
+from rxreact.messages import UserMessage
 from rxreact.model.scripted.replies import Hang, text_reply, tool_call_reply
 from rxreact.runs import AgentRun
 from rxreact.testing import MockOpenAIServer
@@ -115,7 +118,9 @@ class World:
         chosen = make_tools(self.counts, hang=False) if tools is None else tools
         return ReactAgent(model, chosen, event_log=self.log(), **agent_options)
 
-    def start_worker(self, memory: str = "") -> tuple[subprocess.Popen[str], str]:
+    def start_worker(
+        self, memory: str = "", lease_ttl: float = 1.0
+    ) -> tuple[subprocess.Popen[str], str]:
         worker = subprocess.Popen(
             [
                 sys.executable,
@@ -124,7 +129,7 @@ class World:
                 self.server.base_url,
                 str(self.counts),
                 str(LOST_AFTER),
-                *([memory] if memory else []),
+                *([memory, str(lease_ttl)] if memory else []),
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -383,6 +388,36 @@ def test_a_resumed_conversation_run_commits_its_turn_once(
     assert history[0].content == "Charge 5 and look Paris up."
     assert history[-1].content == "Charged, and Paris is sunny."
     assert calls(w.counts, "charge") == 1
+    memory.close()
+
+
+def test_a_resumed_run_takes_the_conversation_lease_over_at_once(
+    world: Callable[[list[Any]], World], tmp_path: Path
+) -> None:
+    w = world(
+        [
+            tool_call_reply(("charge", {"amount": 5}), ("lookup", {"city": "Paris"})),
+            text_reply("Charged, and Paris is sunny."),
+        ]
+    )
+    memory_path = str(tmp_path / "memory.db")
+    worker, _ = w.start_worker(memory_path, lease_ttl=3600)
+    assert wait_until(lambda: calls(w.counts, "charge") == 1)
+    kill(worker)  # its conversation lease would last an hour: the resumed run does not wait
+    with sqlite3.connect(memory_path) as db:
+        owner, token = db.execute("SELECT owner, token FROM leases").fetchone()
+    old = Lease(conversation_id="c1", owner=owner, token=token, ttl=3600)
+
+    memory = SQLiteChatMemory(memory_path)
+    run = resume_one(w.agent(memory=memory, lease_ttl=3600))
+    assert run.result(timeout=15).answer == "Charged, and Paris is sunny."
+
+    assert [m.role for m in memory.load("c1")] == ["user", "assistant", "tool", "tool", "assistant"]
+    # Had the old owner only been paused, its commit would now be refused, and its renewals.
+    with pytest.raises(ConversationBusyError):
+        memory.append("c1", [UserMessage(content="late")], lease=old)
+    assert memory.renew(old) is False
+    assert len(memory.load("c1")) == 5
     memory.close()
 
 

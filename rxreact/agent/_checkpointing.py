@@ -18,7 +18,7 @@ from rxreact.runs.checkpoints import Checkpoint, Checkpointer
 if TYPE_CHECKING:
     from rxreact.agent.run_loop import RunLoop
 
-__all__ = ["note", "record_tool_results", "response", "start"]
+__all__ = ["lease", "note", "record_tool_results", "response", "start"]
 
 
 def _counters(run: RunLoop) -> dict[str, Any]:
@@ -44,8 +44,15 @@ def start(run: RunLoop, checkpoints: Checkpointer) -> None:
             conversation_id=run.conversation_id,
             agent=_agent_name(run),
             tools=tuple(run.agent.tools),
+            lease=run.lease,  # granted before the history was loaded, so known by now
         )
     )
+
+
+def lease(run: RunLoop, checkpoints: Checkpointer) -> None:
+    """Record the conversation lease a resumed run just took (no wait: if it is lost with the
+    process, the next one to resume the run waits for this lease to lapse instead)."""
+    checkpoints.record(Checkpoint(kind="lease", lease=run.lease))
 
 
 def response(run: RunLoop, checkpoints: Checkpointer, state: RoundState) -> Observable[Any]:

@@ -3,7 +3,8 @@ stopped (:mod:`rxreact.agent.resume` goes on from there).
 
 Checkpoints come in the order they were written (:mod:`rxreact.runs.checkpoints`): ``start``,
 then per round a ``response``, its ``tool`` results (in the order they finished) and maybe a
-``note``. The rebuilt turn puts each round's tool messages in call order, as the run did.
+``note``; a ``lease`` wherever a resumed run took the conversation's lease over. The rebuilt
+turn puts each round's tool messages in call order, as the run did.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 from rxreact.errors import RunError
 from rxreact.events import ToolResult
+from rxreact.memory.lease import Lease
 from rxreact.messages import AssistantMessage, Message, ToolMessage, Usage, UserMessage
 from rxreact.runs.checkpoints import Checkpoint, decode_checkpoint
 from rxreact.runs.takeover import LostRun
@@ -46,6 +48,9 @@ class Rebuilt:
     """The last round's response, when nothing came after it but its tool results."""
     results: dict[str, ToolResult] = field(default_factory=dict)
     """The recorded results of :attr:`last`'s tool calls, by call id."""
+    lease: Lease | None = None
+    """The last conversation lease recorded (the start's, or the one a resume took over):
+    the one to hand over to the run's next owner."""
 
 
 def rebuild(lost: LostRun, agent_name: str | None, tool_names: list[str]) -> Rebuilt:
@@ -69,7 +74,7 @@ def rebuild(lost: LostRun, agent_name: str | None, tool_names: list[str]) -> Reb
     question = start.messages[0] if start.messages else None
     if not isinstance(question, UserMessage):
         raise Refused(f"the start of run {lost.run_id!r} has no question")
-    state = Rebuilt(question, start.conversation_id)
+    state = Rebuilt(question, start.conversation_id, lease=start.lease)
     for checkpoint in checkpoints[1:]:
         if checkpoint.kind == "response" and checkpoint.agent != start.agent:
             raise Refused(
@@ -81,6 +86,9 @@ def rebuild(lost: LostRun, agent_name: str | None, tool_names: list[str]) -> Reb
 
 
 def _apply(state: Rebuilt, checkpoint: Checkpoint) -> None:
+    if checkpoint.kind == "lease":
+        state.lease = checkpoint.lease
+        return
     if checkpoint.kind == "tool":
         if checkpoint.result is None or state.last is None:
             raise Refused("a tool result was recorded without the response that asked for it")

@@ -30,12 +30,11 @@ from reactivex import Observable
 from rxreact.agent import _checkpointing as checkpointing
 from rxreact.agent._rebuild import Rebuilt, Refused, rebuild
 from rxreact.agent.round import RoundState
-from rxreact.agent.run_loop import RunLoop
+from rxreact.agent.run_loop import LeaseTerms, RunLoop
 from rxreact.events import MaxRoundsReached, RoundRestarted, ToolResult, UsagePurpose
 from rxreact.messages import ToolCall, Usage, content_text
 from rxreact.model.chunks import ChatChunk
 from rxreact.operators import run_tools
-from rxreact.operators._with_lease import OnBusy
 from rxreact.runs.checkpoints import Checkpoint
 from rxreact.runs.handle import AgentRun
 from rxreact.runs.takeover import LostRun, ResumableLog
@@ -90,9 +89,17 @@ class ResumedRun(RunLoop):
         self._lost = lost
         self._state = state
 
-    def _lease_terms(self) -> tuple[str, OnBusy, float | None]:
-        """As a new run's, but always queued: the lost owner's lease lapses on its own."""
-        return f"{_WORKER}/{self.run_id}", "queue", None
+    def _lease_terms(self) -> LeaseTerms:
+        """Take the lost owner's recorded lease over at once (its commit is fenced out from
+        then on, should it only have been paused). When the lease was granted again since, or
+        the memory cannot hand leases over, wait for the conversation like any run, however
+        long: the lost owner's lease lapses on its own."""
+        return LeaseTerms(f"{_WORKER}/{self.run_id}", "queue", None, self._state.lease)
+
+    def _leased(self) -> None:
+        """Record the new lease, for whoever resumes the run after this process."""
+        if self.checkpoints is not None:
+            checkpointing.lease(self, self.checkpoints)
 
     def _steps(self) -> Iterator[Observable[Any]]:
         state = self._state

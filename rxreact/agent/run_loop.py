@@ -38,10 +38,11 @@ import socket
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from reactivex import Observable
 
+from rxreact._validate import check_optional_seconds
 from rxreact.agent import _checkpointing as checkpointing
 from rxreact.agent.handoffs import handoff_after
 from rxreact.agent.round import Mode, RoundState
@@ -82,16 +83,16 @@ from rxreact.messages import (
     content_text,
 )
 from rxreact.operators import (
+    LEASE_POLL,
     concat_steps,
     deliver_on,
     finish_round,
     process_chunk,
     run_tools,
-    with_lease,
 )
 from rxreact.operators._guardrails import RunGuard
 from rxreact.operators._mark_origin import mark_origin_
-from rxreact.operators._with_lease import OnBusy
+from rxreact.operators._with_lease import LeaseHold, OnBusy, with_lease_
 from rxreact.result import AgentResult
 from rxreact.runs.checkpoints import Checkpointer
 from rxreact.rx._immediate import immediately, starting_with
@@ -104,6 +105,19 @@ if TYPE_CHECKING:
 __all__ = ["RunLoop"]
 
 _HOST = socket.gethostname()
+
+
+class LeaseTerms(NamedTuple):
+    """How a run takes its conversation's lease."""
+
+    owner: str
+    """Who holds it: unique per run."""
+    on_busy: OnBusy
+    """What the run does while another run holds it."""
+    busy_timeout: float | None
+    """The longest wait for it while it is held elsewhere."""
+    take_over: Lease | None = None
+    """A stopped owner's lease to take over at once, if nothing was granted after it."""
 
 
 class RunLoop:
@@ -137,6 +151,7 @@ class RunLoop:
         self.tool_errors: int = 0
         self.run_id: str = uuid.uuid4().hex
         self.lease: Lease | None = None  # this run's hold on its conversation, once granted
+        self._lease_hold = LeaseHold()  # how long each renewal extends it (hold_conversation)
         self.output: OutputSpec | None = (
             output_type if isinstance(output_type, OutputSpec) else output_spec(output_type)
         )
@@ -211,22 +226,55 @@ class RunLoop:
 
         def body(lease: Lease) -> Observable[Any]:
             self.lease = lease
+            self._leased()
             return steps()
 
-        owner, on_busy, busy_timeout = self._lease_terms()
-        return with_lease(
+        terms = self._lease_terms()
+        return with_lease_(
             leasing(agent.memory),
             self.conversation_id,
             body,
-            owner=owner,
+            owner=terms.owner,
             ttl=agent.lease_ttl,
-            on_busy=on_busy,
-            busy_timeout=busy_timeout,
+            on_busy=terms.on_busy,
+            busy_timeout=terms.busy_timeout,
+            poll=LEASE_POLL,
+            take_over=terms.take_over,
+            hold=self._lease_hold,
         )
 
-    def _lease_terms(self) -> tuple[str, OnBusy, float | None]:
+    def _lease_terms(self) -> LeaseTerms:
         """Who holds the conversation, and what the run does while another run holds it."""
-        return f"{_HOST}/{os.getpid()}/{self.run_id}", self.agent.on_busy, self.agent.busy_timeout
+        return LeaseTerms(
+            f"{_HOST}/{os.getpid()}/{self.run_id}", self.agent.on_busy, self.agent.busy_timeout
+        )
+
+    def _leased(self) -> None:
+        """The conversation's lease was just granted (``self.lease``); a new run records it
+        with its start, once the history is loaded."""
+
+    def hold_conversation(self, ttl: float | None) -> None:
+        """From now on renew the conversation's lease with ``ttl`` seconds (at once, and at
+        each renewal); ``None``: back to the agent's ``lease_ttl``.
+
+        For a run that waits a long time with nobody working on it (parked until a person
+        approves a call): its conversation stays leased that long, even if this process
+        goes away, and the run's next owner takes the lease over at once when it resumes
+        the run. No-op while the run holds no lease (no memory or conversation, not yet
+        granted, or ended). A lease found lost (it lapsed and another run took it) is not
+        renewed: the run's memory commit will be refused.
+
+        Raises:
+            InvalidArgumentError: ``ttl`` is not a positive number of seconds or None.
+            ChatMemoryError: the memory failed to renew the lease.
+        """
+        seconds = check_optional_seconds("ttl", ttl)
+        try:
+            self._lease_hold.hold(seconds)
+        except RxReactError:
+            raise
+        except Exception as error:
+            raise ChatMemoryError(f"could not renew the conversation's lease: {error}") from error
 
     # Everything below runs inside the generator, resumed on the agent's scheduler threads.
 

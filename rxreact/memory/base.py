@@ -36,6 +36,18 @@ class ChatMemory(Protocol):
     - ``append`` without a lease writes as before (callers that do not use leases);
     - :meth:`renew` and :meth:`release` of a lease that was lost change nothing.
 
+    Optionally a backend hands a lease over: a method
+    ``hand_over(lease, owner, ttl) -> Lease | None`` that, atomically, grants the conversation
+    to ``owner`` for ``ttl`` seconds with token ``lease.token + 1`` if ``lease`` is still the
+    conversation's latest grant (live, expired or released: no grant was made after it), and
+    otherwise returns ``None`` and changes nothing. From then on the old holder's ``renew`` and
+    fenced ``append`` are refused. A resumed run (``agent.resume_runs()``) uses it to take its
+    dead (or paused) owner's lease at once; with a backend that lacks it, the resumed run waits
+    for that lease to lapse, as for any held conversation. The three rxreact backends have it.
+
+    :meth:`renew` extends by the ``ttl`` of the lease object it is given (a run parked for
+    long renews a copy with a longer ttl), as the three rxreact backends do.
+
     Optionally a backend shared by processes announces releases: a method
     ``releases() -> Observable[str]`` (hot; the ids of conversations whose lease was released
     by any process) lets runs waiting elsewhere start at once instead of at their next poll

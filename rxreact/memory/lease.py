@@ -10,6 +10,10 @@ Each grant on a conversation carries a fencing token one higher than the one bef
 holder whose lease expired (a paused or partitioned process) and was granted to someone else
 is told apart from the new holder even if both use the same owner name.
 
+A lease can also be **handed over** (:meth:`LeaseTable.hand_over`): the process that resumes a
+run whose owner stopped takes that owner's lease at once, with the next token, instead of
+waiting for it to lapse; the old owner, if it was only paused, is fenced out like any other.
+
 :class:`LeaseTable` is the in-process bookkeeping, for :class:`~rxreact.InMemoryChatMemory`
 and for backends that keep their state in one process.
 """
@@ -103,6 +107,24 @@ class LeaseTable:
         self._grants[lease.conversation_id].expires = self.clock() + lease.ttl
         return True
 
+    def hand_over(self, lease: Lease, owner: str, ttl: float) -> Lease | None:
+        """A new lease for ``owner`` in place of ``lease``, or ``None`` if a later grant exists.
+
+        ``lease`` may be live, expired or released: what matters is that no grant was made
+        after it. The new grant's token is one more, so ``lease`` is fenced out from now on.
+        """
+        conversation_id = lease.conversation_id
+        if self._tokens.get(conversation_id) != lease.token:
+            return None
+        grant = self._grants.get(conversation_id)
+        if grant is not None and grant.owner != lease.owner:
+            return None
+        token = lease.token + 1
+        successor = Lease(conversation_id=conversation_id, owner=owner, token=token, ttl=ttl)
+        self._tokens[conversation_id] = successor.token
+        self._grants[conversation_id] = _Grant(owner, successor.token, self.clock() + ttl)
+        return successor
+
     def release(self, lease: Lease) -> None:
         """Give the lease back, if it is still this one (a lost lease is left alone)."""
         grant = self._grants.get(lease.conversation_id)
@@ -111,7 +133,7 @@ class LeaseTable:
 
 
 class LockedLeases:
-    """``try_acquire`` / ``renew`` / ``release`` of a :class:`LeaseTable` under a lock.
+    """The lease methods of a :class:`LeaseTable` under a lock.
 
     A mixin for an in-process memory: set ``_lock`` (the lock its ``append`` holds) and
     ``_leases``, and call ``self._fence(lease)`` inside ``append`` under that lock.
@@ -134,6 +156,11 @@ class LockedLeases:
         """Extend a live lease by its ttl; False if it was lost."""
         with self._lock:
             return self._leases.renew(lease)
+
+    def hand_over(self, lease: Lease, owner: str, ttl: float) -> Lease | None:
+        """Pass ``lease`` (live or lapsed, if nothing was granted after it) to ``owner``."""
+        with self._lock:
+            return self._leases.hand_over(lease, owner, ttl)
 
     def release(self, lease: Lease) -> None:
         """End a live lease now."""

@@ -44,6 +44,25 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 """
+# KEYS: lease, fence; ARGV: old lease value, old token, new owner, ttl ms, conversation ttl ms.
+# The old lease is the latest grant while the fence still counts its token and the lease key,
+# if it has not expired, still holds it. A fence key that expired with the conversation while
+# the lease was renewed for longer (a parked run) is proven by the live lease key alone. The
+# new token is set rather than INCR'd so that case continues the count too.
+_HAND_OVER = """
+local fence = redis.call('GET', KEYS[2])
+local held = redis.call('GET', KEYS[1])
+if fence and fence ~= ARGV[2] then return false end
+if held and held ~= ARGV[1] then return false end
+if not fence and not held then return false end
+local token = tonumber(ARGV[2]) + 1
+redis.call('SET', KEYS[2], token)
+if tonumber(ARGV[5]) > 0 then
+    redis.call('PEXPIRE', KEYS[2], math.max(tonumber(ARGV[5]), tonumber(ARGV[4])))
+end
+redis.call('SET', KEYS[1], token .. ':' .. ARGV[3], 'PX', ARGV[4])
+return token
+"""
 # ARGV[2], ARGV[3]: the channel and the conversation id to announce the release with.
 _RELEASE = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
@@ -74,10 +93,10 @@ class RedisChatMemory(Closeable):
 
     A conversation's lease is the key ``{prefix}lease:{conversation_id}`` holding the fencing
     token and the owner, with a ``PX`` expiry (Redis's clock, so hosts need not agree on time);
-    its token counter is ``{prefix}fence:{conversation_id}``. Granting, renewing, releasing
-    (compare-and-delete) and the fenced ``append`` are each one Lua script. A release is also
-    published on the channel ``{prefix}lease-released``, which :meth:`releases` follows, so
-    runs waiting in other processes start at once instead of at their next poll.
+    its token counter is ``{prefix}fence:{conversation_id}``. Granting, renewing, handing over,
+    releasing (compare-and-delete) and the fenced ``append`` are each one Lua script. A release
+    is also published on the channel ``{prefix}lease-released``, which :meth:`releases`
+    follows, so runs waiting in other processes start at once instead of at their next poll.
 
     Args:
         client_or_url: a ``redis.Redis`` client (left open by :meth:`close`; its owner closes
@@ -116,6 +135,7 @@ class RedisChatMemory(Closeable):
             for name, lua in (
                 ("acquire", _ACQUIRE),
                 ("renew", _RENEW),
+                ("hand_over", _HAND_OVER),
                 ("release", _RELEASE),
                 ("append", _FENCED_APPEND),
             )
@@ -126,6 +146,9 @@ class RedisChatMemory(Closeable):
 
     def _lease_key(self, conversation_id: str) -> str:
         return f"{self.prefix}lease:{conversation_id}"
+
+    def _fence_key(self, conversation_id: str) -> str:
+        return f"{self.prefix}fence:{conversation_id}"
 
     @staticmethod
     def _lease_value(lease: Lease) -> str:
@@ -188,7 +211,7 @@ class RedisChatMemory(Closeable):
         """The conversation's lease for ``ttl`` seconds, or ``None`` while another is live."""
         # Checked before anything is written: arguments a Lease refuses take nothing.
         lease = Lease(conversation_id=conversation_id, owner=owner, token=1, ttl=ttl)
-        keys = [self._lease_key(conversation_id), f"{self.prefix}fence:{conversation_id}"]
+        keys = [self._lease_key(conversation_id), self._fence_key(conversation_id)]
         with self._guard("take the lease"):
             token = self._scripts["acquire"](keys=keys, args=[owner, _ms(ttl), self._ttl_ms or 0])
         if token is None:
@@ -203,6 +226,27 @@ class RedisChatMemory(Closeable):
                 keys=keys, args=[self._lease_value(lease), _ms(lease.ttl)]
             )
         return bool(renewed)
+
+    def hand_over(self, lease: Lease, owner: str, ttl: float) -> Lease | None:
+        """Pass ``lease`` to ``owner`` with the next token, if no grant was made after it.
+
+        Live, expired or released, ``lease`` passes as long as the fence key still counts its
+        token; one script checks and grants.
+        """
+        successor = Lease(
+            conversation_id=lease.conversation_id, owner=owner, token=lease.token + 1, ttl=ttl
+        )
+        keys = [self._lease_key(lease.conversation_id), self._fence_key(lease.conversation_id)]
+        args: list[str | int] = [
+            self._lease_value(lease),
+            lease.token,
+            owner,
+            _ms(ttl),
+            self._ttl_ms or 0,
+        ]
+        with self._guard("hand the lease over"):
+            token = self._scripts["hand_over"](keys=keys, args=args)
+        return None if token is None else successor
 
     def release(self, lease: Lease) -> None:
         """End a live lease now (compare-and-delete: a lost lease is left alone)."""

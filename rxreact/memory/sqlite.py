@@ -265,6 +265,31 @@ class SQLiteChatMemory(Closeable):
             )
             return cursor.rowcount == 1
 
+    def hand_over(self, lease: Lease, owner: str, ttl: float) -> Lease | None:
+        """Pass ``lease`` to ``owner`` with the next token, if no grant was made after it.
+
+        Live, expired or released, ``lease`` passes as long as the row still holds its token
+        (a released row keeps the token with no owner); checked and written in one transaction.
+        """
+        successor = Lease(
+            conversation_id=lease.conversation_id, owner=owner, token=lease.token + 1, ttl=ttl
+        )
+        with self._transaction("hand the lease over") as db:
+            cursor = db.execute(
+                "UPDATE leases SET owner = ?, token = ?, expires_at = ? WHERE conversation_id = ? "
+                "AND token = ? AND (owner IS NULL OR owner = ?)",
+                (
+                    owner,
+                    successor.token,
+                    time.time() + ttl,
+                    lease.conversation_id,
+                    lease.token,
+                    lease.owner,
+                ),
+            )
+            handed = cursor.rowcount == 1
+        return successor if handed else None
+
     def release(self, lease: Lease) -> None:
         """End a live lease now (the row stays, keeping the conversation's last token)."""
         with self._transaction("release the lease") as db:

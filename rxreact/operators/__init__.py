@@ -358,6 +358,7 @@ def with_lease(
     on_busy: OnBusy = "queue",
     busy_timeout: float | None = 30.0,
     poll: Backoff = LEASE_POLL,
+    take_over: Lease | None = None,
 ) -> Observable[_T]:
     """Subscribe to ``body(lease)`` once the conversation's lease is granted; hold it until the
     body ends.
@@ -381,6 +382,10 @@ def with_lease(
         body(lease):            a-b-------#       its fenced commit raises ConversationBusyError
         with_lease(...):        a-b-------#
 
+        take_over=old (a stopped owner's lease, held until 9 and not granted again since):
+        body(successor):        a-b-|
+        with_lease(...):        a-b-|             handed over at 0: old is fenced out from then
+
     Args:
         memory: the backend that grants leases.
         conversation_id: the conversation to hold.
@@ -390,6 +395,10 @@ def with_lease(
         on_busy: ``"queue"`` to wait for the lease, ``"reject"`` to fail while it is held.
         busy_timeout: the longest wait in ``"queue"`` mode, in seconds; ``None``: no limit.
         poll: the wait between attempts while the lease is held elsewhere.
+        take_over: a lease to take over at once (``memory.hand_over``) if it is still the
+            conversation's latest grant, live or not: the run that resumes a stopped owner's
+            work does not wait for its lease to lapse. When it was granted again since, or the
+            memory has no ``hand_over``, the lease is waited for as without it.
 
     Returns:
         The body's notifications; :class:`~rxreact.ConversationBusyError` when the lease could
@@ -405,4 +414,5 @@ def with_lease(
         on_busy=on_busy,
         busy_timeout=busy_timeout,
         poll=poll,
+        take_over=take_over,
     )

@@ -32,6 +32,31 @@ class _Spec(Generic[_T]):
     on_busy: OnBusy
     busy_timeout: float | None
     poll: Backoff
+    take_over: Lease | None
+    hold: LeaseHold | None
+
+
+class LeaseHold:
+    """A handle on the lease a ``with_lease`` subscription holds, for whoever runs its body.
+
+    :meth:`hold` changes the ttl the lease is renewed with while it is held: a run that waits
+    for days with no process working on it (parked until a person approves a call) keeps its
+    conversation leased that long, so nothing else starts on it meanwhile.
+    """
+
+    __slots__ = ("_holding",)
+
+    def __init__(self) -> None:
+        self._holding: _Holding[Any] | None = None
+
+    def hold(self, ttl: float | None) -> None:
+        """Renew with ``ttl`` seconds from now on (at once, and at each renewal); ``None``:
+        back to the subscription's own ttl. No-op while no lease is held; a lease found lost
+        is not renewed (the body's fenced commit will be refused). Raises what the memory's
+        ``renew`` raises."""
+        holding = self._holding
+        if holding is not None:
+            holding.hold(ttl)
 
 
 def with_lease_(
@@ -44,8 +69,12 @@ def with_lease_(
     on_busy: OnBusy,
     busy_timeout: float | None,
     poll: Backoff,
+    take_over: Lease | None = None,
+    hold: LeaseHold | None = None,
 ) -> Observable[_T]:
-    spec = _Spec(memory, conversation_id, body, owner, ttl, on_busy, busy_timeout, poll)
+    spec = _Spec(
+        memory, conversation_id, body, owner, ttl, on_busy, busy_timeout, poll, take_over, hold
+    )
 
     def subscribe(
         observer: abc.ObserverBase[_T], scheduler: abc.SchedulerBase | None = None
@@ -60,7 +89,8 @@ class _Holding(Generic[_T]):
 
     Attempts and renewals are timers on the scheduler: a waiting subscription holds no thread.
     The lock guards the state the timers, wake-ups and dispose share; the body's events never
-    take it (a slow subscriber must not hold up a renewal).
+    take it (a slow subscriber must not hold up a renewal). Renewals themselves are serialized
+    by their own lock, so one made with an older ttl never lands after one with a newer ttl.
     """
 
     def __init__(
@@ -83,6 +113,9 @@ class _Holding(Generic[_T]):
         self.woken = False  # a release was seen while an attempt ran: try again at once
         self.retries = 0
         self.started = self.scheduler.now
+        self.take_over = spec.take_over  # tried once, by the first attempt
+        self.held_ttl: float | None = None  # LeaseHold.hold's ttl, in place of spec.ttl
+        self.renewing = threading.Lock()
 
     def start(self) -> abc.DisposableBase:
         if self.spec.on_busy == "queue":
@@ -120,7 +153,9 @@ class _Holding(Generic[_T]):
                 return
             self.attempting, self.woken = True, False
         try:
-            lease = spec.memory.try_acquire(spec.conversation_id, spec.owner, spec.ttl)
+            lease = self.hand_over()
+            if lease is None:
+                lease = spec.memory.try_acquire(spec.conversation_id, spec.owner, spec.ttl)
         except Exception as error:
             self.fail(_memory_error(error, "take the conversation's lease"))
             return
@@ -138,6 +173,8 @@ class _Holding(Generic[_T]):
             self.release(lease)
         elif lease is not None:
             _waiters.remove(self.key, self)
+            if spec.hold is not None:
+                spec.hold._holding = self
             try:
                 # The body's events go straight to the observer: no layer, no lock per event.
                 self.body.disposable = spec.body(lease).subscribe(
@@ -150,6 +187,20 @@ class _Holding(Generic[_T]):
                 # Raised on this timer's thread, it would reach no one and keep the lease
                 # until its ttl: a body that cannot start ends the run, and gives it back.
                 self.fail(error)
+
+    def hand_over(self) -> Lease | None:
+        """The first attempt's try to take over ``take_over`` (a stopped owner's lease) at
+        once; None when there is none to take, it was granted again since, or the memory
+        cannot hand leases over (then the run waits for the lease like any other)."""
+        spec, lease = self.spec, self.take_over
+        self.take_over = None
+        hand_over = getattr(spec.memory, "hand_over", None)
+        if lease is None or not callable(hand_over):
+            return None
+        if lease.conversation_id != spec.conversation_id:
+            return None
+        successor: Lease | None = hand_over(lease, spec.owner, spec.ttl)
+        return successor
 
     def wait_more(self) -> ConversationBusyError | None:
         """After a refused attempt (lock held): the error to end with, or None when the next
@@ -176,18 +227,32 @@ class _Holding(Generic[_T]):
 
     # -- holding ------------------------------------------------------------------------------
 
-    def renew(self, *_: Any) -> None:
+    def hold(self, ttl: float | None) -> None:
+        """Renew with ``ttl`` (None: ``spec.ttl``) from now on, starting now, on this thread;
+        a failure of the store is raised here (the caller relies on the longer hold)."""
         with self.lock:
-            lease = self.lease
-            if self.done or lease is None:
+            if self.done or self.lease is None:
                 return
-        try:
-            kept = self.spec.memory.renew(lease)
-        except Exception:
-            # A passing failure of the store: the next tick tries again, and if the lease was
-            # lost meanwhile the fenced commit refuses the turn anyway.
-            log.warning("could not renew the lease on %r", lease.conversation_id, exc_info=True)
-            kept = True
+            self.held_ttl = ttl
+        self.renew(quiet=False)
+
+    def renew(self, *_: Any, quiet: bool = True) -> None:
+        with self.renewing:
+            with self.lock:
+                lease, ttl = self.lease, self.held_ttl
+                if self.done or lease is None:
+                    return
+            if ttl is not None:  # every backend extends by the ttl of the lease it is given
+                lease = lease.model_copy(update={"ttl": ttl})
+            try:
+                kept = self.spec.memory.renew(lease)
+            except Exception:
+                if not quiet:
+                    raise
+                # A passing failure of the store: the next tick tries again, and if the lease
+                # was lost meanwhile the fenced commit refuses the turn anyway.
+                log.warning("could not renew the lease on %r", lease.conversation_id, exc_info=True)
+                kept = True
         if not kept:
             # Lost (expired while this process stalled, then taken over). Ending the run from
             # this timer would race the body's own events; the body's fenced commit is refused
@@ -196,7 +261,9 @@ class _Holding(Generic[_T]):
             return
         with self.lock:
             if not self.done:
-                self.later(self.spec.ttl / 3, self.renew)
+                # Every third of the shorter ttl: a held lease is renewed at least as often
+                # as usual, and never less often than its own ttl needs.
+                self.later(min(self.spec.ttl, ttl or self.spec.ttl) / 3, self.renew)
 
     def on_completed(self) -> None:
         if self.finish():
@@ -222,6 +289,9 @@ class _Holding(Generic[_T]):
                 return False
             self.done = True
             lease = self.lease
+        hold = self.spec.hold
+        if hold is not None and hold._holding is self:
+            hold._holding = None
         _waiters.remove(self.key, self)
         self.timer.dispose()
         self.body.dispose()

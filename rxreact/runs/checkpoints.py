@@ -5,11 +5,14 @@ With a durable event log (:class:`~rxreact.SQLiteEventLog`, :class:`~rxreact.Red
 a hot run writes, beside its events and never among them (subscribers do not see
 checkpoints, and ``seq`` is not touched):
 
-- ``start``: the question, the conversation, the agent's name and tool names;
+- ``start``: the question, the conversation (and the run's lease on it), the agent's name
+  and tool names;
 - ``response``: after each completed model response, the assistant message it added (with
   its tool calls and reasoning replay items) and the run's counters;
 - ``tool``: after each tool result, the result as the model will read it;
-- ``note``: another message the run added to its turn (a judge's revision request).
+- ``note``: another message the run added to its turn (a judge's revision request);
+- ``lease``: the conversation lease a resumed run took over (the next one to resume the run
+  takes it over from there).
 
 Writes are **write-ahead**: the step that depends on a checkpoint (the tools after a
 response, the next round after the tool results, the memory commit after an answer) starts
@@ -29,6 +32,7 @@ from reactivex.disposable import Disposable
 
 from rxreact.errors import RunError
 from rxreact.events import ToolResult
+from rxreact.memory.lease import Lease
 from rxreact.messages import Message, Usage
 
 __all__ = [
@@ -39,7 +43,7 @@ __all__ = [
     "encode_checkpoint",
 ]
 
-Kind = Literal["start", "response", "tool", "note"]
+Kind = Literal["start", "response", "tool", "note", "lease"]
 
 
 class Checkpoint(BaseModel):
@@ -68,6 +72,9 @@ class Checkpoint(BaseModel):
     round (another one after a handoff)."""
     tools: tuple[str, ...] = ()
     """``start``: the names of the agent's tools."""
+    lease: Lease | None = None
+    """``start``, ``lease``: the run's lease on its conversation, which a process resuming
+    the run takes over at once (absent from checkpoints written before leases were kept)."""
 
 
 _CHECKPOINT: TypeAdapter[Checkpoint] = TypeAdapter(Checkpoint)
