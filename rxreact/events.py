@@ -32,15 +32,28 @@ nested between the caller's ``tool_execution_started`` and ``tool_result`` of th
 
 Every event carries ``agent`` and ``path`` for that; ``seq`` counts the nested events too.
 
-The ``type`` literals and field names are API: they never change meaning.
+The ``type`` literals and field names are API: they never change meaning. Two families are
+defined in modules of their own and importable from here: the per-chunk deltas with their
+fast constructor (:mod:`rxreact._delta_events`) and the checks' events
+(:mod:`rxreact._check_events`).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import Field, TypeAdapter
 
+from rxreact._check_events import (
+    AnswerValidated,
+    GuardrailKind,
+    GuardrailPassed,
+    GuardrailStarted,
+    GuardrailTripped,
+    ValidationStarted,
+)
+from rxreact._delta_events import ReasoningDelta, TextDelta, delta_event
+from rxreact._event_base import _Event
 from rxreact.messages import ContentPart, Usage
 
 __all__ = [
@@ -78,56 +91,12 @@ UsagePurpose = Literal["rounds", "judge", "summary"]
 """What a request was for: ``rounds`` the agent's model rounds, ``judge`` an
 :class:`~rxreact.LLMJudge` verdict, ``summary`` a :class:`~rxreact.ContextBudget` summary."""
 """``final_answer``: the round answers the user; ``tool_call``: the round asks for tools."""
-GuardrailKind = Literal["input", "output"]
-"""``input``: a guardrail on the question; ``output``: one on the answer as it streams."""
-
-
-class _Event(BaseModel):
-    model_config: ClassVar[ConfigDict] = ConfigDict(frozen=True, extra="forbid")
-
-    round: int
-    """The 1-based round (model request) of the run this event belongs to."""
-    seq: int = 0
-    """The event's 1-based position in its run: consecutive (1, 2, 3, ...) in the order
-    subscribers receive the events, in cold ``stream()`` subscriptions and hot runs alike. A
-    cursor for ``run.events(after=seq)``. ``0`` only on an event no run has emitted (one you
-    built yourself). Events of agents run as tools share their root run's sequence."""
-    agent: str = "agent"
-    """The ``name`` of the agent whose run emitted this event (``ReactAgent(name=...)``)."""
-    path: tuple[str, ...] = ()
-    """Where the emitting run sits: the tool call ids from the root run down to it, ``()`` for
-    the root run's own events, ``("call_1",)`` for a run of an agent tool the root called as
-    ``call_1``, and so on for every level of nesting."""
-
-    def _repr_html_(self) -> str:
-        """A one-line card in Jupyter: the kind, the round, the interesting field."""
-        from rxreact.marbles._html import event_html
-
-        return event_html(self)
 
 
 class RoundStarted(_Event):
     """A model request is about to be sent."""
 
     type: Literal["round_started"] = "round_started"
-
-
-class ReasoningDelta(_Event):
-    """A piece of the model's reasoning (never answer text, never decides the mode)."""
-
-    type: Literal["reasoning_delta"] = "reasoning_delta"
-    delta: str
-
-
-class TextDelta(_Event):
-    """A piece of text the model wrote, streamed live.
-
-    In a ``final_answer`` round this is the answer. Text a round writes before it turns out to be
-    a tool round (a sentence, then a call) is also sent as it arrives: the UI saw it live.
-    """
-
-    type: Literal["text_delta"] = "text_delta"
-    delta: str
 
 
 class RoundModeDecided(_Event):
@@ -236,29 +205,6 @@ class RoundRestarted(_Event):
     """Why the round restarted (which worker stopped, and when it was resumed)."""
 
 
-class ValidationStarted(_Event):
-    """The round's draft answer is being checked (``output_type``, then the judge)."""
-
-    type: Literal["validation_started"] = "validation_started"
-
-
-class AnswerValidated(_Event):
-    """The verdict on the round's draft answer.
-
-    Rejected with revisions left: the draft stays in the history, ``feedback`` is added for the
-    model and a new round follows. Otherwise the run ends with this draft.
-    """
-
-    type: Literal["answer_validated"] = "answer_validated"
-    passed: bool | None
-    """``True`` accepted, ``False`` rejected, ``None`` the judge could not run (see ``error``;
-    with ``on_judge_error="accept"`` the draft stands)."""
-    feedback: str = ""
-    """Why it was rejected (what the model reads next), or the judge's remark."""
-    error: str | None = None
-    """Why the judge could not run (HTTP error, unparseable reply after one retry...)."""
-
-
 class ContextTrimmed(_Event):
     """The next request drops old messages to fit the agent's ``ContextBudget``."""
 
@@ -267,43 +213,6 @@ class ContextTrimmed(_Event):
     """Messages of the history not sent (replaced by a summary with ``strategy="summarize"``)."""
     estimated_tokens: int
     """The estimated prompt tokens of the request as sent."""
-
-
-class GuardrailStarted(_Event):
-    """An input guardrail began checking the question; until ``guardrail_passed``, answer text
-    is held back (``text_delta`` events wait, in order, behind the check)."""
-
-    type: Literal["guardrail_started"] = "guardrail_started"
-    guardrail: str
-    """The guardrail's name (its function's ``__name__``)."""
-    kind: GuardrailKind = "input"
-
-
-class GuardrailPassed(_Event):
-    """An input guardrail passed the question."""
-
-    type: Literal["guardrail_passed"] = "guardrail_passed"
-    guardrail: str
-    """The guardrail's name."""
-    kind: GuardrailKind = "input"
-
-
-class GuardrailTripped(_Event):
-    """A guardrail tripped; the run ends with :class:`~rxreact.GuardrailTrippedError` next.
-
-    The round's answer text already delivered is ``withdrawn``, for a UI to take back: with
-    ``hold="sentence"`` only sentences that passed (the one that tripped never went out), with
-    ``hold="none"`` everything up to the trip.
-    """
-
-    type: Literal["guardrail_tripped"] = "guardrail_tripped"
-    guardrail: str
-    """The guardrail's name."""
-    kind: GuardrailKind
-    reason: str
-    """What the guardrail said."""
-    withdrawn: str = ""
-    """The tripping round's answer text already delivered, which the trip takes back."""
 
 
 class Handoff(_Event):
@@ -373,38 +282,3 @@ AgentEvent = Annotated[
 
 agent_event_adapter: TypeAdapter[AgentEvent] = TypeAdapter(AgentEvent)
 """Validates / serializes :data:`AgentEvent` values (e.g. ``agent_event_adapter.validate_json``)."""
-
-
-_D = TypeVar("_D", TextDelta, ReasoningDelta)
-_DELTA_FIELDS = frozenset(("round", "delta"))
-_defaults: dict[type[Any], dict[str, Any]] = {}
-_new = object.__new__
-_set = object.__setattr__
-
-
-def delta_event(cls: type[_D], round: int, delta: str) -> _D:
-    """``cls(round=round, delta=delta)`` for the two per-chunk events, built the way pydantic's
-    ``model_construct`` builds a model (``__dict__``, the fields set, no extra, no private)
-    without its Python loop over every field's default.
-
-    Why: these are built once per streamed chunk. Validated construction costs about 60 ns
-    more per defaulted field (``seq``, ``agent``, ``path``, ``type``), ``model_construct``
-    more still; here the defaults are one dict copy. ``round`` and ``delta`` come from
-    rxreact's own parser (an ``int`` and a ``str``), so there is nothing to validate; the
-    result is equal, field for field, to the validated one (``tests/test_events_fast.py``).
-    """
-    defaults = _defaults.get(cls)
-    if defaults is None:  # every field in its declared order, as validation would put them
-        defaults = _defaults[cls] = {
-            name: None if name in _DELTA_FIELDS else field.default
-            for name, field in cls.model_fields.items()
-        }
-    values = dict(defaults)
-    values["round"] = round
-    values["delta"] = delta
-    event = _new(cls)
-    _set(event, "__dict__", values)
-    _set(event, "__pydantic_fields_set__", set(_DELTA_FIELDS))
-    _set(event, "__pydantic_extra__", None)
-    _set(event, "__pydantic_private__", None)
-    return event

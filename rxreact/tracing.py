@@ -19,22 +19,22 @@ or ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true``.
 
 With no provider configured, or without the ``opentelemetry-api`` package, a run costs one
 check when it starts and nothing per chunk: no operator is added to its pipeline.
+
+The span operator and the optional import are :mod:`rxreact._spans`; messages as the
+conventions record them, :mod:`rxreact._genai_messages`.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import threading
-from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from reactivex import Observable, abc
-from reactivex.disposable import CompositeDisposable, Disposable
+from reactivex import Observable
 
+from rxreact._genai_messages import input_json, output_json
+from rxreact._spans import otel, spanned
 from rxreact.events import FinalAnswer, RoundFinished, ToolResult
-from rxreact.messages import ChatRequest, ContentPart, File, Image, ToolCall, Usage
-from rxreact.messages._labels import content_label, part_label
+from rxreact.messages import ChatRequest, ToolCall, Usage
 
 if TYPE_CHECKING:
     from rxreact.agent.react_agent import ReactAgent
@@ -48,26 +48,10 @@ SCHEMA_URL = "https://opentelemetry.io/schemas/1.37.0"
 CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 """Set to ``true`` to record message content when ``trace_content`` is not given."""
 
-_trace: Any = None  # the opentelemetry.trace module, once imported; False when missing
-_import_lock = threading.Lock()
-
-
-def _otel() -> Any:
-    global _trace
-    if _trace is None:
-        with _import_lock:
-            try:
-                from opentelemetry import trace
-            except ImportError:
-                _trace = False
-            else:
-                _trace = trace
-    return _trace
-
 
 def run_tracer(agent: ReactAgent, conversation_id: str | None) -> RunTracer | None:
     """The tracer of one run, or ``None`` when tracing is off (the common, free case)."""
-    trace = _otel()
+    trace = otel()
     provider = agent.tracer_provider
     if provider is None:
         if not trace:
@@ -94,7 +78,7 @@ class RunTracer:
         self, tracer: Any, agent: ReactAgent, conversation_id: str | None, content: bool
     ) -> None:
         self._tracer = tracer
-        self._trace = _otel()
+        self._trace = otel()
         self.content = content
         model = agent.model
         self._model_name: str | None = getattr(model, "model", None)
@@ -128,9 +112,9 @@ class RunTracer:
             if isinstance(event, FinalAnswer) and not event.path:  # not an agent tool's
                 _set_usage(span, event.usage)
                 if self.content:
-                    span.set_attribute("gen_ai.output.messages", _output_json(event.text, []))
+                    span.set_attribute("gen_ai.output.messages", output_json(event.text, []))
 
-        return _spanned(events, start, on_event)
+        return spanned(events, start, on_event)
 
     def round(
         self, events: Observable[Any], request: ChatRequest, state: RoundState
@@ -144,7 +128,7 @@ class RunTracer:
             )
             span.set_attributes(self._common("chat"))
             if self.content:
-                span.set_attribute("gen_ai.input.messages", _input_json(request))
+                span.set_attribute("gen_ai.input.messages", input_json(request))
             return span
 
         def on_event(span: Any, event: Any) -> None:
@@ -153,10 +137,10 @@ class RunTracer:
                     span.set_attribute("gen_ai.response.finish_reasons", [event.finish_reason])
                 _set_usage(span, event.usage)
                 if self.content:
-                    output = _output_json(state.text, state.tool_calls())
+                    output = output_json(state.text, state.tool_calls())
                     span.set_attribute("gen_ai.output.messages", output)
 
-        return _spanned(events, start, on_event)
+        return spanned(events, start, on_event)
 
     def tool(self, call: ToolCall, events: Observable[Any]) -> Observable[Any]:
         """``execute_tool {name}``: one tool call, to its ``tool_result``."""
@@ -189,7 +173,7 @@ class RunTracer:
 
         # Current while the call is subscribed: an async tool's task (an MCP call) copies
         # that context, so its own spans, and the traceparent the MCP SDK sends, nest here.
-        return _spanned(events, start, on_event, current=True)
+        return spanned(events, start, on_event, current=True)
 
     def guardrail(self, name: str, kind: str, check: Observable[Any]) -> Observable[Any]:
         """``execute_guardrail {name}``: one check of an input or output guardrail."""
@@ -217,74 +201,7 @@ class RunTracer:
                 reason = str(getattr(result, "reason", ""))
                 span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, reason))
 
-        return _spanned(check, start, on_event, current=True)
-
-
-def _spanned(
-    source: Observable[Any],
-    start: Callable[[], Any],
-    on_event: Callable[[Any, Any], None],
-    current: bool = False,
-) -> Observable[Any]:
-    """``source`` inside a span: opened at subscribe, ended before the terminal event is passed
-    on (so a finished run's spans are exported when its subscriber hears of it), or at dispose.
-    With ``current``, the span is the thread's current one while ``source`` is subscribed.
-
-    ::
-
-        source:   --a--b--|          span: [------]  then  |
-        dispose:  --a--b-X           span: [-----] error.type="cancelled"
-    """
-
-    def subscribe(
-        observer: abc.ObserverBase[Any], scheduler: abc.SchedulerBase | None = None
-    ) -> abc.DisposableBase:
-        span = start()
-        lock = threading.Lock()
-        ended = [False]
-
-        def end(error: Exception | None = None, cancelled: bool = False) -> None:
-            with lock:
-                if ended[0]:
-                    return
-                ended[0] = True
-            trace = _otel()
-            if error is not None:
-                span.record_exception(error)
-                span.set_attribute("error.type", type(error).__qualname__)
-                span.set_status(trace.Status(trace.StatusCode.ERROR, str(error)))
-            elif cancelled:
-                span.set_attribute("error.type", "cancelled")
-                span.set_status(trace.Status(trace.StatusCode.ERROR, "cancelled"))
-            span.end()
-
-        def on_next(event: Any) -> None:
-            on_event(span, event)
-            observer.on_next(event)
-
-        def on_error(error: Exception) -> None:
-            end(error)
-            observer.on_error(error)
-
-        def on_completed() -> None:
-            end()
-            observer.on_completed()
-
-        if not current:
-            subscription = source.subscribe(on_next, on_error, on_completed, scheduler=scheduler)
-        else:
-            from opentelemetry import context
-
-            token = context.attach(_otel().set_span_in_context(span))
-            try:
-                subscription = source.subscribe(
-                    on_next, on_error, on_completed, scheduler=scheduler
-                )
-            finally:
-                context.detach(token)
-        return CompositeDisposable(Disposable(lambda: end(cancelled=True)), subscription)
-
-    return Observable(subscribe)
+        return spanned(check, start, on_event, current=True)
 
 
 def _set_usage(span: Any, usage: Usage | None) -> None:
@@ -303,42 +220,3 @@ def _provider_name(model: Any) -> str:
             return named
     kind = type(model).__name__
     return "openai" if kind.startswith("OpenAI") else kind
-
-
-def _input_json(request: ChatRequest) -> str:
-    """The request's messages in the GenAI conventions' shape (role + parts)."""
-    messages = []
-    for message in request.messages:
-        parts: list[dict[str, Any]] = []
-        content = getattr(message, "content", None)
-        if isinstance(content, tuple):
-            parts.extend(_content_part(part) for part in content)
-        elif content:
-            parts.append({"type": "text", "content": content})
-        for call in getattr(message, "tool_calls", None) or ():
-            parts.append(_call_part(call))
-        call_id = getattr(message, "tool_call_id", None)
-        if call_id is not None:
-            response = content_label(content) if isinstance(content, tuple) else content
-            parts = [{"type": "tool_call_response", "id": call_id, "response": response}]
-        messages.append({"role": message.role, "parts": parts})
-    return json.dumps(messages, ensure_ascii=False)
-
-
-def _content_part(part: ContentPart) -> dict[str, Any]:
-    """A part of a message made of parts: an image or file at a URL as a ``uri`` part; bytes
-    are never copied into a span, a label says what they were."""
-    if isinstance(part, Image | File) and part.url is not None and not part.url.startswith("data:"):
-        modality = "image" if isinstance(part, Image) else "document"
-        return {"type": "uri", "modality": modality, "uri": part.url}
-    return {"type": "text", "content": part_label(part)}
-
-
-def _output_json(text: str, calls: Sequence[ToolCall]) -> str:
-    parts: list[dict[str, Any]] = [{"type": "text", "content": text}] if text else []
-    parts.extend(_call_part(c) for c in calls)
-    return json.dumps([{"role": "assistant", "parts": parts}], ensure_ascii=False)
-
-
-def _call_part(call: ToolCall) -> dict[str, Any]:
-    return {"type": "tool_call", "id": call.id, "name": call.name, "arguments": call.arguments}

@@ -15,9 +15,16 @@ from redis_server import RedisServer, running_redis_server
 from rxreact.events import TextDelta
 from rxreact.runs._entries import decode_entry
 from rxreact.runs._keys import Keys
-from rxreact.runs._writes import WriteQueue
+from rxreact.runs._write_queue import Fence
+from rxreact.runs._writes import RedisWriteQueue
 
 KEYS = Keys("t:")
+RUNS: dict[str, Fence] = {}
+
+
+def fence(run: str) -> Fence:
+    """The run's fence (no lease in Redis: nobody else can claim the run, so it writes)."""
+    return RUNS.setdefault(run, Fence(run, "me", 1, lambda: None))
 
 
 @pytest.fixture
@@ -35,17 +42,17 @@ def client(server: RedisServer) -> Iterator[Any]:
         yield client
 
 
-def queue_on(client: Any, *waits: float) -> WriteQueue:
+def queue_on(client: Any, *waits: float) -> RedisWriteQueue:
     import redis
 
-    queue = WriteQueue(client, KEYS, 60_000, redis.RedisError)
+    queue = RedisWriteQueue(client, KEYS, 60_000, 60_000, redis.RedisError)
     queue.retry_waits = waits
     return queue
 
 
-def put_events(queue: WriteQueue, run: str, *seqs: int) -> None:
+def put_events(queue: RedisWriteQueue, run: str, *seqs: int) -> None:
     for seq in seqs:
-        queue.put(("e", run, TextDelta(round=1, delta=f"w{seq}", seq=seq)))
+        queue.put(("e", fence(run), TextDelta(round=1, delta=f"w{seq}", seq=seq)))
 
 
 def stored(client: Any, run: str) -> list[tuple[int, list[str]]]:
@@ -86,9 +93,12 @@ def test_a_batch_sent_again_after_it_did_arrive_adds_no_entry_twice(
     client: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     queue = queue_on(client, 0.05)
-    batch = [("e", "r", TextDelta(round=1, delta=f"w{seq}", seq=seq)) for seq in (1, 2)]
-    batch.append(("end", "r", None, 3, None))
-    queue._pipeline(batch).execute()  # it arrived, but say the reply was lost: a retry is due
+    run = fence("r")
+    batch: list[tuple[Any, ...]] = [
+        ("e", run, TextDelta(round=1, delta=f"w{seq}", seq=seq), None) for seq in (1, 2)
+    ]
+    batch.append(("end", run, None, 3, None, None))
+    queue._send(batch)  # it arrived, but say the reply was lost: a retry is due
     with queue._lock:
         queue._failed, queue._tries, queue._flushing = batch, 1, True
     with caplog.at_level(logging.WARNING, logger="rxreact.runs._writes"):

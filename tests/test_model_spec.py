@@ -85,3 +85,42 @@ def test_an_agent_made_from_a_preset_string_answers_through_its_endpoint(
         finally:
             agent.model.close()  # type: ignore[attr-defined]
     assert server.requests[0]["model"] == "llama3:8b"
+
+
+def test_a_preset_never_reads_the_openai_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GROQ_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai")
+    model = model_from("groq:llama-3.3-70b-versatile")
+    assert model._endpoint.key is None  # the OpenAI key is not sent to Groq's host
+    assert model.api_key_variable == "GROQ_API_KEY"
+
+
+def test_api_key_env_names_the_variable_the_key_is_read_from(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MY_GATEWAY_KEY", "k-456")
+    model = OpenAIChatModel(
+        "m", base_url="https://gateway.example/v1", api_key_env="MY_GATEWAY_KEY"
+    )
+    assert model._endpoint.key is not None and model._endpoint.key.reveal() == "k-456"
+    assert model.api_key_variable == "MY_GATEWAY_KEY"
+    monkeypatch.delenv("MY_GATEWAY_KEY")
+    keyless = OpenAIChatModel(
+        "m", base_url="https://gateway.example/v1", api_key_env="MY_GATEWAY_KEY"
+    )
+    with pytest.raises(ConfigurationError, match="MY_GATEWAY_KEY"):
+        keyless._endpoint.headers_for(True)
+    assert OpenAIChatModel("m", base_url="https://gateway.example/v1").api_key_variable == (
+        "OPENAI_API_KEY"
+    )
+
+
+def test_api_key_env_must_be_a_str() -> None:
+    with pytest.raises(InvalidArgumentError, match="api_key_env"):
+        OpenAIChatModel("m", api_key_env=1)  # type: ignore[arg-type]
+
+
+def test_a_preset_variable_given_as_a_keyword_wins(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTHER_GROQ_KEY", "k-789")
+    model = model_from("groq:llama-3.3-70b-versatile", api_key_env="OTHER_GROQ_KEY")
+    assert model._endpoint.key is not None and model._endpoint.key.reveal() == "k-789"

@@ -18,7 +18,8 @@ with what was dropped since, in one request) instead of summarizing everything a
 Tokens are estimated by ``count_tokens(text)`` plus a few per message. The default counter is
 ``tiktoken`` when it is installed (``pip install rxreact[tiktoken]``) and its encoding loads,
 else ~4 characters a token; both are calibrated by the ``prompt_tokens`` the provider reported
-for the previous request of the conversation.
+for the previous request of the conversation. Cutting tool results is
+:mod:`rxreact.context._cut`'s job.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from rxreact.context._cut import CUT_MARKER, cut_text, cut_tool_result, shrink_turn
 from rxreact.context._token_counter import TokenCounter, longest, remember
 from rxreact.errors import InvalidArgumentError
 from rxreact.messages import (
@@ -44,9 +46,6 @@ from rxreact.messages import (
 from rxreact.messages._labels import content_label
 
 __all__ = ["CUT_MARKER", "SUMMARY_INSTRUCTIONS", "ContextBudget", "FittedContext"]
-
-CUT_MARKER = "\n[... {dropped} characters of this tool result were cut to fit the context budget]"
-"""Appended to a tool result that was cut (``{dropped}``: how many characters went)."""
 
 SUMMARY_INSTRUCTIONS = (
     "Summarize the conversation below for the assistant that will continue it: keep the facts, "
@@ -175,7 +174,7 @@ class ContextBudget:
         for messages in (earlier, turn):
             for i, message in enumerate(messages):
                 if isinstance(message, ToolMessage) and self._counter.message(message, ratio) > cap:
-                    messages[i], cut = self._cut(message, cap, ratio), cut + 1
+                    messages[i], cut = cut_tool_result(self._counter, message, cap, ratio), cut + 1
         sizes = [self._counter.message(m, ratio) for m in earlier]
         # after[i]: the tokens of earlier[i:], for every possible cut at i
         after = list(itertools.accumulate(reversed(sizes), initial=0))[::-1]
@@ -200,7 +199,7 @@ class ContextBudget:
         kept = earlier[dropped:]
         over = fixed + after[dropped] + extra - budget
         if over > 0:
-            turn, more = self._shrink(turn, over, ratio)
+            turn, more = shrink_turn(self._counter, turn, over, ratio)
             cut += more
         messages = [*head, *kept, *turn]
         estimated = self.estimate(messages, tools, key) + extra
@@ -211,41 +210,6 @@ class ContextBudget:
             estimated_tokens=estimated,
             summarize=list(original[:dropped]) if summarizing else [],
         )
-
-    def _cut(self, message: ToolMessage, limit: int, ratio: float) -> ToolMessage:
-        """``message`` cut (with the marker) to at most ``limit`` tokens, or as short as it gets."""
-        if not isinstance(message.content, str):
-            return message  # a result made of parts (an image) is kept whole
-        content = message.content
-
-        def fits(keep: int) -> bool:
-            trial = message.model_copy(update={"content": _cut_text(content, keep)})
-            return self._counter.message(trial, ratio) <= limit
-
-        keep = longest(len(content), fits)
-        return message.model_copy(update={"content": _cut_text(content, keep)})
-
-    def _shrink(self, turn: list[Message], over: int, ratio: float) -> tuple[list[Message], int]:
-        """Cut the turn's longest tool results until ``over`` tokens are gone (or none is left)."""
-        turn = list(turn)
-        cut = 0
-        while over > 0:
-            sizes = [
-                (self._counter.message(m, ratio), i)
-                for i, m in enumerate(turn)
-                if isinstance(m, ToolMessage)
-            ]
-            if not sizes:
-                break
-            size, i = max(sizes)
-            message = turn[i]
-            assert isinstance(message, ToolMessage)
-            smaller = self._cut(message, max(0, size - over), ratio)
-            saved = size - self._counter.message(smaller, ratio)
-            if saved <= 0:
-                break  # every tool result is as short as it gets
-            turn[i], over, cut = smaller, over - saved, cut + (message.content != smaller.content)
-        return turn, cut
 
     # -- summaries ---------------------------------------------------------------------------
 
@@ -280,7 +244,7 @@ class ContextBudget:
             keep = longest(
                 len(transcript), lambda n: self._counter.text(transcript[:n], ratio) <= room
             )
-            transcript = _cut_text(transcript, keep)
+            transcript = cut_text(transcript, keep)
         words = max(20, int(self.summary_tokens * 0.7))
         return ChatRequest(
             messages=(
@@ -307,12 +271,6 @@ class ContextBudget:
     def summary_message(text: str) -> UserMessage:
         """The message carrying a summary in the request (right after the system prompt)."""
         return UserMessage(content=SUMMARY_PREFIX + text)
-
-
-def _cut_text(content: str, keep: int) -> str:
-    if keep >= len(content):
-        return content
-    return content[:keep] + CUT_MARKER.format(dropped=len(content) - keep)
 
 
 def _transcript_line(message: Message) -> str:

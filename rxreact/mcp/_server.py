@@ -1,4 +1,7 @@
-"""``MCPServer``: an MCP server (stdio subprocess or streamable HTTP) as a source of tools."""
+"""``MCPServer``: an MCP server (stdio subprocess or streamable HTTP) as a source of tools.
+
+How each kind is reached: :mod:`rxreact.mcp._transports`; one connection: :mod:`rxreact.mcp._link`.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +13,10 @@ import weakref
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
-from rxreact._extras import import_extra
 from rxreact.errors import ToolSourceError
 from rxreact.mcp._content import result_content, result_text
 from rxreact.mcp._link import Link, is_connection_loss, open_link
+from rxreact.mcp._transports import Transport, http_transport, stdio_transport
 from rxreact.messages import ContentPart
 from rxreact.model.http._aio import run_on_io_loop
 from rxreact.tools.tool import Tool
@@ -52,7 +55,7 @@ class MCPServer:
 
     def __init__(
         self,
-        transport: Callable[[contextlib.AsyncExitStack], Any],
+        transport: Transport,
         description: str,
         *,
         prefix: str = "",
@@ -94,16 +97,8 @@ class MCPServer:
         Raises:
             ConfigurationError: the ``mcp`` package is missing (``pip install 'rxreact[mcp]'``).
         """
-        stdio = import_extra("mcp.client.stdio", "mcp")
-        parameters = stdio.StdioServerParameters(
-            command=command, args=list(args), env=dict(env) if env is not None else None
-        )
-
-        def transport(_: contextlib.AsyncExitStack) -> Any:
-            return parameters
-
         return cls(
-            transport,
+            stdio_transport(command, args, env),
             f"stdio:{command}",
             prefix=prefix,
             connect_timeout=connect_timeout,
@@ -127,21 +122,8 @@ class MCPServer:
         Raises:
             ConfigurationError: the ``mcp`` package is missing (``pip install 'rxreact[mcp]'``).
         """
-        streamable = import_extra("mcp.client.streamable_http", "mcp")
-        httpx2 = import_extra("httpx2", "mcp")
-        fixed_headers = dict(headers or {})
-
-        def transport(stack: contextlib.AsyncExitStack) -> Any:
-            # A new HTTP client per connection: a reconnect starts clean. The SDK leaves a
-            # client it was given open, so the connection's exit stack closes it.
-            client = httpx2.AsyncClient(
-                headers=fixed_headers, timeout=httpx2.Timeout(30.0, read=300.0)
-            )
-            stack.push_async_callback(client.aclose)
-            return streamable.streamable_http_client(url, http_client=client)
-
         return cls(
-            transport,
+            http_transport(url, headers),
             f"http:{url}",
             prefix=prefix,
             connect_timeout=connect_timeout,

@@ -90,11 +90,9 @@ def model_from(spec: str, **kwargs: Any) -> HTTPChatModel:
         )
     env = f"{prefix.upper()}_BASE_URL"
     kwargs.setdefault("base_url", os.environ.get(env) or preset.base_url)
-    if "api_key" not in kwargs:
-        kwargs["api_key"] = os.environ.get(preset.api_key_env)
-    model = OpenAIChatModel(name, **kwargs)
-    model._endpoint.key_env = preset.api_key_env  # the variable a missing-key error names
-    return model
+    # The preset's own variable only: never $OPENAI_API_KEY, sent to another provider's host.
+    kwargs.setdefault("api_key_env", preset.api_key_env)
+    return OpenAIChatModel(name, **kwargs)
 
 
 def base_url_variable(spec: str) -> str:

@@ -23,6 +23,10 @@ as the Observable they return, so a ``TestScheduler`` runs them in virtual time.
 
 Only the run's own events are held or checked; those of agents it calls as tools (a non-empty
 ``path``) pass in order like any other event.
+
+The text and its check offsets are :mod:`~rxreact.operators._answer_text`'s, one check
+:mod:`~rxreact.operators._guardrail_check`'s; what remains is one class past 300 lines because
+holding, releasing and tripping read and change the same state under one lock.
 """
 
 from __future__ import annotations
@@ -35,8 +39,7 @@ from typing import Any
 from reactivex import Observable, abc
 from reactivex.disposable import CompositeDisposable, Disposable
 
-from rxreact.cancellation import CancellationToken
-from rxreact.checks.guardrails import GuardrailResult, Hold, guardrail_name, sentence_ends
+from rxreact.checks.guardrails import Hold, guardrail_name
 from rxreact.errors import GuardrailTrippedError
 from rxreact.events import (
     GuardrailPassed,
@@ -47,13 +50,12 @@ from rxreact.events import (
     TextDelta,
 )
 from rxreact.messages import Message
-from rxreact.rx._call_once import call_once
+from rxreact.operators._answer_text import AnswerText
+from rxreact.operators._guardrail_check import check_guardrail
 from rxreact.rx._fused import Fused, subscribe_fused
 from rxreact.tracing import RunTracer
 
 __all__ = ["RunGuard"]
-
-_TAIL = 8  # characters kept to find a sentence end split across two deltas
 
 
 class RunGuard:
@@ -90,14 +92,9 @@ class RunGuard:
         self._waiters: list[abc.ObserverBase[Any]] = []
         self._inputs_left = len(inputs)
         self._round = 1
-        # The run's own answer text, all rounds one after the other; offsets index it.
-        self._pieces: list[str] = []
-        self._length = 0
-        self._tail = ""
-        self._round_start = 0
+        self._text = AnswerText(bool(outputs))
         self._released = 0  # text delivered so far
         self._approved = 0  # text every output guardrail passed
-        self._points: list[tuple[int, int]] = []  # (offset, its round's start) to check
         self._checking = False
 
     @classmethod
@@ -142,12 +139,13 @@ class RunGuard:
             start = end = -1
             if not event.path:
                 kind = type(event)
+                text = self._text
                 if kind is TextDelta:
-                    start, end = self._length, self._take_text(event.delta)
+                    start, end = text.length, text.add(event.delta, self._approved)
                 elif kind is RoundStarted:
-                    self._round, self._round_start = event.round, self._length
-                elif kind is RoundFinished and self._outputs and self._length > self._round_start:
-                    self._point(self._length)
+                    self._round, text.round_start = event.round, text.length
+                elif kind is RoundFinished and self._outputs and text.length > text.round_start:
+                    text.mark(text.length, self._approved)
             self._queue.append((event, start, end))
             self._drain()
             self._check_next()
@@ -180,7 +178,7 @@ class RunGuard:
         with self._lock:
             self._source, self._observer = None, None
             self._waiters = []
-            self._pieces = []
+            self._text.clear()
         self._checks.dispose()
 
     # -- the steps of the run's loop ----------------------------------------------------------
@@ -217,25 +215,7 @@ class RunGuard:
 
         return Observable(subscribe)
 
-    # -- text, holding and releasing (under the lock) -----------------------------------------
-
-    def _take_text(self, delta: str) -> int:
-        """Add ``delta`` to the answer text; mark the last sentence end it completes."""
-        before = self._length
-        self._pieces.append(delta)
-        self._length += len(delta)
-        if self._outputs:
-            window = self._tail + delta
-            end = sentence_ends(window)
-            if end is not None:
-                self._point(before - len(self._tail) + end)
-            self._tail = window[-_TAIL:]
-        return self._length
-
-    def _point(self, offset: int) -> None:
-        last = self._points[-1][0] if self._points else self._approved
-        if offset > max(last, self._round_start):
-            self._points.append((offset, self._round_start))
+    # -- holding and releasing (under the lock) ----------------------------------------------
 
     def _drain(self) -> None:
         """Deliver what no longer needs to wait, in order."""
@@ -272,14 +252,10 @@ class RunGuard:
 
     def _check_next(self) -> None:
         """Start the output check of the latest sentence end of the first round waiting."""
-        if self._checking or not self._points:
+        if self._checking or not self._text.points:
             return
-        round_start = self._points[0][1]
-        same = [p for p in self._points if p[1] == round_start]
-        offset = same[-1][0]
-        self._points = self._points[len(same) :]
+        text, offset = self._text.next_check()
         self._checking = True
-        text = "".join(self._pieces)[round_start:offset]
         left = [len(self._outputs)]
 
         def passed(_: Any) -> None:
@@ -309,38 +285,22 @@ class RunGuard:
         on_pass: Callable[[Any], None],
         kind: str = "input",
     ) -> None:
-        """Call ``guardrail(*args)``; on a pass call ``on_pass(guardrail)`` under the lock."""
+        """Check ``guardrail(*args)``; on a pass call ``on_pass(guardrail)`` under the lock."""
         name = guardrail_name(guardrail)
 
-        answer: list[Any] = []
-
-        def on_next(result: Any) -> None:
-            answer.append(result)
-
-        def on_completed() -> None:
-            # Acted on at completion, not on the value: a span around the check ends first.
-            result = answer[0] if answer else None
+        def verdict(reason: str | None) -> None:
             with self._lock:
                 if self._over:
                     return
-                if not isinstance(result, GuardrailResult):
-                    reason = f"it returned {type(result).__name__}, not a GuardrailResult"
+                if reason is not None:
                     self._trip(name, reason, kind)
-                elif result.tripped:
-                    self._trip(name, result.reason, kind)
                 else:
                     on_pass(guardrail)
                     self._wake()
 
-        def on_error(error: Exception) -> None:
-            with self._lock:
-                if not self._over:
-                    self._trip(name, f"it failed ({type(error).__name__}: {error})", kind)
-
-        check = call_once(guardrail, args, {}, CancellationToken(), self._scheduler)
-        if self._trace is not None:
-            check = self._trace.guardrail(name, kind, check)
-        self._checks.add(check.subscribe(on_next, on_error, on_completed))
+        self._checks.add(
+            check_guardrail(guardrail, args, kind, self._scheduler, self._trace, verdict)
+        )
 
     def _trip(self, name: str, reason: str, kind: str) -> None:
         """End the run: ``guardrail_tripped``, then the error; nothing that waited goes out."""
@@ -348,8 +308,8 @@ class RunGuard:
         self._queue.clear()
         observer = self._observer
         withdrawn = ""
-        if kind == "output" and self._released > self._round_start:
-            withdrawn = "".join(self._pieces)[self._round_start : self._released]
+        if kind == "output" and self._released > self._text.round_start:
+            withdrawn = self._text.text(self._text.round_start, self._released)
         source, self._source = self._source, None
         if source is not None:
             source.dispose()
@@ -367,7 +327,7 @@ class RunGuard:
         self._let_go()
 
     def _is_settled(self) -> bool:
-        return not (self._inputs_left or self._checking or self._points)
+        return not (self._inputs_left or self._checking or self._text.points)
 
     def _wake(self) -> None:
         if self._waiters and self._is_settled():

@@ -12,9 +12,11 @@ Keys, all under ``prefix``::
     cancels             one stream of cancel requests, read by every owning process
 
 The owner writes in the background: ``append`` queues the event, and one flush at a time sends
-everything queued so far (every run of the process) as one pipeline of ``XADD``, so a chunk
-costs a share of one round trip and the run never waits for Redis. Readers in this process are
-served from memory; others ``XREAD BLOCK`` through one reader thread per log
+everything queued so far (every run of the process) as one pipeline, so a chunk costs a share
+of one round trip and the run never waits for Redis. Each run's writes in it are one script
+that first checks the run's lease (:mod:`rxreact.runs._redis_fence`): once another process
+claimed the run, this one's writes to it are refused and its run stopped. Readers in this
+process are served from memory; others ``XREAD BLOCK`` through one reader thread per log
 (:mod:`rxreact.runs._hub`). Streams expire ``ttl`` seconds after the run's last write. A
 pipeline that fails (Redis restarting, a failover) is sent again, unchanged, for about 19 s
 (:data:`rxreact.runs._writes.RETRY_WAITS`; ids make a re-sent entry that had arrived a
@@ -44,8 +46,10 @@ from rxreact.runs._follower import Follower
 from rxreact.runs._hub import Hub
 from rxreact.runs._keys import Keys
 from rxreact.runs._record import RunRecord
+from rxreact.runs._redis_fence import beat
 from rxreact.runs._redis_takeover import claim_lost, give_up, record_decision
-from rxreact.runs._writes import RunWriterToRedis, WriteQueue
+from rxreact.runs._write_queue import Fence
+from rxreact.runs._writes import RedisWriteQueue, RunWriterToRedis
 from rxreact.runs.base import RunWriter
 from rxreact.runs.memory import InMemoryEventLog
 from rxreact.runs.takeover import LostRun
@@ -125,8 +129,10 @@ class RedisEventLog(Closeable):
         self._appliers: dict[str, Apply] = {}  # owned run id -> how it applies a decision
         self._lock = threading.Lock()
         self._owned: dict[str, RunRecord] = {}
-        self._tokens: dict[str, int] = {}  # run id -> this process's fencing token
-        self._writes = WriteQueue(self._client, self._keys, self._ttl_ms, self._error)
+        self._fences: dict[str, Fence] = {}  # run id -> this process's lease on it
+        self._writes = RedisWriteQueue(
+            self._client, self._keys, self._ttl_ms, self._lost_ms, self._error
+        )
 
     def __repr__(self) -> str:
         return f"RedisEventLog(prefix={self.prefix!r}, ttl={self._ttl_ms / 1000:g})"
@@ -161,10 +167,12 @@ class RedisEventLog(Closeable):
         return self._own(record, 1)
 
     def _own(self, record: RunRecord, token: int) -> RunWriterToRedis:
+        run_id = record.run_id
+        fence = Fence(run_id, self.owner, token, lambda: self._cancel_requested(run_id))
         with self._lock:
-            self._owned[record.run_id] = record
-            self._tokens[record.run_id] = token
-        return RunWriterToRedis(self._writes, record, self._ended)
+            self._owned[run_id] = record
+            self._fences[run_id] = fence
+        return RunWriterToRedis(self._writes, record, fence, self._ended)
 
     # -- taking over lost runs (rxreact.runs.takeover) -----------------------------------------
 
@@ -180,6 +188,7 @@ class RedisEventLog(Closeable):
         record.events.extend(lost.events)
         writer = self._own(record, lost.token)
         writer.resume_at(lost.last_seq, len(lost.checkpoints))
+        writer.parked = lost.parked  # Redis still says so: unparked before anything runs
         return writer
 
     def give_up(self, lost: LostRun, reason: str) -> None:
@@ -189,35 +198,19 @@ class RedisEventLog(Closeable):
     def _ended(self, record: RunRecord) -> None:
         with self._lock:
             self._owned.pop(record.run_id, None)
-            self._tokens.pop(record.run_id, None)
+            self._fences.pop(record.run_id, None)
             self._appliers.pop(record.run_id, None)
 
     def _heartbeat(self, client: Any) -> None:
         """Keep this process's running runs alive (called by the reader thread)."""
         with self._lock:
-            owned = [(r.run_id, r.conversation_id) for r in self._owned.values()]
-            tokens = dict(self._tokens)
+            owned = [(self._fences[r.run_id], r.conversation_id) for r in self._owned.values()]
         if not owned:
             return
-        # Fencing, at heartbeat pace: a run another process took over (this one was paused
-        # past lost_after) is stopped here rather than written by two owners.
-        leases = client.pipeline(transaction=False)
-        for run_id, _ in owned:
-            leases.hget(self._keys.owner(run_id), "token")
-        for (run_id, _), token in zip(owned, leases.execute(), strict=True):
-            if token is not None and int(token) != tokens.get(run_id):
-                log.warning("run %s has another owner now; this process stops it", run_id)
-                self._cancel_requested(run_id)
-                owned = [o for o in owned if o[0] != run_id]
-        pipe = client.pipeline(transaction=False)
-        for run_id, conversation_id in owned:
-            pipe.pexpire(self._keys.owner(run_id), self._ttl_ms)
-            pipe.pexpire(self._keys.meta(run_id), self._lost_ms)
-            pipe.pexpire(self._keys.run(run_id), self._ttl_ms)
-            pipe.pexpire(self._keys.checkpoints(run_id), self._ttl_ms)
-            if conversation_id is not None:
-                pipe.pexpire(self._keys.active(conversation_id), self._ttl_ms)
-        pipe.execute()
+        # Fenced like every write: a run another process took over (this one was paused past
+        # lost_after) is stopped here even if it had nothing to write since.
+        for fence in beat(client, self._keys, owned, self._ttl_ms, self._lost_ms):
+            self._writes.fence_out(fence)
 
     def _cancel_requested(self, run_id: str) -> None:
         with self._lock:

@@ -1,10 +1,10 @@
 """The state machine of :func:`rxreact.serve.ag_ui.to_ag_ui_events`: what is open (the round's
 step, a text or reasoning message, tool calls), what the round waits for, where the segment
-starts; one per subscription."""
+starts; one per subscription. A call waiting for approval becomes an interrupt as
+:mod:`rxreact.serve._ag_ui_interrupts` builds it."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,17 +48,10 @@ from rxreact.events import (
     ToolExecutionStarted,
     ToolResult,
 )
+from rxreact.serve._ag_ui_interrupts import APPROVAL_REASON, interrupt
 from rxreact.serve.ui_stream import error_text
 
 __all__ = ["APPROVAL_REASON", "Mapper"]
-
-APPROVAL_REASON = "tool_approval"
-"""The ``reason`` of the interrupt a tool call waiting for approval raises."""
-
-_APPROVAL_SCHEMA = {
-    "type": "object",
-    "properties": {"approved": {"type": "boolean"}, "reason": {"type": "string"}},
-}
 
 
 @dataclass
@@ -136,7 +129,7 @@ class Mapper:
             if event.name in self.client_tools:
                 self.waiting.append(event.call_id)
             elif self.interrupts:
-                self.asked.append(_interrupt(event))
+                self.asked.append(interrupt(event))
         elif isinstance(event, ToolExecutionStarted):
             self._began(event.call_id)
         elif isinstance(event, ToolResult):
@@ -236,7 +229,7 @@ class Mapper:
         calling tool's result, but a call of it waiting for approval is the client's to answer
         like the root's own (its id is what ``resume`` answers)."""
         if isinstance(event, ToolApprovalRequested) and self.interrupts:
-            self.asked.append(_interrupt(event))
+            self.asked.append(interrupt(event))
         elif isinstance(event, ToolExecutionStarted | ToolResult):
             self._began(event.call_id)
 
@@ -285,18 +278,6 @@ class Mapper:
         if self.step_open:
             out.append(StepFinishedEvent(step_name=self._step()))
             self.step_open = False
-
-
-def _interrupt(event: ToolApprovalRequested) -> Interrupt:
-    arguments = json.dumps(event.arguments, ensure_ascii=False, default=str)
-    return Interrupt(
-        id=event.call_id,
-        reason=APPROVAL_REASON,
-        message=f"{event.name}({arguments}) waits for approval",
-        tool_call_id=event.call_id,
-        response_schema=_APPROVAL_SCHEMA,
-        metadata={"toolName": event.name, "arguments": event.arguments},
-    )
 
 
 def _usage(final: FinalAnswer) -> TokenUsage | None:

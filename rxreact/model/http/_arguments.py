@@ -10,6 +10,7 @@ may come from the environment (a missing model name, a ``base_url`` that is not 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,10 +25,10 @@ from rxreact._validate import (
     check_options,
     described,
 )
-from rxreact.errors import InvalidArgumentError
+from rxreact.errors import ConfigurationError, InvalidArgumentError
 from rxreact.model.retry_policy import Backoff
 
-__all__ = ["check_model_arguments"]
+__all__ = ["check_model_arguments", "resolve_model_and_url"]
 
 
 def check_model_arguments(
@@ -35,6 +36,7 @@ def check_model_arguments(
     model: Any,
     base_url: Any,
     api_key: Any,
+    api_key_env: Any,
     timeouts: Mapping[str, Any],
     max_retries: Any,
     backoff: Any,
@@ -45,7 +47,12 @@ def check_model_arguments(
     caps: Mapping[str, Any],
 ) -> None:
     """Raise :class:`InvalidArgumentError` for the first setting of the wrong type or value."""
-    for name, value in (("model", model), ("base_url", base_url), ("api_key", api_key)):
+    for name, value in (
+        ("model", model),
+        ("base_url", base_url),
+        ("api_key", api_key),
+        ("api_key_env", api_key_env),
+    ):
         check_optional_str(name, value)
     for name, value in timeouts.items():
         check_optional_seconds(name, value)
@@ -69,3 +76,23 @@ def check_model_arguments(
     check_options("options", options)
     for name, value in caps.items():
         check_optional_int(name, value, 1)
+
+
+def resolve_model_and_url(kind: str, model: str | None, base_url: str) -> tuple[str, str]:
+    """The model name (``model``, else ``$RXREACT_MODEL``) and the base URL (without a trailing
+    ``/``) a ``kind`` (the model's class name, for the message) is made with.
+
+    Raises:
+        ConfigurationError: no model name, or a base URL that is not an http(s) URL.
+    """
+    model = model or os.environ.get("RXREACT_MODEL")
+    if not model:
+        raise ConfigurationError(f"no model name: pass {kind}(model=...) or set RXREACT_MODEL")
+    base_url = base_url.rstrip("/")
+    try:
+        url = httpx.URL(base_url)
+    except httpx.InvalidURL:
+        url = None
+    if url is None or url.scheme not in ("http", "https") or not url.host:
+        raise ConfigurationError(f"base_url must be an http(s) URL, got {base_url!r}")
+    return model, base_url

@@ -17,7 +17,10 @@ fields, and anything quoted from a provider has the key masked.
 
 Threads, timers and cancellation: :mod:`rxreact.model.http._call` (what the I/O modes share),
 :mod:`rxreact.model.http._thread_call` (thread mode) and :mod:`rxreact.model.http._aio` (loop
-mode).
+mode). The constructor's settings are checked by :mod:`rxreact.model.http._arguments`. The
+module stays past 300 lines because it is the one class every wire format subclasses: the
+transport's arguments, the hooks a subclass fills and the attempts the exchange calls belong
+together.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from rxreact.errors import ConfigurationError
 from rxreact.messages import ChatRequest
 from rxreact.model.chunks import ChatChunk, ModelResponse
 from rxreact.model.http._aio import LoopCall, on_io_loop
-from rxreact.model.http._arguments import check_model_arguments
+from rxreact.model.http._arguments import check_model_arguments, resolve_model_and_url
 from rxreact.model.http._call import Timeouts
 from rxreact.model.http._endpoint import Endpoint
 from rxreact.model.http._errors import (
@@ -66,7 +69,9 @@ class HTTPChatModel(Closeable):
     """A :class:`~rxreact.model.base.ChatModel` over one HTTP+SSE wire format (subclass it).
 
     The constructor's arguments are every adapter's transport arguments; see
-    :class:`~rxreact.model.openai.client.OpenAIChatModel` for what each means. A subclass sets
+    :class:`~rxreact.model.openai.client.OpenAIChatModel` for what each means
+    (``api_key_env``, when given, replaces the class's :attr:`api_key_env` for this model: the
+    variable the key is read from and the one a missing-key error names). A subclass sets
     the class attributes (where to POST, which environment variables hold the key and the
     base URL) and implements :meth:`_body`, :meth:`_stream_parser` and
     :meth:`_parse_response`.
@@ -91,6 +96,7 @@ class HTTPChatModel(Closeable):
         *,
         base_url: str | None = None,
         api_key: str | None = None,
+        api_key_env: str | None = None,
         connect_timeout: float | None = 10.0,
         first_chunk_timeout: float | None = 60.0,
         chunk_timeout: float | None = 60.0,
@@ -108,6 +114,7 @@ class HTTPChatModel(Closeable):
             model=model,
             base_url=base_url,
             api_key=api_key,
+            api_key_env=api_key_env,
             timeouts={
                 "connect_timeout": connect_timeout,
                 "first_chunk_timeout": first_chunk_timeout,
@@ -121,27 +128,20 @@ class HTTPChatModel(Closeable):
             options=options,
             caps={"max_line_bytes": max_line_bytes, "max_tool_arguments": max_tool_arguments},
         )
-        name = type(self).__name__
-        model = model or os.environ.get("RXREACT_MODEL")
-        if not model:
-            raise ConfigurationError(f"no model name: pass {name}(model=...) or set RXREACT_MODEL")
-        base_url = (base_url or os.environ.get(self.base_url_env) or self.default_base_url).rstrip(
-            "/"
+        model, base_url = resolve_model_and_url(
+            type(self).__name__,
+            model,
+            base_url or os.environ.get(self.base_url_env) or self.default_base_url,
         )
-        try:
-            url = httpx.URL(base_url)
-        except httpx.InvalidURL:
-            url = None
-        if url is None or url.scheme not in ("http", "https") or not url.host:
-            raise ConfigurationError(f"base_url must be an http(s) URL, got {base_url!r}")
         self.model = model
         self.base_url = base_url
         self._timeouts = Timeouts(connect_timeout, first_chunk_timeout, chunk_timeout)
+        key_env = api_key_env or self.api_key_env
         self._endpoint = Endpoint(
             f"{base_url}{self.path}",
             base_url,
-            api_key or os.environ.get(self.api_key_env),
-            self.api_key_env,
+            api_key or os.environ.get(key_env),
+            key_env,
             self._auth_headers,
             headers or {},
             self._timeouts,

@@ -44,6 +44,9 @@ class OpenAIChatModel(HTTPChatModel):
         api_key: default ``$OPENAI_API_KEY``. Missing: each request fails with
             :class:`ConfigurationError`, except against a loopback host (local servers and
             :class:`~rxreact.testing.MockOpenAIServer` need none; no ``Authorization`` is sent).
+        api_key_env: the environment variable ``api_key`` defaults to and a missing-key error
+            names; default ``OPENAI_API_KEY`` (an OpenAI-compatible provider's own, such as
+            ``GROQ_API_KEY``, keeps an OpenAI key from being sent to another host).
         connect_timeout: seconds to open a connection.
         first_chunk_timeout: seconds from the start of an attempt to the first SSE event
             (for :meth:`complete`, to the response headers).
@@ -122,6 +125,7 @@ class OpenAIChatModel(HTTPChatModel):
         *,
         base_url: str | None = None,
         api_key: str | None = None,
+        api_key_env: str | None = None,
         connect_timeout: float | None = 10.0,
         first_chunk_timeout: float | None = 60.0,
         chunk_timeout: float | None = 60.0,
@@ -145,6 +149,7 @@ class OpenAIChatModel(HTTPChatModel):
             model,
             base_url=base_url,
             api_key=api_key,
+            api_key_env=api_key_env,
             connect_timeout=connect_timeout,
             first_chunk_timeout=first_chunk_timeout,
             chunk_timeout=chunk_timeout,

@@ -38,7 +38,8 @@ requests (newer models do worse without it), so it is kept as a replay item too
 Usage is normalized to rxreact's names: ``input_tokens`` → ``prompt_tokens``,
 ``output_tokens`` → ``completion_tokens``, ``input_tokens_details`` →
 ``prompt_tokens_details`` (``cached_tokens``...), ``output_tokens_details`` →
-``completion_tokens_details`` (``reasoning_tokens``); any other key is kept as sent.
+``completion_tokens_details`` (``reasoning_tokens``); any other key is kept as sent. Errors
+and usage are read by :mod:`rxreact.model.openai._responses_errors`.
 """
 
 from __future__ import annotations
@@ -46,41 +47,22 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import ValidationError
 from pydantic_core import from_json
 
-from rxreact.errors import ProviderStreamError
-from rxreact.messages import ReplayItem, Usage
+from rxreact.messages import ReplayItem
 from rxreact.model.assembly import ResponseAssembler
 from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
 from rxreact.model.http.codec import StreamParser
 from rxreact.model.http.surrogates import SurrogateChunk
 from rxreact.model.http.wire_errors import protocol_error
+from rxreact.model.openai._responses_errors import responses_usage, stream_error
 
 __all__ = ["PROVIDER", "ResponsesParser", "parse_response", "responses_usage"]
 
 PROVIDER = "openai-responses"
 """The tag of the replay items this wire format makes and sends back."""
 
-_RETRYABLE = frozenset(
-    {
-        "server_error",
-        "server_is_overloaded",
-        "service_unavailable_error",
-        "rate_limit_exceeded",
-        "internal_error",
-        "overloaded_error",
-    }
-)
-"""Error codes and types that say the service failed or was busy, not the request."""
-
 _INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
-_USAGE_NAMES = {
-    "input_tokens": "prompt_tokens",
-    "output_tokens": "completion_tokens",
-    "input_tokens_details": "prompt_tokens_details",
-    "output_tokens_details": "completion_tokens_details",
-}
 
 
 def _new_chunk(fields: tuple[Any, ...]) -> ChatChunk:
@@ -157,10 +139,12 @@ class ResponsesParser(StreamParser):
         if kind == "response.failed":
             self.done = True
             response = obj.get("response") or {}
-            raise _error(response.get("error") or {"message": "the response failed"}, response)
+            raise stream_error(
+                response.get("error") or {"message": "the response failed"}, response
+            )
         if kind == "error" or (kind is None and "error" in obj):
             self.done = True
-            raise _error(obj["error"] if isinstance(obj.get("error"), dict) else obj, {})
+            raise stream_error(obj["error"] if isinstance(obj.get("error"), dict) else obj, {})
         return None
 
     def _added(self, index: Any, item: dict[str, Any]) -> ChatChunk | None:
@@ -278,7 +262,7 @@ def parse_response(body: bytes | str | dict[str, Any]) -> ModelResponse:
     if type(obj) is not dict:
         raise protocol_error("expected a JSON object", body)
     if obj.get("error") and obj.get("status") != "failed":
-        raise _error(obj["error"] if isinstance(obj["error"], dict) else obj, {})
+        raise stream_error(obj["error"] if isinstance(obj["error"], dict) else obj, {})
     status = obj.get("status") or "completed"
     if status not in ("completed", "incomplete", "failed") or not isinstance(
         obj.get("output"), list
@@ -298,46 +282,6 @@ def parse_response(body: bytes | str | dict[str, Any]) -> ModelResponse:
     if end is not None:
         assembler.add(end)
     return assembler.response()
-
-
-def responses_usage(raw: Any) -> Usage:
-    """The Responses API's usage object under rxreact's names (see the module doc)."""
-    if type(raw) is not dict:
-        raise TypeError(f"usage of type {type(raw).__name__}")
-    fields = {_USAGE_NAMES.get(key, key): value for key, value in raw.items() if value is not None}
-    try:
-        return Usage.model_validate(fields)
-    except ValidationError as exc:
-        raise ValueError(f"invalid usage: {exc.error_count()} error(s)") from exc
-
-
-def _error(error: dict[str, Any], response: dict[str, Any]) -> ProviderStreamError:
-    """A ``ProviderStreamError`` from an error object (``error`` event, ``response.error``)."""
-    payload = {k: v for k, v in error.items() if k not in ("type", "sequence_number")} | (
-        {"type": error["type"]} if error.get("type") not in (None, "error") else {}
-    )
-    message = error.get("message")
-    code, kind = error.get("code"), payload.get("type")
-    usage = response.get("usage")
-    try:
-        billed = None if usage is None else responses_usage(usage)
-    except (TypeError, ValueError):
-        billed = None
-    exc = ProviderStreamError(
-        message if isinstance(message, str) and message else json.dumps(error)[:200],
-        code=code,
-        error_type=kind if isinstance(kind, str) else None,
-        payload=payload,
-        usage=billed,
-    )
-    status = error.get("status")
-    if (
-        code in _RETRYABLE
-        or kind in _RETRYABLE
-        or (isinstance(status, int) and (status == 429 or status >= 500))
-    ):
-        exc.retryable = True
-    return exc
 
 
 def _str(value: Any) -> str:

@@ -1,0 +1,167 @@
+"""Fenced writes to a :class:`~rxreact.runs.RedisEventLog`: one Lua script per run and batch.
+
+A run's lease (``run:{id}:owner``) names its owner and fencing token; a claim
+(:mod:`rxreact.runs._redis_takeover`) bumps the token. The script below checks the lease and
+does the run's writes in one atomic step, so once another process claimed the run, this
+owner's next batch for it changes nothing: no event, checkpoint, end marker, meta or active
+update. The heartbeat goes through the same script, so renewing a run's keys is fenced too.
+
+A lease that is gone altogether (its key expired: no heartbeat for ``ttl``) does not refuse
+the write: nobody can claim such a run (the claim needs the lease), so this owner is still
+its only writer.
+
+The ops, in ``ARGV`` after the header, each a name and its arguments::
+
+    e    id payload   XADD entry ``id`` (field e); an id at or below the stream's last entry
+                      is skipped and counted: a re-sent entry that had arrived
+    c    n body       HSETNX checkpoint n
+    end  id payload   XADD the end marker, meta ``ended``, lease state ``ended``, and the run
+                      off the ``running`` and ``active`` sets
+    beat              renew meta (``lost_after``): the owner's heartbeat
+    park since deadline
+                      lease state ``parked`` with ``since`` and ``deadline`` (``""``: none)
+    unpark            lease state ``running`` again
+
+then the lease, stream, checkpoint and active keys are renewed (``ttl``), or, while the run
+is parked (:mod:`rxreact.runs.parking`), kept without expiry: a parked run may wait for days
+with no process beating for it. The script returns ``-1`` when the lease names someone else,
+else how many entries it skipped as already there.
+
+Scripts are sent by SHA (``EVALSHA``): the body travels once per server, not once per batch.
+A server that does not know it (restarted, failed over, ``SCRIPT FLUSH``) gets it loaded and
+the pipeline sent again; whatever of it ran the first time is refused as duplicates or
+rewritten unchanged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from rxreact.runs._keys import Keys
+from rxreact.runs._write_queue import Fence
+
+__all__ = ["FENCED", "REFUSED", "add_call", "beat", "execute"]
+
+FENCED = """
+local lease = redis.call('HMGET', KEYS[1], 'owner', 'token')
+if lease[1] and (lease[1] ~= ARGV[1] or lease[2] ~= ARGV[2]) then return -1 end
+local run, ttl, lost = ARGV[3], ARGV[4], ARGV[5]
+local skipped, i = 0, 6
+while i <= #ARGV do
+  local op = ARGV[i]
+  if op == 'e' or op == 'end' then
+    local added = redis.pcall('XADD', KEYS[2], ARGV[i + 1], op, ARGV[i + 2])
+    if type(added) == 'table' and added.err then
+      if not string.find(added.err, 'equal or smaller', 1, true) then return added end
+      skipped = skipped + 1
+    end
+    if op == 'end' then
+      redis.call('SET', KEYS[4], 'ended', 'PX', ttl)
+      redis.call('HSET', KEYS[1], 'state', 'ended')
+      redis.call('ZREM', KEYS[5], run)
+      if KEYS[6] then redis.call('ZREM', KEYS[6], run) end
+    end
+    i = i + 3
+  elseif op == 'c' then
+    redis.call('HSETNX', KEYS[3], ARGV[i + 1], ARGV[i + 2])
+    i = i + 3
+  elseif op == 'beat' then
+    redis.call('PEXPIRE', KEYS[4], lost)
+    i = i + 1
+  elseif op == 'park' then
+    redis.call('HSET', KEYS[1], 'state', 'parked', 'since', ARGV[i + 1])
+    if ARGV[i + 2] == '' then redis.call('HDEL', KEYS[1], 'deadline')
+    else redis.call('HSET', KEYS[1], 'deadline', ARGV[i + 2]) end
+    i = i + 3
+  elseif op == 'unpark' then
+    redis.call('HSET', KEYS[1], 'state', 'running')
+    redis.call('HDEL', KEYS[1], 'since', 'deadline')
+    i = i + 1
+  else
+    return redis.error_reply('unknown op ' .. tostring(op))
+  end
+end
+local parked = redis.call('HGET', KEYS[1], 'state') == 'parked'
+for _, k in ipairs({1, 2, 3, 6}) do
+  if KEYS[k] then
+    if parked then redis.call('PERSIST', KEYS[k]) else redis.call('PEXPIRE', KEYS[k], ttl) end
+  end
+end
+return skipped
+"""
+
+REFUSED = -1
+"""What the script returns when the lease names another owner or token."""
+
+_SHA = hashlib.sha1(FENCED.encode(), usedforsecurity=False).hexdigest()  # what EVALSHA names
+
+
+def add_call(
+    pipe: Any,
+    keys: Keys,
+    fence: Fence,
+    conversation_id: str | None,
+    ops: Sequence[Any],
+    ttl_ms: int,
+    lost_ms: int,
+) -> None:
+    """Queue the script for ``fence``'s run doing ``ops`` on ``pipe``; ``conversation_id`` is
+    needed by ``end`` and ``beat`` only (its ``active`` set)."""
+    run_id = fence.run_id
+    names = [
+        keys.owner(run_id),
+        keys.run(run_id),
+        keys.checkpoints(run_id),
+        keys.meta(run_id),
+        keys.running,
+    ]
+    if conversation_id is not None:
+        names.append(keys.active(conversation_id))
+    header = (fence.owner, fence.token, run_id, ttl_ms, lost_ms)
+    pipe.evalsha(_SHA, len(names), *names, *header, *ops)
+
+
+def execute(client: Any, build: Callable[[Any], None]) -> list[Any]:
+    """One pipeline of fenced calls (``build`` adds them), its results in order (an error is
+    returned, not raised); loads the script and sends again if the server lacks it.
+
+    Raises:
+        redis.RedisError: the pipeline could not be sent (the connection failed).
+    """
+    from redis.exceptions import NoScriptError  # redis-py is there: the log's client is its
+
+    for _ in range(2):
+        pipe = client.pipeline(transaction=False)
+        build(pipe)
+        results: list[Any] = pipe.execute(raise_on_error=False)
+        if not any(isinstance(r, NoScriptError) for r in results):
+            return results
+        client.script_load(FENCED)
+    return results
+
+
+def beat(
+    client: Any,
+    keys: Keys,
+    owned: Sequence[tuple[Fence, str | None]],
+    ttl_ms: int,
+    lost_ms: int,
+) -> list[Fence]:
+    """Renew the keys of the runs ``owned`` (fence, conversation) whose lease still names
+    this owner; the fences of the others (another process claimed them).
+
+    Raises:
+        redis.RedisError: Redis could not be reached.
+    """
+
+    def build(pipe: Any) -> None:
+        for fence, conversation_id in owned:
+            add_call(pipe, keys, fence, conversation_id, ("beat",), ttl_ms, lost_ms)
+
+    results = execute(client, build)
+    for result in results:
+        if isinstance(result, Exception):
+            raise result
+    return [fence for (fence, _), result in zip(owned, results, strict=True) if result == REFUSED]
