@@ -202,3 +202,29 @@ def test_a_parked_run_holds_its_conversation_past_the_lease_ttl(
         assert run.result(timeout=15).answer == "Done."
     assert not run.parked
     assert memory.try_acquire("c1", "another run", 5.0) is not None  # released at the end
+
+
+def test_a_closed_log_lets_its_parked_runs_go_at_once(where: str, server: MockOpenAIServer) -> None:
+    from rxreact import OpenAIChatModel, ReactAgent, tool
+
+    paid: list[int] = []
+
+    @tool(requires_approval=True)
+    def pay(amount: int) -> str:
+        """Pays."""
+        paid.append(amount)
+        return f"paid {amount}"
+
+    with OpenAIChatModel("mock", base_url=server.base_url, api_key="sk-test") as model:
+        log = open_log(where)  # lost_after: the default 30 s
+        run = ReactAgent(model, [pay], event_log=log).start("Pay 3.")
+        call_id = Followed(run.id, log).call_id()
+        assert run.parked and log.flush(10)
+        log.close()  # a worker stopping cleanly
+
+        with open_log(where) as other:
+            other.decide(run.id, call_id, True)
+            resumed = ReactAgent(model, [pay], event_log=other).resume_runs()
+            assert [r.id for r in resumed] == [run.id]  # at once, not 30 s later
+            assert resumed[0].result(timeout=15).answer == "Done."
+    assert paid == [3]

@@ -21,6 +21,7 @@ The ops, in ``ARGV`` after the header, each a name and its arguments::
     park since deadline
                       lease state ``parked`` with ``since`` and ``deadline`` (``""``: none)
     unpark            lease state ``running`` again
+    letgo             a parked run's meta deleted: this owner stops beating for it now
 
 then the lease, stream, checkpoint and active keys are renewed (``ttl``), or, while the run
 is parked (:mod:`rxreact.runs.parking`), kept without expiry: a parked run may wait for days
@@ -42,7 +43,7 @@ from typing import Any
 from rxreact.runs._keys import Keys
 from rxreact.runs._write_queue import Fence
 
-__all__ = ["FENCED", "REFUSED", "add_call", "beat", "execute"]
+__all__ = ["FENCED", "REFUSED", "add_call", "beat", "execute", "let_go"]
 
 FENCED = """
 local lease = redis.call('HMGET', KEYS[1], 'owner', 'token')
@@ -75,6 +76,9 @@ while i <= #ARGV do
     if ARGV[i + 2] == '' then redis.call('HDEL', KEYS[1], 'deadline')
     else redis.call('HSET', KEYS[1], 'deadline', ARGV[i + 2]) end
     i = i + 3
+  elseif op == 'letgo' then
+    if redis.call('HGET', KEYS[1], 'state') == 'parked' then redis.call('DEL', KEYS[4]) end
+    i = i + 1
   elseif op == 'unpark' then
     redis.call('HSET', KEYS[1], 'state', 'running')
     redis.call('HDEL', KEYS[1], 'since', 'deadline')
@@ -140,6 +144,27 @@ def execute(client: Any, build: Callable[[Any], None]) -> list[Any]:
             return results
         client.script_load(FENCED)
     return results
+
+
+def let_go(
+    client: Any,
+    keys: Keys,
+    owned: Sequence[tuple[Fence, str | None]],
+    ttl_ms: int,
+    lost_ms: int,
+) -> None:
+    """Stop beating for the parked runs among ``owned`` (a closing log): any process may
+    claim one as soon as it is decided.
+
+    Raises:
+        redis.RedisError: Redis could not be reached.
+    """
+
+    def build(pipe: Any) -> None:
+        for fence, conversation_id in owned:
+            add_call(pipe, keys, fence, conversation_id, ("letgo",), ttl_ms, lost_ms)
+
+    execute(client, build)
 
 
 def beat(

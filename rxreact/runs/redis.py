@@ -46,7 +46,7 @@ from rxreact.runs._follower import Follower
 from rxreact.runs._hub import Hub
 from rxreact.runs._keys import Keys
 from rxreact.runs._record import RunRecord
-from rxreact.runs._redis_fence import beat
+from rxreact.runs._redis_fence import beat, let_go
 from rxreact.runs._redis_takeover import claim_lost, give_up, record_decision
 from rxreact.runs._write_queue import Fence
 from rxreact.runs._writes import RedisWriteQueue, RunWriterToRedis
@@ -316,8 +316,18 @@ class RedisEventLog(Closeable):
 
     def close(self) -> None:
         """Send what is queued (:meth:`flush`), stop the reader thread, and close the client
-        if this log made it from a URL."""
+        if this log made it from a URL.
+
+        Parked runs of this process are let go: a decision on one is applied by whichever
+        process resumes it next, without waiting ``lost_after``."""
         self.flush()
         self._hub.close()
+        with self._lock:
+            owned = [(self._fences[r.run_id], r.conversation_id) for r in self._owned.values()]
+        try:
+            if owned:
+                let_go(self._client, self._keys, owned, self._ttl_ms, self._lost_ms)
+        except self._error as error:  # they will count as gone after lost_after instead
+            log.warning("Redis event log: could not let parked runs go: %s", error)
         if self._owns_client:
             self._client.close()
