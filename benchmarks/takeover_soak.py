@@ -3,9 +3,12 @@ points, resumed by other workers, on a SQLite file or a real Redis.
 
 Each run is started by a worker process (a ``ReactAgent`` with a durable log and a
 ``runs_keeper``) and followed from this process. At a random point (a round starting, the
-answer streaming, a model response finished, a tool running, a tool result recorded, or
-never) the worker is killed with SIGKILL and another is started; with ``--second-kill`` the
-resuming worker is killed too, once, and a third one finishes the run. Every run must:
+answer streaming, a model response finished, a call waiting for approval, a tool running, a
+tool result recorded, or never) the worker is killed with SIGKILL and another is started;
+with ``--second-kill`` the resuming worker is killed too, once, and a third one finishes the
+run. ``charge`` needs approval: this process decides it (``event_log.decide``) when it sees
+the request, or, when the kill is at the request, only after the kill, while no worker holds
+the run (parked, if the park was written before the kill). Every run must:
 
 - end exactly once, with the expected answer, within ``--bound`` seconds;
 - have shown its follower consecutive ``seq`` from 1 to a last ``final_answer``, with one
@@ -20,6 +23,7 @@ Exit status 1 on any violation. ``tests/test_takeover_soak.py`` runs a few of ea
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
 import subprocess
@@ -31,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from rxreact import OpenAIChatModel, ReactAgent, RedisEventLog, SQLiteEventLog, follow, tool
+from rxreact.errors import RxReactError
 from rxreact.messages import ChatRequest
 from rxreact.model.scripted.replies import Reply, text_reply, tool_call_reply
 from rxreact.testing import MockOpenAIServer
@@ -40,6 +45,7 @@ POINTS = (
     "round_started",
     "text_delta",
     "round_finished",
+    "tool_approval_requested",
     "tool_execution_started",
     "tool_result",
     "never",
@@ -72,9 +78,9 @@ def worker(where: str, model_url: str, directory: str, lost_after: float, start:
         with open(counts / name, "a") as calls:
             calls.write(f"{os.getpid()}\n")
 
-    @tool
+    @tool(requires_approval=True)
     def charge(amount: int) -> str:
-        """Charges the card (not safe to run twice)."""
+        """Charges the card (not safe to run twice; a person approves it first)."""
         count("charge")
         threading.Event().wait(pace.uniform(0.0, 0.3))
         return f"charged {amount}"
@@ -140,11 +146,25 @@ class Soak:
         done = threading.Event()
         reached = threading.Event()
         failure: list[Exception] = []
+        asked: list[str] = []
+        may_decide = threading.Event()  # at once, or (kill at the request) once it is killed
+        if point != "tool_approval_requested":
+            may_decide.set()
 
         def on_next(event: Any) -> None:
             seen.append(event)
             if event.type == point:
                 reached.set()
+            if event.type == "tool_approval_requested" and not asked:
+                asked.append(event.call_id)
+                threading.Thread(target=decide, args=(event.call_id,), daemon=True).start()
+
+        def decide(call_id: str) -> None:
+            if not may_decide.wait(self.args.bound):
+                return
+            # Refused when settled meanwhile (resumed from before the park: may have run).
+            with contextlib.suppress(RxReactError):
+                log.decide(run_id, call_id, True)
 
         def on_error(error: Exception) -> None:
             failure.append(error)
@@ -155,7 +175,9 @@ class Soak:
             try:
                 if point != "never" and reached.wait(self.args.bound):
                     first.kill()
+                    first.wait(timeout=10)
                     self.kills += 1
+                    may_decide.set()  # decided while no worker holds the run
                     second, _ = self.spawn(where, model_url, str(directory), start=False)
                     workers.append(second)
                     if self.random.random() < self.args.second_kill:

@@ -207,6 +207,24 @@ def test_serve_refuses_a_missing_setting_at_start_in_the_commands_terms(
     assert "api_key=" not in err.getvalue()
 
 
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        (["--lost-after", "5"], "--lost-after takes a positive number of seconds, with --redis"),
+        (["--event-log", "runs.db", "--lost-after", "0"], "--lost-after takes a positive"),
+        (["--redis", "redis://127.0.0.1:1/0", "--event-log", "runs.db"], "--event-log is the"),
+    ],
+)
+def test_serve_refuses_event_log_options_that_do_not_go_together(
+    flags: list[str], expected: str
+) -> None:
+    pytest.importorskip("uvicorn")
+    err = io.StringIO()
+    with redirect_stderr(err):
+        assert main(["serve", "--port", "0", *flags]) == 2
+    assert err.getvalue().startswith(f"rxreact serve: {expected}")
+
+
 @pytest.mark.integration
 @pytest.mark.parametrize(
     ("spec", "path"),

@@ -22,6 +22,7 @@ import logging
 import os
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
@@ -31,7 +32,14 @@ from rxreact.agent import _checkpointing as checkpointing
 from rxreact.agent._rebuild import Rebuilt, Refused, rebuild
 from rxreact.agent.round import RoundState
 from rxreact.agent.run_loop import LeaseTerms, RunLoop
-from rxreact.events import MaxRoundsReached, RoundRestarted, ToolResult, UsagePurpose
+from rxreact.events import (
+    MaxRoundsReached,
+    RoundRestarted,
+    ToolApprovalRequested,
+    ToolExecutionStarted,
+    ToolResult,
+    UsagePurpose,
+)
 from rxreact.messages import ToolCall, Usage, content_text
 from rxreact.model.chunks import ChatChunk
 from rxreact.operators import run_tools
@@ -39,11 +47,12 @@ from rxreact.runs.checkpoints import Checkpoint
 from rxreact.runs.handle import AgentRun
 from rxreact.runs.takeover import LostRun, ResumableLog
 from rxreact.rx._immediate import immediately
+from rxreact.tools.approval import ApprovalDecision
 
 if TYPE_CHECKING:
     from rxreact.agent.react_agent import ReactAgent
 
-__all__ = ["MAY_HAVE_RUN", "RunsKeeper", "resume_runs"]
+__all__ = ["MAY_HAVE_RUN", "PAST_DEADLINE", "RunsKeeper", "resume_runs"]
 
 log: logging.Logger = logging.getLogger(__name__)
 
@@ -52,6 +61,9 @@ MAY_HAVE_RUN = (
     "result was recorded, and this tool is not marked safe to run twice."
 )
 """The error result of a call that was interrupted and is not ``idempotent``."""
+
+PAST_DEADLINE = "no decision before the approval deadline (approval_timeout)"
+"""Why a parked call that nobody decided in time was denied (the model reads it)."""
 
 _WORKER = f"{socket.gethostname()}/{os.getpid()}"
 
@@ -153,15 +165,20 @@ class ResumedRun(RunLoop):
         """The round's tool calls that have no recorded result: idempotent ones run again,
         the others get :data:`MAY_HAVE_RUN`; recorded results whose event never reached the
         log are sent now. Then every result is added, in call order, and recorded."""
-        agent, durable = self.agent, self.checkpoints
+        agent, durable, lost = self.agent, self.checkpoints, self._lost
         round_number = self.rounds
-        shown = {e.call_id for e in self._lost.events if type(e) is ToolResult}
+        shown = {e.call_id for e in lost.events if type(e) is ToolResult}
+        waiting = _waiting_for_approval(lost)
         results: list[ToolResult | None] = [recorded.get(call.id) for call in calls]
         unsent = [r for r in results if r is not None and r.call_id not in shown]
         again: list[tuple[int, ToolCall]] = []
         refused: list[ToolResult] = []
         for position, call in enumerate(calls):
             if results[position] is not None:
+                continue
+            if call.id in waiting:  # parked: it never began; its decision (if any) goes on
+                self.approvals.resume(call.id, _decision(lost, call.id))
+                again.append((position, call))
                 continue
             tool = agent.tools.get(call.name)
             if tool is not None and tool.idempotent:
@@ -181,6 +198,9 @@ class ResumedRun(RunLoop):
             for result in refused:
                 durable.record(Checkpoint(kind="tool", round=round_number, result=result))
         yield immediately(*unsent, *refused)
+        if durable is not None and lost.parked:  # the log stops saying "parked" before any call
+            durable.unpark()
+            yield durable.written()
         if again:
             fresh: list[ToolResult | None] = [None] * len(again)
             tools = immediately(*(call for _, call in again)).pipe(
@@ -207,6 +227,27 @@ class ResumedRun(RunLoop):
         self._add_results(calls, results)
         if durable is not None:
             yield durable.written()
+
+
+def _waiting_for_approval(lost: LostRun) -> set[str]:
+    """The calls of a parked run that asked for approval and never began (nothing of a run
+    happens while it is parked, so for a run that was running this is empty)."""
+    if not lost.parked:
+        return set()
+    asked = {e.call_id for e in lost.events if type(e) is ToolApprovalRequested and not e.path}
+    begun = {e.call_id for e in lost.events if isinstance(e, (ToolExecutionStarted, ToolResult))}
+    return asked - begun
+
+
+def _decision(lost: LostRun, call_id: str) -> ApprovalDecision | None:
+    """The decision recorded while no process held the run; past the deadline, a denial."""
+    recorded = lost.decisions.get(call_id)
+    if recorded is not None:
+        approved, reason = recorded
+        return ApprovalDecision(approved=approved, reason=reason)
+    if lost.deadline is not None and time.time() >= lost.deadline:
+        return ApprovalDecision(approved=False, reason=PAST_DEADLINE)
+    return None
 
 
 class RunsKeeper:

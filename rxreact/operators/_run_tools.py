@@ -143,7 +143,9 @@ class _Tools:
             text = f"The call of tool {call.name!r} was denied; it did not run.{because}"
             return _answer(make, text, is_error=False)
 
-        return starting_with(decision.pipe(ops.take(1), ops.flat_map(decided)), request)
+        settled = decision.pipe(ops.take(1), ops.flat_map(decided))
+        # A call asked by the run's earlier owner (a taken-over run) is not announced again.
+        return settled if gate.asked(call.id) else starting_with(settled, request)
 
 
 def _answer(

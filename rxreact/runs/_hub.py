@@ -237,16 +237,18 @@ class Hub:
         for run_id in run_ids:
             pipe.get(self._keys.meta(run_id))
             pipe.xrevrange(self._keys.run(run_id), count=1)
-            pipe.hget(self._keys.owner(run_id), "info")
+            pipe.hmget(self._keys.owner(run_id), ["info", "state"])
         replies = pipe.execute()
         verdicts: dict[str, Exception | None] = {}
         running: set[str] = set()
         missing: set[str] = set()  # no owner beating: lost unless someone takes it over
         for i, run_id in enumerate(run_ids):
-            state, last, info = replies[3 * i : 3 * i + 3]
-            if state == b"running":
+            state, last, (info, lease) = replies[3 * i : 3 * i + 3]
+            if state == b"running" or lease == b"parked":
                 running.add(run_id)
-            if state == b"lost":
+            if state is None and lease == b"parked":  # waiting for people, with no process
+                verdicts[run_id] = None
+            elif state == b"lost":
                 why = info.decode() if info else "it could not be resumed"
                 verdicts[run_id] = _lost(run_id, why)
             elif state or (last and b"end" in last[0][1]):

@@ -17,10 +17,16 @@ The ops, in ``ARGV`` after the header, each a name and its arguments::
     c    n body       HSETNX checkpoint n
     end  id payload   XADD the end marker, meta ``ended``, lease state ``ended``, and the run
                       off the ``running`` and ``active`` sets
-    beat              renew the lease, meta (``lost_after``) and active keys
+    beat              renew meta (``lost_after``): the owner's heartbeat
+    park since deadline
+                      lease state ``parked`` with ``since`` and ``deadline`` (``""``: none)
+    unpark            lease state ``running`` again
+    letgo             a parked run's meta deleted: this owner stops beating for it now
 
-then the stream and checkpoint keys are renewed (``ttl``). The script returns ``-1`` when the
-lease names someone else, else how many entries it skipped as already there.
+then the lease, stream, checkpoint and active keys are renewed (``ttl``), or, while the run
+is parked (:mod:`rxreact.runs.parking`), kept without expiry: a parked run may wait for days
+with no process beating for it. The script returns ``-1`` when the lease names someone else,
+else how many entries it skipped as already there.
 
 Scripts are sent by SHA (``EVALSHA``): the body travels once per server, not once per batch.
 A server that does not know it (restarted, failed over, ``SCRIPT FLUSH``) gets it loaded and
@@ -37,7 +43,7 @@ from typing import Any
 from rxreact.runs._keys import Keys
 from rxreact.runs._write_queue import Fence
 
-__all__ = ["FENCED", "REFUSED", "add_call", "beat", "execute"]
+__all__ = ["FENCED", "REFUSED", "add_call", "beat", "execute", "let_go"]
 
 FENCED = """
 local lease = redis.call('HMGET', KEYS[1], 'owner', 'token')
@@ -63,16 +69,30 @@ while i <= #ARGV do
     redis.call('HSETNX', KEYS[3], ARGV[i + 1], ARGV[i + 2])
     i = i + 3
   elseif op == 'beat' then
-    redis.call('PEXPIRE', KEYS[1], ttl)
     redis.call('PEXPIRE', KEYS[4], lost)
-    if KEYS[6] then redis.call('PEXPIRE', KEYS[6], ttl) end
+    i = i + 1
+  elseif op == 'park' then
+    redis.call('HSET', KEYS[1], 'state', 'parked', 'since', ARGV[i + 1])
+    if ARGV[i + 2] == '' then redis.call('HDEL', KEYS[1], 'deadline')
+    else redis.call('HSET', KEYS[1], 'deadline', ARGV[i + 2]) end
+    i = i + 3
+  elseif op == 'letgo' then
+    if redis.call('HGET', KEYS[1], 'state') == 'parked' then redis.call('DEL', KEYS[4]) end
+    i = i + 1
+  elseif op == 'unpark' then
+    redis.call('HSET', KEYS[1], 'state', 'running')
+    redis.call('HDEL', KEYS[1], 'since', 'deadline')
     i = i + 1
   else
     return redis.error_reply('unknown op ' .. tostring(op))
   end
 end
-redis.call('PEXPIRE', KEYS[2], ttl)
-redis.call('PEXPIRE', KEYS[3], ttl)
+local parked = redis.call('HGET', KEYS[1], 'state') == 'parked'
+for _, k in ipairs({1, 2, 3, 6}) do
+  if KEYS[k] then
+    if parked then redis.call('PERSIST', KEYS[k]) else redis.call('PEXPIRE', KEYS[k], ttl) end
+  end
+end
 return skipped
 """
 
@@ -124,6 +144,27 @@ def execute(client: Any, build: Callable[[Any], None]) -> list[Any]:
             return results
         client.script_load(FENCED)
     return results
+
+
+def let_go(
+    client: Any,
+    keys: Keys,
+    owned: Sequence[tuple[Fence, str | None]],
+    ttl_ms: int,
+    lost_ms: int,
+) -> None:
+    """Stop beating for the parked runs among ``owned`` (a closing log): any process may
+    claim one as soon as it is decided.
+
+    Raises:
+        redis.RedisError: Redis could not be reached.
+    """
+
+    def build(pipe: Any) -> None:
+        for fence, conversation_id in owned:
+            add_call(pipe, keys, fence, conversation_id, ("letgo",), ttl_ms, lost_ms)
+
+    execute(client, build)
 
 
 def beat(

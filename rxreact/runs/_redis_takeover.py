@@ -6,10 +6,16 @@ state). The claim is one Lua script, so it is atomic: for each run of the ``runn
 whose meta key is gone while its lease still says running, it bumps the token, names the
 claimant and sets the meta key again. A second worker running the script finds the meta key
 back and claims nothing.
+
+A parked run (lease state ``parked``, with ``since`` and ``deadline``; see
+:mod:`rxreact.runs.parking`) whose owner stopped beating is claimed only once there is
+something to do: a decision recorded at or after ``since`` (the ``decided`` hash holds each
+decision with its time), or its deadline passed. It stays parked: its new owner unparks it.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from rxreact.events import AgentEvent
@@ -23,13 +29,34 @@ __all__ = ["claim_lost", "give_up", "record_decision"]
 
 _CLAIM = """
 local prefix, me, limit, lost_ms = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
+local now = tonumber(ARGV[5])
 local claimed = {}
+local function due(id, owner)
+  local deadline = tonumber(redis.call('HGET', owner, 'deadline') or '')
+  if deadline and now >= deadline then return true end
+  local since = tonumber(redis.call('HGET', owner, 'since') or '') or 0
+  for _, decision in ipairs(redis.call('HVALS', prefix .. 'run:' .. id .. ':decided')) do
+    local at = tonumber(string.match(decision, '^[01] ([^ ]+)') or '')
+    if at and at >= since then return true end
+  end
+  return false
+end
 for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
   local meta = prefix .. 'run:' .. id .. ':meta'
   local owner = prefix .. 'run:' .. id .. ':owner'
   local state = redis.call('GET', meta)
-  if not state then
-    if redis.call('HGET', owner, 'state') == 'running' then
+  local lease = redis.call('HGET', owner, 'state')
+  if not state and lease == 'parked' then
+    if due(id, owner) then
+      local token = redis.call('HINCRBY', owner, 'token', 1)
+      redis.call('HSET', owner, 'owner', me)
+      redis.call('SET', meta, 'running', 'PX', lost_ms)
+      table.insert(claimed, id)
+      table.insert(claimed, tostring(token))
+      if #claimed >= 2 * limit then break end
+    end
+  elseif not state then
+    if lease == 'running' then
       local token = redis.call('HINCRBY', owner, 'token', 1)
       redis.call('HSET', owner, 'owner', me)
       redis.call('SET', meta, 'running', 'PX', lost_ms)
@@ -49,7 +76,7 @@ return claimed
 
 def claim_lost(client: Any, keys: Keys, owner: str, lost_ms: int, limit: int) -> list[LostRun]:
     """Claim up to ``limit`` lost runs for ``owner`` and read each one back."""
-    reply = client.eval(_CLAIM, 1, keys.running, keys.prefix, owner, limit, lost_ms)
+    reply = client.eval(_CLAIM, 1, keys.running, keys.prefix, owner, limit, lost_ms, time.time())
     pairs = [item.decode() if isinstance(item, bytes) else str(item) for item in reply]
     return [
         _read_back(client, keys, run_id, int(token))
@@ -59,10 +86,11 @@ def claim_lost(client: Any, keys: Keys, owner: str, lost_ms: int, limit: int) ->
 
 def _read_back(client: Any, keys: Keys, run_id: str, token: int) -> LostRun:
     pipe = client.pipeline(transaction=False)
-    pipe.hget(keys.owner(run_id), "conversation")
+    pipe.hmget(keys.owner(run_id), ["conversation", "state", "deadline"])
     pipe.hgetall(keys.checkpoints(run_id))
     pipe.xrange(keys.run(run_id))
-    conversation, checkpoints, entries = pipe.execute()
+    pipe.hgetall(keys.decided(run_id))
+    (conversation, state, deadline), checkpoints, entries, decided = pipe.execute()
     events: list[AgentEvent] = []
     error: str | None = None
     try:
@@ -82,7 +110,17 @@ def _read_back(client: Any, keys: Keys, run_id: str, token: int) -> LostRun:
         [(f"{run_id}/{n.decode()}", body) for n, body in ordered],
         events,
         error,
+        parked=state == b"parked",
+        deadline=float(deadline) if deadline else None,
+        decisions={c.decode(): _decision(v) for c, v in decided.items()},
     )
+
+
+def _decision(value: bytes) -> tuple[bool, str | None]:
+    """A ``decided`` hash value: ``"1 <time> <reason>"`` (approved, when, why)."""
+    approved, _, rest = value.decode().partition(" ")
+    reason = rest.partition(" ")[2]
+    return approved == "1", reason or None
 
 
 def give_up(client: Any, keys: Keys, lost: LostRun, reason: str, ttl_ms: int) -> None:
@@ -101,8 +139,9 @@ def record_decision(
     pipe = client.pipeline(transaction=False)
     pipe.get(keys.meta(run_id))
     pipe.xrange(keys.run(run_id))
-    state, entries = pipe.execute()
-    if state != b"running":
+    pipe.hget(keys.owner(run_id), "state")
+    state, entries, lease = pipe.execute()
+    if state != b"running" and not (state is None and lease == b"parked"):
         why = f"the run is {state.decode()}" if state else "no such run is running"
         raise decision_error(run_id, call_id, why)
     events = [
@@ -115,7 +154,9 @@ def record_decision(
     fields = {"run": run_id, "call": call_id, "approved": "1" if approved else "0"}
     if reason is not None:
         fields["reason"] = reason
-    if not client.hsetnx(keys.decided(run_id), call_id, "1" if approved else "0"):
+    # "<approved> <time> <reason>": the claim of a parked run compares the time with its park.
+    value = f"{'1' if approved else '0'} {time.time()!r} {reason or ''}"
+    if not client.hsetnx(keys.decided(run_id), call_id, value):
         raise decision_error(run_id, call_id, "it was decided already")
     pipe = client.pipeline(transaction=False)
     pipe.pexpire(keys.decided(run_id), 24 * 3600 * 1000)

@@ -21,7 +21,7 @@ def record_decision(
         row = db.execute("SELECT state FROM runs WHERE run_id = ?", (run_id,)).fetchone()
         if row is None:
             raise decision_error(run_id, call_id, "no such run in this event log")
-        if row[0] != "running":
+        if row[0] not in ("running", "parked"):
             raise decision_error(run_id, call_id, f"the run is {row[0]}")
         check_waiting(run_id, call_id, _events(db, run_id))
         try:

@@ -232,10 +232,13 @@ class SQLiteReader:
                     verdict = _lost(follower.run_id, info or "it cannot be resumed")
                 elif state == "running" and beat < now - self._gone_after:
                     verdict = _lost(follower.run_id, "its process is gone and none resumed it")
-                follower.seen_running = follower.seen_running or state == "running"
+                follower.seen_running = follower.seen_running or state in _LIVE
             if verdict is not None:
                 follower.push([verdict])
             follower.checked_at = now
+
+
+_LIVE = ("running", "parked")  # a parked run is waiting for people, not gone
 
 
 def _lost(run_id: str, why: str) -> RunLostError:

@@ -8,6 +8,7 @@ moment finds the beat fresh and claims nothing.
 
 from __future__ import annotations
 
+import json
 import time
 
 from rxreact.events import AgentEvent
@@ -22,30 +23,43 @@ def claim_lost(store: Store, owner: str, lost_after: float, limit: int) -> list[
     """Claim up to ``limit`` lost runs for ``owner`` and read each one back."""
     now = time.time()
     with store.read("look for lost runs") as db:  # most ticks: nothing lost, no write lock
-        candidate = db.execute(
-            "SELECT 1 FROM runs WHERE state = 'running' AND beat < ? LIMIT 1", (now - lost_after,)
-        ).fetchone()
+        candidate = db.execute(_CLAIMABLE + " LIMIT 1", (now - lost_after, now)).fetchone()
     if candidate is None:
         return []
     with store.write("claim lost runs") as db:
         rows = db.execute(
-            "SELECT run_id, conversation_id, token FROM runs WHERE state = 'running' "
-            "AND beat < ? ORDER BY started LIMIT ?",
-            (now - lost_after, limit),
+            _CLAIMABLE + " ORDER BY started LIMIT ?", (now - lost_after, now, limit)
         ).fetchall()
-        claimed: list[tuple[str, str | None, int]] = []
-        for run_id, conversation_id, token in rows:
+        claimed: list[tuple[str, str | None, int, str | None]] = []
+        for run_id, conversation_id, token, info in rows:
+            # A parked run stays parked: its new owner unparks it before anything runs.
             moved = db.execute(
                 "UPDATE runs SET owner = ?, token = ?, beat = ? WHERE run_id = ? AND token = ?",
                 (owner, token + 1, now, run_id, token),
             )
             if moved.rowcount == 1:
-                claimed.append((run_id, conversation_id, token + 1))
+                claimed.append((run_id, conversation_id, token + 1, info))
     return [_read_back(store, *claim) for claim in claimed]
 
 
-def _read_back(store: Store, run_id: str, conversation_id: str | None, token: int) -> LostRun:
+# Lost: a running run whose owner stopped beating. A parked run (its owner may be gone for
+# days) only once there is something to do: a decision made since it parked, or its deadline.
+_CLAIMABLE = (
+    "SELECT run_id, conversation_id, token, info FROM runs r WHERE r.beat < ?1 AND "
+    "(r.state = 'running' OR (r.state = 'parked' AND ("
+    "json_extract(r.info, '$.deadline') < ?2 OR EXISTS (SELECT 1 FROM decisions d "
+    "WHERE d.run_id = r.run_id AND d.at >= json_extract(r.info, '$.since')))))"
+)
+
+
+def _read_back(
+    store: Store, run_id: str, conversation_id: str | None, token: int, info: str | None
+) -> LostRun:
+    parked = _parked(info)
     with store.read("read a lost run") as db:
+        decisions = db.execute(
+            "SELECT call_id, approved, reason FROM decisions WHERE run_id = ?", (run_id,)
+        ).fetchall()
         checkpoints = db.execute(
             "SELECT n, body FROM checkpoints WHERE run_id = ? ORDER BY n", (run_id,)
         ).fetchall()
@@ -69,7 +83,21 @@ def _read_back(store: Store, run_id: str, conversation_id: str | None, token: in
         [(f"{run_id}/{n}", _bytes(body)) for n, body in checkpoints],
         events,
         error,
+        parked=parked is not None,
+        deadline=None if parked is None else parked.get("deadline"),
+        decisions={c: (bool(a), r) for c, a, r in decisions},
     )
+
+
+def _parked(info: str | None) -> dict[str, float | None] | None:
+    """The park record of a parked run's ``info`` (None: the run was running)."""
+    if info is None:
+        return None
+    try:
+        record = json.loads(info)
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None
 
 
 def _bytes(body: object) -> bytes:

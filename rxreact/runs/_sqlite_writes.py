@@ -1,7 +1,9 @@
 """The owner's side of a :class:`~rxreact.runs.SQLiteEventLog`: one transaction per flush.
 
 The queue, the flush and the retries are :mod:`rxreact.runs._write_queue`'s; here a batch is
-one write transaction, with the consecutive events of a run in one ``entries`` row. A
+one write transaction, with the consecutive events of a run in one ``entries`` row. A park
+(:mod:`rxreact.runs.parking`) sets the run's state to ``parked`` with ``{"since", "deadline"}``
+in its ``info``; an unpark sets it back to ``running``. A
 checkpoint goes through the same queue, so it shares the transaction of the events around it,
 and the run that wrote it may wait for that commit (``on_sent``) before starting the step
 that depends on it.
@@ -14,6 +16,7 @@ makes a re-sent row that had been committed a no-op.
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 import time
@@ -58,7 +61,20 @@ class SQLiteWriteQueue(WriteQueue):
                     events.setdefault(id(fence), []).append(item[2])
                     continue
                 _add_events(db, fence.run_id, events.pop(id(fence), []))
-                if kind == "ckpt":
+                if kind == "park":
+                    _, _, _conversation, since, deadline, _ = item
+                    db.execute(
+                        "UPDATE runs SET state = 'parked', info = ? WHERE run_id = ? "
+                        "AND state = 'running'",
+                        (json.dumps({"since": since, "deadline": deadline}), fence.run_id),
+                    )
+                elif kind == "unpark":
+                    db.execute(
+                        "UPDATE runs SET state = 'running', info = NULL, beat = ? "
+                        "WHERE run_id = ? AND state = 'parked'",
+                        (time.time(), fence.run_id),
+                    )
+                elif kind == "ckpt":
                     db.execute(
                         "INSERT OR IGNORE INTO checkpoints (run_id, n, seq, body) "
                         "VALUES (?, ?, ?, ?)",

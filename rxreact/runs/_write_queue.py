@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Callable
@@ -45,7 +46,8 @@ restart or a failover fits, an outage that lasts does not hold the queue)."""
 Item = tuple[Any, ...]
 """A queued write, its fence second and its ``on_sent`` (or ``None``) last:
 ``("e", fence, event, on_sent)``, ``("ckpt", fence, body, n, seq, on_sent)`` (checkpoint ``n``
-after event ``seq``) or ``("end", fence, conversation_id, seq, error, on_sent)``."""
+after event ``seq``), ``("park", fence, conversation_id, since, deadline, on_sent)``,
+``("unpark", fence, on_sent)`` or ``("end", fence, conversation_id, seq, error, on_sent)``."""
 
 _fence_lock = threading.Lock()  # a run may be fenced out by a flush and a heartbeat at once
 
@@ -174,9 +176,23 @@ def _settle(batch: list[Item], unwritten: set[int]) -> None:
 
 
 class QueuedRunWriter:
-    """A run's writer: the local record first (subscribers here), then the write queue."""
+    """A run's writer: the queue first, then the local record (subscribers here).
 
-    __slots__ = ("_ended", "_fence", "_lock", "_on_end", "_queue", "_record")
+    It can park its run (:mod:`rxreact.runs.parking`): the next event, checkpoint or end
+    after the park first queues the unpark, so the store never says "parked" about a run that
+    went on.
+    """
+
+    __slots__ = (
+        "_ended",
+        "_fence",
+        "_lock",
+        "_on_end",
+        "_park_next",
+        "_queue",
+        "_record",
+        "parked",
+    )
 
     def __init__(
         self,
@@ -191,17 +207,29 @@ class QueuedRunWriter:
         self._on_end = on_end
         self._lock = threading.Lock()
         self._ended = False
+        self.parked: bool = False
+        """True from the park until the run goes on (see the class docstring)."""
+        self._park_next: float | bool | None = False  # park after the next event: its deadline
 
     def append(self, event: AgentEvent) -> None:
-        """Add the next event here and queue it for the store."""
+        """Queue the next event for the store and add it here."""
         # The lock orders a late event against end() from cancel() on another thread: a write
         # after the end marker would break the log's order (Redis refuses its id).
         with self._lock:
             if self._ended:
                 return
-            self._fence.last_seq = event.seq
+            if self.parked:
+                self._unpark(None)
+            fence = self._fence
+            fence.last_seq = event.seq
+            self._queue.put(("e", fence, event))
+            if self._park_next is not False:
+                deadline, self._park_next = self._park_next, False
+                self.parked = True
+                conversation_id = self._record.conversation_id
+                self._queue.put(("park", fence, conversation_id, time.time(), deadline))
+            # After the queue: a subscriber here that saw the event can flush() the park too.
             self._record.append(event)
-            self._queue.put(("e", self._fence, event))
 
     def checkpoint(self, body: bytes, on_sent: Callable[[bool], None]) -> None:
         """Queue a checkpoint after the events so far (in the same batch as those queued with
@@ -210,9 +238,32 @@ class QueuedRunWriter:
             if self._ended:
                 on_sent(False)
                 return
+            if self.parked:
+                self._unpark(None)
             fence = self._fence
             self._queue.put(("ckpt", fence, body, fence.checkpoints, fence.last_seq), on_sent)
             fence.checkpoints += 1
+
+    def park(self, deadline: float | None) -> None:
+        """Park the run right after the next event (the one that leaves it waiting only for
+        approvals), until ``deadline`` (wall clock, or none)."""
+        with self._lock:
+            if not self._ended:
+                self._park_next = deadline
+
+    def unpark(self, on_sent: Callable[[bool], None]) -> None:
+        """Queue "running again" if parked; ``on_sent(written)`` once written (at once: True
+        when not parked, nothing to wait for; False once the run ended)."""
+        with self._lock:
+            if self.parked and not self._ended:
+                self._unpark(on_sent)
+                return
+            ended = self._ended
+        on_sent(not ended)
+
+    def _unpark(self, on_sent: Callable[[bool], None] | None) -> None:
+        self.parked = False
+        self._queue.put(("unpark", self._fence), on_sent)
 
     def end(self, error: Exception | None = None) -> None:
         """End the run here and queue its end marker (``seq`` one past the last event)."""

@@ -83,6 +83,14 @@ def _ops_by_run(batch: list[Item]) -> dict[Fence, tuple[str | None, list[Any]]]:
         if kind == "ckpt":  # after the events queued before it, in the same step
             ops += ("c", item[3], item[2])
             continue
+        if kind == "park":  # its conversation's active set is kept as long as the run
+            _, _, conversation_id, since, deadline, _ = item
+            ops += ("park", repr(since), "" if deadline is None else repr(deadline))
+            runs[fence] = (conversation_id, ops)
+            continue
+        if kind == "unpark":
+            ops.append("unpark")
+            continue
         _, _, conversation_id, seq, error, _ = item
         ops += ("end", f"0-{seq}", encode_end(error))
         runs[fence] = (conversation_id, ops)

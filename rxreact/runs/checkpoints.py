@@ -34,6 +34,7 @@ from rxreact.errors import RunError
 from rxreact.events import ToolResult
 from rxreact.memory.lease import Lease
 from rxreact.messages import Message, Usage
+from rxreact.runs.parking import ParkingWriter
 
 __all__ = [
     "Checkpoint",
@@ -120,6 +121,17 @@ class Checkpointer:
         with self._lock:
             self._pending += 1
         self._writer.checkpoint(encode_checkpoint(checkpoint), self._sent)
+
+    def unpark(self) -> None:
+        """Queue "running again" for a parked run (:mod:`rxreact.runs.parking`): the next
+        :meth:`written` waits for it too, so nothing runs before the log stops saying
+        "parked". A no-op when the run is not parked."""
+        writer = self._writer
+        if not isinstance(writer, ParkingWriter) or not writer.parked:
+            return
+        with self._lock:
+            self._pending += 1
+        writer.unpark(self._sent)
 
     def _sent(self, committed: bool) -> None:
         with self._lock:

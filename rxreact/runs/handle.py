@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
@@ -14,10 +15,12 @@ from reactivex import Observable, abc
 from reactivex.disposable import SingleAssignmentDisposable
 from reactivex.scheduler import VirtualTimeScheduler
 
-from rxreact.errors import RunCancelledError
+from rxreact.errors import RunCancelledError, RxReactError
 from rxreact.events import AgentEvent, FinalAnswer
 from rxreact.runs.checkpoints import Checkpointer, CheckpointWriter
+from rxreact.runs.parking import PARKED_LEASE_TTL, ParkingWriter, ParkWatch
 from rxreact.runs.takeover import LostRun, ResumableLog
+from rxreact.tools.approval import ApprovalDecision
 
 if TYPE_CHECKING:
     from rxreact.agent.react_agent import AgentResult, ReactAgent
@@ -65,6 +68,8 @@ class AgentRun:
             self._append = _renumbered(self._writer.append, lost.last_seq)
         if isinstance(self._writer, CheckpointWriter):  # a durable log: record each step
             run.checkpoints = Checkpointer(self._writer)
+        self._park = _park_watch(agent, self._writer, lost)
+        self._held = False  # the conversation is held for as long as the run is parked
         watch = getattr(self._log, "watch_decisions", None)
         if watch is not None:  # decisions made in other processes (event_log.decide)
             watch(self.id, self._apply_decision)
@@ -78,6 +83,13 @@ class AgentRun:
     def __repr__(self) -> str:
         state = "done" if self.done else "running"
         return f"AgentRun(id={self.id!r}, conversation_id={self.conversation_id!r}, {state})"
+
+    @property
+    def parked(self) -> bool:
+        """True while the run waits only for approvals and its durable log has it parked
+        (it needs no process then: see docs/runs.md, "Parked runs")."""
+        writer = self._writer
+        return isinstance(writer, ParkingWriter) and writer.parked
 
     @property
     def done(self) -> bool:
@@ -126,12 +138,30 @@ class AgentRun:
         on the run's scheduler. Returns False when no call with that id waits (it was decided,
         timed out, or the run ended).
         """
-        return self._run.approvals.approve(call_id)
+        return self._decide(call_id, ApprovalDecision(approved=True))
 
     def deny(self, call_id: str, reason: str | None = None) -> bool:
         """Refuse a tool call that waits for approval: it never runs, and the model reads that
         it was denied (with ``reason``). Returns False when no call with that id waits."""
-        return self._run.approvals.deny(call_id, reason)
+        return self._decide(call_id, ApprovalDecision(approved=False, reason=reason))
+
+    def _decide(self, call_id: str, decision: ApprovalDecision) -> bool:
+        approvals = self._run.approvals
+        writer = self._writer
+        if not isinstance(writer, ParkingWriter) or not writer.parked:
+            return approvals.settle(call_id, decision)
+        if call_id not in approvals.pending():
+            return False
+
+        # Parked: the log must stop saying so before the call runs (rxreact.runs.parking).
+        def unparked(committed: bool) -> None:
+            if not committed:
+                log.warning("run %s: not resumed here (another process owns it now)", self.id)
+            elif not approvals.settle(call_id, decision):
+                log.warning("run %s: a decision for call %s came too late", self.id, call_id)
+
+        writer.unpark(unparked)
+        return True
 
     def _apply_decision(self, call_id: str, approved: bool, reason: str | None) -> None:
         applied = self.approve(call_id) if approved else self.deny(call_id, reason)
@@ -180,7 +210,30 @@ class AgentRun:
     def _on_next(self, event: Any) -> None:
         if type(event) is FinalAnswer and not event.path:  # not an agent tool's
             self._final = event
+        park = self._park
+        if park is not None:
+            self._parking(park, event)
         self._append(event)
+
+    def _parking(self, park: ParkWatch, event: Any) -> None:
+        """Park the run when ``event`` leaves it waiting only for people, holding its
+        conversation meanwhile; give the conversation its usual lease once it goes on."""
+        writer = self._writer
+        assert isinstance(writer, ParkingWriter)
+        if park.see(event):
+            timeout = self._agent.approval_timeout
+            deadline = None if timeout is None else time.time() + timeout
+            writer.park(deadline)
+            self._hold(PARKED_LEASE_TTL if timeout is None else timeout + self._agent.lease_ttl)
+        elif self._held and not writer.parked:
+            self._hold(None)
+
+    def _hold(self, ttl: float | None) -> None:
+        self._held = ttl is not None
+        try:
+            self._run.hold_conversation(ttl)
+        except RxReactError as error:  # it is held for lease_ttl after the last renewal instead
+            log.warning("run %s: could not hold its conversation: %s", self.id, error)
 
     def _on_error(self, error: Exception) -> None:
         if self._claim():
@@ -200,6 +253,19 @@ class AgentRun:
                 return False
             self._over = True
             return True
+
+
+def _park_watch(agent: ReactAgent, writer: Any, lost: LostRun | None) -> ParkWatch | None:
+    """A watch when the run may park: a parking log, approvals that come from outside (an
+    ``approver=`` lives in this process), and a tool that may ask."""
+    if not isinstance(writer, ParkingWriter) or agent.approver is not None:
+        return None
+    if not any(tool.requires_approval for tool in agent.tools.values()):
+        return None
+    watch = ParkWatch()
+    for event in lost.events if lost is not None else ():  # where the lost owner left it
+        watch.see(event)
+    return watch
 
 
 def _renumbered(append: Callable[[AgentEvent], None], offset: int) -> Callable[[Any], None]:

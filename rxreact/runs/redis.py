@@ -46,7 +46,7 @@ from rxreact.runs._follower import Follower
 from rxreact.runs._hub import Hub
 from rxreact.runs._keys import Keys
 from rxreact.runs._record import RunRecord
-from rxreact.runs._redis_fence import beat
+from rxreact.runs._redis_fence import beat, let_go
 from rxreact.runs._redis_takeover import claim_lost, give_up, record_decision
 from rxreact.runs._write_queue import Fence
 from rxreact.runs._writes import RedisWriteQueue, RunWriterToRedis
@@ -188,6 +188,7 @@ class RedisEventLog(Closeable):
         record.events.extend(lost.events)
         writer = self._own(record, lost.token)
         writer.resume_at(lost.last_seq, len(lost.checkpoints))
+        writer.parked = lost.parked  # Redis still says so: unparked before anything runs
         return writer
 
     def give_up(self, lost: LostRun, reason: str) -> None:
@@ -246,16 +247,21 @@ class RedisEventLog(Closeable):
         return Observable(subscribe)
 
     def active_run(self, conversation_id: str) -> str | None:
-        """The oldest running run on ``conversation_id`` in any process, or ``None``."""
+        """The oldest running (or parked) run on ``conversation_id`` in any process, or
+        ``None``."""
         key = self._keys.active(conversation_id)
         members: list[bytes] = cast(list[bytes], self._client.zrange(key, 0, -1))
         run_ids = [r.decode() for r in members]
         if not run_ids:
             return None
-        states = self._client.mget([self._keys.meta(r) for r in run_ids])
+        pipe = self._client.pipeline(transaction=False)
+        for run_id in run_ids:
+            pipe.get(self._keys.meta(run_id))
+            pipe.hget(self._keys.owner(run_id), "state")
+        replies = pipe.execute()
         dead: list[str] = []
-        for run_id, state in zip(run_ids, states, strict=True):
-            if state == b"running":
+        for run_id, state, lease in zip(run_ids, replies[::2], replies[1::2], strict=True):
+            if state == b"running" or (state is None and lease == b"parked"):
                 break
             dead.append(run_id)  # ended, or its process stopped beating
         else:
@@ -310,8 +316,18 @@ class RedisEventLog(Closeable):
 
     def close(self) -> None:
         """Send what is queued (:meth:`flush`), stop the reader thread, and close the client
-        if this log made it from a URL."""
+        if this log made it from a URL.
+
+        Parked runs of this process are let go: a decision on one is applied by whichever
+        process resumes it next, without waiting ``lost_after``."""
         self.flush()
         self._hub.close()
+        with self._lock:
+            owned = [(self._fences[r.run_id], r.conversation_id) for r in self._owned.values()]
+        try:
+            if owned:
+                let_go(self._client, self._keys, owned, self._ttl_ms, self._lost_ms)
+        except self._error as error:  # they will count as gone after lost_after instead
+            log.warning("Redis event log: could not let parked runs go: %s", error)
         if self._owns_client:
             self._client.close()

@@ -142,7 +142,9 @@ class SQLiteEventLog(Closeable):
             raise
         return self._own(record, 1, 0, 0)
 
-    def _own(self, record: RunRecord, token: int, last_seq: int, checkpoints: int) -> RunWriter:
+    def _own(
+        self, record: RunRecord, token: int, last_seq: int, checkpoints: int
+    ) -> RunWriterToSQLite:
         fence = Fence(record.run_id, self.owner, token, self._fenced(record.run_id))
         fence.last_seq, fence.checkpoints = last_seq, checkpoints
         with self._lock:
@@ -162,7 +164,9 @@ class SQLiteEventLog(Closeable):
         here replay its events from the start."""
         record = self._local._record(lost.run_id, lost.conversation_id, cancel)
         record.events.extend(lost.events)
-        return self._own(record, lost.token, lost.last_seq, len(lost.checkpoints))
+        writer = self._own(record, lost.token, lost.last_seq, len(lost.checkpoints))
+        writer.parked = lost.parked  # the file still says so: unparked before anything runs
+        return writer
 
     def give_up(self, lost: LostRun, reason: str) -> None:
         """Mark a claimed run lost for good; its followers get ``RunLostError(reason)``."""
@@ -191,13 +195,14 @@ class SQLiteEventLog(Closeable):
         with self._store.write("renew runs") as db:
             db.executemany(
                 "UPDATE runs SET beat = ? WHERE run_id = ? AND owner = ? AND token = ? "
-                "AND state = 'running'",
+                "AND state IN ('running', 'parked')",
                 [(now, run_id, self.owner, token) for run_id, token in owned],
             )
             expired = [
                 row[0]
                 for row in db.execute(
-                    "SELECT run_id FROM runs WHERE state != 'running' AND ended_at < ? LIMIT 500",
+                    "SELECT run_id FROM runs WHERE state IN ('ended', 'lost') AND ended_at < ? "
+                    "LIMIT 500",
                     (now - self.ttl,),
                 ).fetchall()
             ]
@@ -240,11 +245,12 @@ class SQLiteEventLog(Closeable):
         return Observable(subscribe)
 
     def active_run(self, conversation_id: str) -> str | None:
-        """The oldest running run on ``conversation_id`` in any process, or ``None``."""
+        """The oldest running (or parked) run on ``conversation_id`` in any process, or
+        ``None``."""
         with self._store.read("find the active run") as db:
             row = db.execute(
-                "SELECT run_id FROM runs WHERE conversation_id = ? AND state = 'running' "
-                "AND beat > ? ORDER BY started, rowid LIMIT 1",
+                "SELECT run_id FROM runs WHERE conversation_id = ? AND (state = 'parked' OR "
+                "(state = 'running' AND beat > ?)) ORDER BY started, rowid LIMIT 1",
                 (conversation_id, time.time() - self.lost_after),
             ).fetchone()
         return None if row is None else str(row[0])
@@ -295,7 +301,21 @@ class SQLiteEventLog(Closeable):
         return self._writes.wait_sent(timeout)
 
     def close(self) -> None:
-        """Commit what is queued (:meth:`flush`), stop the reader thread, close the file."""
+        """Commit what is queued (:meth:`flush`), stop the reader thread, close the file.
+
+        Parked runs of this process are let go: a decision on one is applied by whichever
+        process resumes it next, without waiting ``lost_after``."""
         self.flush()
         self._reader.close()
+        with self._lock:
+            owned = [(f.run_id, f.token) for _, f in self._owned.values()]
+        try:
+            with self._store.write("let parked runs go") as db:
+                db.executemany(
+                    "UPDATE runs SET beat = 0 WHERE run_id = ? AND owner = ? AND token = ? "
+                    "AND state = 'parked'",
+                    [(run_id, self.owner, token) for run_id, token in owned],
+                )
+        except RunError as error:  # they will count as gone after lost_after instead
+            log.warning("SQLite event log: could not let parked runs go: %s", error)
         self._store.close()

@@ -36,6 +36,13 @@ class LostRun:
     """The events committed so far, ``seq`` 1 to :attr:`last_seq`."""
     error: str | None = None
     """Why the log could not read the run back (then it is not resumable)."""
+    parked: bool = False
+    """The run was parked (:mod:`rxreact.runs.parking`): its calls waiting for approval
+    never began."""
+    deadline: float | None = None
+    """A parked run's approval deadline (wall clock): calls undecided by then are denied."""
+    decisions: dict[str, tuple[bool, str | None]] = field(default_factory=dict)
+    """The approval decisions recorded for the run: call id -> ``(approved, reason)``."""
 
     @property
     def last_seq(self) -> int:

@@ -1,6 +1,7 @@
 """``rxreact serve``: the chat page and the UI message stream endpoints over uvicorn.
 
-One worker keeps conversations in a SQLite file and runs in an in-memory event log; with
+One worker keeps conversations in a SQLite file and runs in an in-memory event log (in a SQLite
+file with ``--event-log PATH``, so its runs outlive it: a restarted worker resumes them); with
 ``--redis URL`` the memory and the event log are in Redis, so several workers (``--workers N``,
 or processes on several machines) share conversations and a resume can land on any of them.
 
@@ -27,7 +28,8 @@ DESCRIPTION = """\
 Serve the chat page and the AI SDK UI message stream endpoints (POST /api/chat and the resume,
 cancel and replay endpoints) over uvicorn; needs the serve extra: pip install 'rxreact[serve]'.
 
-One worker keeps conversations in a SQLite file and runs in an in-memory event log; with
+One worker keeps conversations in a SQLite file and runs in an in-memory event log (in a SQLite
+file with --event-log PATH, so its runs outlive it: a restarted worker resumes them); with
 --redis URL the memory and the event log are in Redis, so several workers (--workers N, or
 processes on several machines) share conversations and a resume can land on any of them.
 
@@ -74,6 +76,16 @@ def add_serve_command(commands: Any) -> None:
     parser.add_argument(
         "--memory", metavar="PATH", default=None,
         help="SQLite file of conversations without --redis (default: the one rxreact chat uses)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--event-log", metavar="PATH", default=None,
+        help="SQLite file of runs' events without --redis: a run outlives its worker, and a "
+        "restarted one resumes it (default: in memory, lost with the worker)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--lost-after", metavar="SECONDS", type=float, default=None,
+        help="seconds without a worker's heartbeat after which another resumes its runs "
+        "(with --redis or --event-log; default: 30)",
     )  # fmt: skip
     parser.add_argument(
         "-m", "--model", default=None,
@@ -131,12 +143,24 @@ def serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.redis and args.event_log:
+        print("rxreact serve: --event-log is the event log without --redis", file=sys.stderr)
+        return 2
+    if args.lost_after is not None and (args.lost_after <= 0 or not (args.redis or args.event_log)):
+        print(
+            "rxreact serve: --lost-after takes a positive number of seconds, with --redis or "
+            "--event-log (an in-memory event log loses its runs with the worker)",
+            file=sys.stderr,
+        )
+        return 2
     config = {
         key: getattr(args, key)
         for key in (
             "tools",
             "redis",
             "memory",
+            "event_log",
+            "lost_after",
             "model",
             "base_url",
             "max_rounds",
@@ -172,13 +196,46 @@ def serve(args: argparse.Namespace) -> int:
 
         Multiprocess(settings, sockets=[sock]).run()
     else:
-        uvicorn.Server(settings).run(sockets=[sock])
+        _worker(settings, app).run(sockets=[sock])
     return 0
+
+
+def _worker(settings: Any, app: Any) -> Any:
+    """A uvicorn server that lets ``app``'s runs go once it stopped serving: in its shutdown,
+    since after it uvicorn raises the signal that stopped it again, which ends the process."""
+    import asyncio
+
+    import uvicorn
+
+    class Worker(uvicorn.Server):
+        async def shutdown(self, sockets: list[Any] | None = None) -> None:
+            await super().shutdown(sockets)
+            await asyncio.to_thread(_let_go, app)
+
+    return Worker(settings)
+
+
+def _let_go(app: Any) -> None:
+    """Stop resuming runs and close a durable event log, which commits what is queued and lets
+    this worker's parked runs go: the next worker applies a decision on one at once, not
+    ``lost_after`` after this one's last beat."""
+    keeper = getattr(app.state, "runs_keeper", None)
+    if keeper is None:  # an in-memory log: its runs end with the process anyway
+        return
+    keeper.close()
+    app.state.runs.event_log.close()
 
 
 def app_from_env() -> Any:
     """The app of one worker, from ``$RXREACT_SERVE_CONFIG`` (uvicorn's factory)."""
-    from rxreact import ChatMemory, EventLog, InMemoryEventLog, RedisChatMemory, RedisEventLog
+    from rxreact import (
+        ChatMemory,
+        EventLog,
+        InMemoryEventLog,
+        RedisChatMemory,
+        RedisEventLog,
+        SQLiteEventLog,
+    )
     from rxreact._cli.chat import check_endpoint, load_tools, open_memory, open_model, require_key
     from rxreact.agent.react_agent import ReactAgent
     from rxreact.model.http.model import HTTPChatModel
@@ -218,13 +275,16 @@ def app_from_env() -> Any:
         from rxreact.demo import demo_tools
 
         tools = list(demo_tools())
-    redis_url = config.get("redis")
+    redis_url, log_path = config.get("redis"), config.get("event_log")
+    durable: dict[str, Any] = {}
+    if config.get("lost_after") is not None:
+        durable["lost_after"] = config["lost_after"]
     if redis_url:
         memory: ChatMemory = RedisChatMemory(redis_url)
-        event_log: EventLog = RedisEventLog(redis_url)
+        event_log: EventLog = RedisEventLog(redis_url, **durable)
     else:
         memory = open_memory(config.get("memory"))
-        event_log = InMemoryEventLog()
+        event_log = SQLiteEventLog(log_path, **durable) if log_path else InMemoryEventLog()
     agent = ReactAgent(
         model,
         tools,
@@ -235,8 +295,9 @@ def app_from_env() -> Any:
         on_busy=config.get("on_busy", "reject"),
     )
     app = create_app(agent, **options)
-    if redis_url:
-        # Every worker resumes the runs of workers that died (each run is claimed by one).
+    if redis_url or log_path:
+        # Every worker resumes the runs of workers that died (each run is claimed by one), and
+        # the parked runs someone decided on meanwhile.
         app.state.runs_keeper = agent.runs_keeper()
     # What start-up made (modules, the app, the agent) lives as long as the worker: frozen, it
     # is no longer walked by every full collection, which at thousands of conversations is

@@ -73,6 +73,8 @@ class Approvals:
         self.scheduler = scheduler
         self.external = external
         self._pending: dict[str, AsyncSubject[ApprovalDecision]] = {}
+        self._asked: set[str] = set()  # resumed calls: asked by the process that owned the run
+        self._known: dict[str, ApprovalDecision] = {}  # ... and decided while none held it
         self._lock = threading.Lock()
 
     @property
@@ -89,9 +91,26 @@ class Approvals:
         """Let the call run. Returns False when no call with that id is waiting."""
         return self._decide(call_id, ApprovalDecision(approved=True))
 
+    def settle(self, call_id: str, decision: ApprovalDecision) -> bool:
+        """Apply ``decision`` to the call. Returns False when no call with that id waits."""
+        return self._decide(call_id, decision)
+
     def deny(self, call_id: str, reason: str | None = None) -> bool:
         """Refuse the call; ``reason`` is given to the model. False when none is waiting."""
         return self._decide(call_id, ApprovalDecision(approved=False, reason=reason))
+
+    def resume(self, call_id: str, decision: ApprovalDecision | None = None) -> None:
+        """A call of a run taken over from another process, which asked for it already: it is
+        not announced again (:meth:`asked`), and ``decision``, made while no process held the
+        run, answers it as soon as it waits."""
+        with self._lock:
+            self._asked.add(call_id)
+            if decision is not None:
+                self._known[call_id] = decision
+
+    def asked(self, call_id: str) -> bool:
+        """True for a call whose ``tool_approval_requested`` an earlier owner emitted."""
+        return call_id in self._asked
 
     def _decide(self, call_id: str, decision: ApprovalDecision) -> bool:
         with self._lock:
@@ -125,6 +144,11 @@ class Approvals:
             observer: abc.ObserverBase[ApprovalDecision], _: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
             subscription = subject.subscribe(observer)
+            with self._lock:
+                known = self._known.pop(request.call_id, None)
+            if known is not None:
+                self._decide(request.call_id, known)
+                return CompositeDisposable(subscription, Disposable(withdraw))
             if self.approver is None:
                 if not self.external:
                     reason = (

@@ -139,11 +139,18 @@ async function errorOf(response) {
   }
 }
 
+// A dropped connection is tried again, ever more slowly, for this long: long enough for a
+// worker to restart (a deploy, a crash), since the run (even one parked on an approval, with a
+// durable event log) lives on without it.
+const RETRY_FOR_MS = 60000;
+const retryDelay = (attempt) => Math.min(250 * attempt, 2000);
+
 // Streams `msg` from `request()`; on a dropped connection, resumes from the last SSE id.
 async function follow(msg, request) {
   streaming = msg;
   setBusy(true);
   let attempt = 0;
+  let failingSince = 0; // when the connection first failed since the last response
   let next = request;
   while (msg.state === 'streaming') {
     aborter = new AbortController();
@@ -160,14 +167,16 @@ async function follow(msg, request) {
         break;
       }
       attempt = 0;
+      failingSince = 0;
       await readStream(msg, response);
       if (msg.state === 'streaming') throw new Error('stream ended early');
     } catch (error) {
-      if (aborter.signal.aborted || ++attempt > 5) {
+      failingSince = failingSince || Date.now();
+      if (aborter.signal.aborted || Date.now() - failingSince > RETRY_FOR_MS) {
         msg.state = msg.state === 'streaming' ? 'aborted' : msg.state;
         break;
       }
-      await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
+      await new Promise((resolve) => setTimeout(resolve, retryDelay(++attempt)));
       // The run itself when its id is known: it may have finished meanwhile.
       next = (signal) => fetch(streamUrl(msg), {
         headers: { 'Last-Event-ID': String(msg.lastSeq || 0) },
@@ -255,9 +264,12 @@ function start() {
   messagesEl.replaceChildren();
   elements.clear();
   follower.reset();
+  const last = chat.messages[chat.messages.length - 1];
+  // The page gave up reconnecting, not the run (one parked on an approval may wait for days):
+  // a reload tries again. Before drawing, so no marble diagram is asked of a run still going.
+  if (last && last.role === 'assistant' && last.state === 'aborted') last.state = 'streaming';
   chat.messages.forEach(render);
   setBusy(false);
-  const last = chat.messages[chat.messages.length - 1];
   if (last && last.role === 'assistant' && last.state === 'streaming') {
     // Reloaded mid-answer: replay the run from its first event (the run itself when its id
     // arrived before the reload, else the conversation's active run).
