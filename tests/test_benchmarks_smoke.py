@@ -170,3 +170,14 @@ def test_the_serve_path_delivers_every_chunk_through_both_servers(url: str) -> N
         "relay": (3, 15),
         "rxreact": (3, 15),
     }
+
+
+def test_chunk_calls_counts_the_calls_every_chunk_makes() -> None:
+    from benchmarks.chunk_calls import per_chunk
+
+    src = str(Path(__file__).resolve().parents[1])
+    total, names = per_chunk(src, "memory", "")
+    assert 5 < total < 30
+    # One call per chunk at each layer of the chunk path, in the round and in the hot run.
+    assert names["agent/round.py:process"] == pytest.approx(1.0, abs=0.05)
+    assert names["runs/_record.py:append"] == pytest.approx(1.0, abs=0.05)
