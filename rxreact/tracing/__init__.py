@@ -20,8 +20,8 @@ or ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true``.
 With no provider configured, or without the ``opentelemetry-api`` package, a run costs one
 check when it starts and nothing per chunk: no operator is added to its pipeline.
 
-The span operator and the optional import are :mod:`rxreact._spans`; messages as the
-conventions record them, :mod:`rxreact._genai_messages`.
+The span operator and the optional import are :mod:`rxreact.tracing._spans`; messages as the
+conventions record them, :mod:`rxreact.tracing._genai_messages`.
 """
 
 from __future__ import annotations
@@ -31,10 +31,10 @@ from typing import TYPE_CHECKING, Any
 
 from reactivex import Observable
 
-from rxreact._genai_messages import input_json, output_json
-from rxreact._spans import otel, spanned
 from rxreact.events import FinalAnswer, RoundFinished, ToolResult
 from rxreact.messages import ChatRequest, ToolCall, Usage
+from rxreact.tracing._genai_messages import input_json, output_json
+from rxreact.tracing._spans import otel, spanned
 
 if TYPE_CHECKING:
     from rxreact.agent.react_agent import ReactAgent

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from rxreact._event_base import _Event
+from rxreact.events._base import _Event
 
 __all__ = [
     "AnswerValidated",

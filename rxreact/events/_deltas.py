@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypeVar
 
-from rxreact._event_base import _Event
+from rxreact.events._base import _Event
 
 __all__ = ["ReasoningDelta", "TextDelta", "delta_event"]
 

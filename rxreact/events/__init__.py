@@ -34,8 +34,8 @@ Every event carries ``agent`` and ``path`` for that; ``seq`` counts the nested e
 
 The ``type`` literals and field names are API: they never change meaning. Two families are
 defined in modules of their own and importable from here: the per-chunk deltas with their
-fast constructor (:mod:`rxreact._delta_events`) and the checks' events
-(:mod:`rxreact._check_events`).
+fast constructor (:mod:`rxreact.events._deltas`) and the checks' events
+(:mod:`rxreact.events._checks`).
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, TypeAdapter
 
-from rxreact._check_events import (
+from rxreact.events._base import _Event
+from rxreact.events._checks import (
     AnswerValidated,
     GuardrailKind,
     GuardrailPassed,
@@ -52,8 +53,7 @@ from rxreact._check_events import (
     GuardrailTripped,
     ValidationStarted,
 )
-from rxreact._delta_events import ReasoningDelta, TextDelta, delta_event
-from rxreact._event_base import _Event
+from rxreact.events._deltas import ReasoningDelta, TextDelta, delta_event
 from rxreact.messages import ContentPart, Usage
 
 __all__ = [

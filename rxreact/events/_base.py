@@ -1,7 +1,7 @@
 """What every agent event carries: the private base class of :mod:`rxreact.events`.
 
 Its own module so that the event families defined beside :mod:`rxreact.events`
-(:mod:`rxreact._delta_events`, :mod:`rxreact._check_events`) share it without importing the
+(:mod:`rxreact.events._deltas`, :mod:`rxreact.events._checks`) share it without importing the
 union they are part of.
 """
 
