@@ -228,3 +228,39 @@ def test_a_closed_log_lets_its_parked_runs_go_at_once(where: str, server: MockOp
             assert [r.id for r in resumed] == [run.id]  # at once, not 30 s later
             assert resumed[0].result(timeout=15).answer == "Done."
     assert paid == [3]
+
+
+def test_the_watch_parks_when_every_unfinished_call_waits_for_a_person() -> None:
+    from rxreact.events import (
+        Handoff,
+        TextDelta,
+        ToolApprovalRequested,
+        ToolCallStarted,
+        ToolExecutionStarted,
+        ToolResult,
+    )
+    from rxreact.runs.parking import ParkWatch
+
+    def started(call: str) -> ToolCallStarted:
+        return ToolCallStarted(round=1, index=0, call_id=call, name="t")
+
+    def asked(call: str, path: tuple[str, ...] = ()) -> ToolApprovalRequested:
+        return ToolApprovalRequested(round=1, call_id=call, name="t", arguments={}, path=path)
+
+    def result(call: str) -> ToolResult:
+        return ToolResult(round=1, call_id=call, name="t", content="ok", duration_s=0.0)
+
+    watch = ParkWatch()
+    assert not watch.see(started("a")) and not watch.see(started("b"))
+    assert not watch.see(asked("b"))  # a still runs
+    assert not watch.see(TextDelta(round=1, delta="x"))
+    assert watch.see(result("a"))  # now b alone is left, waiting: park
+    assert not watch.see(ToolExecutionStarted(round=1, call_id="b", name="t"))
+    assert not watch.see(result("b"))
+
+    child = ParkWatch()  # a call inside an agent tool is part of the parent's running call
+    assert not child.see(started("c")) and not child.see(asked("x", path=("c",)))
+
+    handed = ParkWatch()  # a handed-off run cannot be resumed elsewhere
+    handed.see(Handoff(round=1, from_agent="a", to_agent="b", call_id="h"))
+    assert not handed.see(started("d")) and not handed.see(asked("d"))

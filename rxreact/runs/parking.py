@@ -33,6 +33,7 @@ from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
 from rxreact.events import (
+    Handoff,
     ToolApprovalRequested,
     ToolCallStarted,
     ToolExecutionStarted,
@@ -46,7 +47,9 @@ PARKED_LEASE_TTL = 7 * 24 * 3600.0
 ``approval_timeout``, until its deadline plus ``lease_ttl``. Past that, another run may take
 the conversation, and the parked run, once decided, waits its turn for it."""
 
-_TOOL_EVENTS = frozenset({ToolCallStarted, ToolApprovalRequested, ToolExecutionStarted, ToolResult})
+_TOOL_EVENTS = frozenset(
+    {ToolCallStarted, ToolApprovalRequested, ToolExecutionStarted, ToolResult, Handoff}
+)
 
 
 @runtime_checkable
@@ -82,16 +85,20 @@ class ParkWatch:
         execution_started b      unfinished {b}     waiting {}
     """
 
-    __slots__ = ("_unfinished", "_waiting")
+    __slots__ = ("_handed_off", "_unfinished", "_waiting")
 
     def __init__(self) -> None:
         self._unfinished: set[str] = set()
         self._waiting: set[str] = set()
+        self._handed_off = False  # a handed-off run cannot be resumed elsewhere: never parks
 
     def see(self, event: Any) -> bool:
         """Note ``event``; True when the run should park now."""
         kind = type(event)
         if kind not in _TOOL_EVENTS or event.path:  # an agent tool's own calls are inside ours
+            return False
+        if kind is Handoff:
+            self._handed_off = True
             return False
         call_id: str = event.call_id
         if kind is ToolCallStarted:
@@ -99,11 +106,12 @@ class ParkWatch:
         elif kind is ToolApprovalRequested:
             self._unfinished.add(call_id)
             self._waiting.add(call_id)
-            return self._waiting == self._unfinished
+            return self._waiting == self._unfinished and not self._handed_off
         elif kind is ToolExecutionStarted:
             self._waiting.discard(call_id)
         else:
             self._unfinished.discard(call_id)
             self._waiting.discard(call_id)
-            return bool(self._waiting) and self._waiting == self._unfinished
+            waiting = bool(self._waiting) and self._waiting == self._unfinished
+            return waiting and not self._handed_off
         return False
