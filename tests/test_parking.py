@@ -21,6 +21,7 @@ from test_runs_redis import last_json
 
 from rxreact import ApprovalDecisionError, RedisEventLog, SQLiteEventLog, follow
 from rxreact.agent.resume import PAST_DEADLINE
+from rxreact.events import ToolApprovalRequested
 from rxreact.model.scripted.replies import text_reply, tool_call_reply
 from rxreact.testing import MockOpenAIServer
 
@@ -264,3 +265,39 @@ def test_the_watch_parks_when_every_unfinished_call_waits_for_a_person() -> None
     handed = ParkWatch()  # a handed-off run cannot be resumed elsewhere
     handed.see(Handoff(round=1, from_agent="a", to_agent="b", call_id="h"))
     assert not handed.see(started("d")) and not handed.see(asked("d"))
+
+
+def test_a_second_decision_waits_for_the_unpark_the_first_one_queued() -> None:
+    from rxreact.runs._record import RunRecord
+    from rxreact.runs._write_queue import Fence, Item, QueuedRunWriter, Sent, WriteQueue
+
+    class Held(WriteQueue):
+        """A store whose batches wait until the test lets them through."""
+
+        def __init__(self) -> None:
+            super().__init__(RuntimeError, "test-parking")
+            self.go = threading.Event()
+            self.kinds: list[str] = []
+
+        def _send(self, batch: list[Item]) -> Sent:
+            assert self.go.wait(10)
+            self.kinds += [item[0] for item in batch]
+            return Sent([], [])
+
+    queue = Held()
+    writer = QueuedRunWriter(
+        queue, RunRecord("r1", None, None), Fence("r1", "me", 1, lambda: None), lambda _: None
+    )
+    writer.park(None)
+    writer.append(ToolApprovalRequested(round=1, seq=1, call_id="a", name="t", arguments={}))
+    assert writer.parked
+    told: list[str] = []
+    writer.unpark(lambda ok: told.append(f"first {ok}"))
+    writer.unpark(lambda ok: told.append(f"second {ok}"))  # not parked now, but not written
+    assert told == []
+    queue.go.set()
+    assert queue.wait_sent(10)
+    assert told == ["first True", "second True"]
+    assert queue.kinds == ["e", "park", "unpark"]
+    writer.unpark(lambda ok: told.append(f"third {ok}"))  # nothing to wait for: at once
+    assert told[-1] == "third True"

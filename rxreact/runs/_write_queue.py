@@ -191,6 +191,7 @@ class QueuedRunWriter:
         "_park_next",
         "_queue",
         "_record",
+        "_unparking",
         "parked",
     )
 
@@ -210,6 +211,7 @@ class QueuedRunWriter:
         self.parked: bool = False
         """True from the park until the run goes on (see the class docstring)."""
         self._park_next: float | bool | None = False  # park after the next event: its deadline
+        self._unparking: list[Callable[[bool], None]] | None = None  # told when it is written
 
     def append(self, event: AgentEvent) -> None:
         """Queue the next event for the store and add it here."""
@@ -252,18 +254,34 @@ class QueuedRunWriter:
                 self._park_next = deadline
 
     def unpark(self, on_sent: Callable[[bool], None]) -> None:
-        """Queue "running again" if parked; ``on_sent(written)`` once written (at once: True
-        when not parked, nothing to wait for; False once the run ended)."""
+        """Queue "running again" if parked; ``on_sent(written)`` once it is written. Also
+        waits for an unpark already on its way (two decisions at once: neither call may run
+        before the store stops saying "parked"). At once: True when neither, False once the
+        run ended."""
         with self._lock:
-            if self.parked and not self._ended:
-                self._unpark(on_sent)
-                return
+            if not self._ended:
+                if self._unparking is not None:
+                    self._unparking.append(on_sent)
+                    return
+                if self.parked:
+                    self._unpark(on_sent)
+                    return
             ended = self._ended
         on_sent(not ended)
 
     def _unpark(self, on_sent: Callable[[bool], None] | None) -> None:
         self.parked = False
-        self._queue.put(("unpark", self._fence), on_sent)
+        waiting: list[Callable[[bool], None]] = [] if on_sent is None else [on_sent]
+        self._unparking = waiting
+
+        def sent(written: bool) -> None:
+            with self._lock:
+                if self._unparking is waiting:
+                    self._unparking = None
+            for tell in waiting:
+                tell(written)
+
+        self._queue.put(("unpark", self._fence), sent)
 
     def end(self, error: Exception | None = None) -> None:
         """End the run here and queue its end marker (``seq`` one past the last event)."""

@@ -148,20 +148,23 @@ class AgentRun:
     def _decide(self, call_id: str, decision: ApprovalDecision) -> bool:
         approvals = self._run.approvals
         writer = self._writer
-        if not isinstance(writer, ParkingWriter) or not writer.parked:
+        if not isinstance(writer, ParkingWriter):
             return approvals.settle(call_id, decision)
         if call_id not in approvals.pending():
             return False
+        # If parked (or being unparked), the log must stop saying so before the call runs
+        # (rxreact.runs.parking); if not, unpark answers at once, here.
+        settled: list[bool] = []
 
-        # Parked: the log must stop saying so before the call runs (rxreact.runs.parking).
         def unparked(committed: bool) -> None:
             if not committed:
                 log.warning("run %s: not resumed here (another process owns it now)", self.id)
-            elif not approvals.settle(call_id, decision):
-                log.warning("run %s: a decision for call %s came too late", self.id, call_id)
+                settled.append(False)
+            else:
+                settled.append(approvals.settle(call_id, decision))
 
         writer.unpark(unparked)
-        return True
+        return settled[0] if settled else True  # answered at once, or once it is written
 
     def _apply_decision(self, call_id: str, approved: bool, reason: str | None) -> None:
         applied = self.approve(call_id) if approved else self.deny(call_id, reason)

@@ -69,8 +69,9 @@ class ParkingWriter(Protocol):
         ...
 
     def unpark(self, on_sent: Callable[[bool], None]) -> None:
-        """Queue "running again" (a no-op write when not parked); ``on_sent(committed)`` once
-        it was written, or refused (another process owns the run now)."""
+        """Queue "running again" if parked, and wait for an unpark already on its way;
+        ``on_sent(written)`` once it was written, or refused (another process owns the run
+        now); at once (True) when there is nothing to wait for."""
         ...
 
 
