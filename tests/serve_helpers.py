@@ -8,6 +8,8 @@ import json
 import os
 import shutil
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -180,3 +182,43 @@ def read_until_text(items: Iterator[SSEEvent | str], text: str) -> list[SSEEvent
 
 def text_of(parts: Sequence[dict[str, Any]]) -> str:
     return "".join(p["delta"] for p in parts if p["type"] == "text-delta")
+
+
+@contextmanager
+def serve_process(
+    env: dict[str, str], *options: str, port: int = 0
+) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """An ``rxreact serve`` process on ``port`` (0: a free one); yields its URL once it
+    listens (read from its log, no polling), and the process (a test may kill it first)."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rxreact.cli", "serve", "--port", str(port), *options],
+        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    listening = threading.Event()
+    log: list[str] = []
+
+    def read_log() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            log.append(line)
+            if line.startswith("rxreact serve: listening on "):
+                listening.set()
+        listening.set()  # the process ended: stop waiting
+
+    reader = threading.Thread(target=read_log, daemon=True)
+    reader.start()
+    try:
+        assert listening.wait(30) and process.poll() is None, "".join(log)
+        yield next(line for line in log if "listening on" in line).split()[-1], process
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        reader.join(5)
+        if process.stderr is not None:
+            process.stderr.close()

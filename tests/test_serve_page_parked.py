@@ -16,7 +16,6 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -28,7 +27,7 @@ import httpx
 import pytest
 from browser_page import WAIT_S, Page, chromium
 from parked_tools import PAID_ENV
-from serve_helpers import SSEEvent, parse_sse
+from serve_helpers import SSEEvent, parse_sse, serve_process
 from test_serve_page_cards import card_when, click, served_agent
 
 from rxreact.model.scripted.replies import text_reply, tool_call_reply
@@ -57,40 +56,9 @@ def browser() -> Iterator[Any]:
 def rxreact_serve(
     env: dict[str, str], port: int, *options: str
 ) -> Iterator[tuple[str, subprocess.Popen[str]]]:
-    """An ``rxreact serve`` process on ``port`` (0: a free one); yields its URL once it
-    listens, and the process (the test may kill it first)."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "rxreact.cli", "serve", "--port", str(port), *options],
-        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        text=True,
-    )  # fmt: skip
-    listening = threading.Event()
-    log: list[str] = []
-
-    def read_log() -> None:
-        assert process.stderr is not None
-        for line in process.stderr:
-            log.append(line)
-            if line.startswith("rxreact serve: listening on "):
-                listening.set()
-        listening.set()  # the process ended: stop waiting
-
-    reader = threading.Thread(target=read_log, daemon=True)
-    reader.start()
-    try:
-        assert listening.wait(30) and process.poll() is None, "".join(log)
-        yield next(line for line in log if "listening on" in line).split()[-1], process
-    finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        reader.join(5)
-        if process.stderr is not None:
-            process.stderr.close()
+    """An ``rxreact serve`` process on ``port`` (0: a free one): its URL and the process."""
+    with serve_process(env, *options, port=port) as served:
+        yield served
 
 
 def run_states(events: Path) -> list[str]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,7 +15,7 @@ from typing import Any
 
 import httpx
 from redis_server import running_redis_server
-from serve_helpers import Gate, SSEEvent, parse_sse, read_until_text, text_of
+from serve_helpers import Gate, SSEEvent, parse_sse, read_until_text, serve_process, text_of
 
 from rxreact.model.scripted.replies import Hang, text_reply
 from rxreact.testing import MockOpenAIServer
@@ -27,37 +26,8 @@ ANSWER = "Started on one worker and finished on the other."
 @contextmanager
 def rxreact_serve(env: dict[str, str], *options: str) -> Iterator[str]:
     """An ``rxreact serve`` process on a free port; yields its URL once it listens."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "rxreact.cli", "serve", "--port", "0", *options],
-        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        text=True,
-    )  # fmt: skip
-    listening = threading.Event()
-    log: list[str] = []
-
-    def read_log() -> None:
-        assert process.stderr is not None
-        for line in process.stderr:
-            log.append(line)
-            if line.startswith("rxreact serve: listening on "):
-                listening.set()
-        listening.set()  # the process ended: stop waiting
-
-    reader = threading.Thread(target=read_log, daemon=True)
-    reader.start()
-    try:
-        assert listening.wait(30) and process.poll() is None, "".join(log)
-        yield next(line for line in log if "listening on" in line).split()[-1]
-    finally:
-        process.terminate()
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        reader.join(5)
-        if process.stderr is not None:
-            process.stderr.close()
+    with serve_process(env, *options) as (url, _):
+        yield url
 
 
 def body(conversation: str, question: str) -> dict[str, Any]:

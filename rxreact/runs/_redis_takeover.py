@@ -46,28 +46,21 @@ for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
   local owner = prefix .. 'run:' .. id .. ':owner'
   local state = redis.call('GET', meta)
   local lease = redis.call('HGET', owner, 'state')
+  local claim = false
   if not state and lease == 'parked' then
-    if due(id, owner) then
-      local token = redis.call('HINCRBY', owner, 'token', 1)
-      redis.call('HSET', owner, 'owner', me)
-      redis.call('SET', meta, 'running', 'PX', lost_ms)
-      table.insert(claimed, id)
-      table.insert(claimed, tostring(token))
-      if #claimed >= 2 * limit then break end
-    end
+    claim = due(id, owner)
   elseif not state then
-    if lease == 'running' then
-      local token = redis.call('HINCRBY', owner, 'token', 1)
-      redis.call('HSET', owner, 'owner', me)
-      redis.call('SET', meta, 'running', 'PX', lost_ms)
-      table.insert(claimed, id)
-      table.insert(claimed, tostring(token))
-      if #claimed >= 2 * limit then break end
-    else
-      redis.call('ZREM', KEYS[1], id)
-    end
+    if lease == 'running' then claim = true else redis.call('ZREM', KEYS[1], id) end
   elseif state ~= 'running' then
     redis.call('ZREM', KEYS[1], id)
+  end
+  if claim then
+    local token = redis.call('HINCRBY', owner, 'token', 1)
+    redis.call('HSET', owner, 'owner', me)
+    redis.call('SET', meta, 'running', 'PX', lost_ms)
+    table.insert(claimed, id)
+    table.insert(claimed, tostring(token))
+    if #claimed >= 2 * limit then break end
   end
 end
 return claimed
