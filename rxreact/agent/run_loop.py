@@ -37,13 +37,13 @@ import os
 import socket
 import threading
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from reactivex import Observable
 
 from rxreact.agent import _checkpointing as checkpointing
-from rxreact.agent.handoffs import handoff_after
+from rxreact.agent.handoffs import HandoffTo, handoff_after
 from rxreact.agent.round import Mode, RoundState
 from rxreact.checks.validation import (
     REVISION_INSTRUCTION,
@@ -277,30 +277,7 @@ class RunLoop:
                 self._commit_memory()
                 yield immediately(self._final_answer(state))
                 return
-            calls = state.tool_calls()
-            results: list[ToolResult | None] = [None] * len(calls)
-            tools = immediately(*calls).pipe(
-                run_tools(
-                    agent.tools,
-                    round_number=state.round,
-                    results=results,
-                    scheduler=agent.scheduler,
-                    tools_scheduler=agent.tools_scheduler,
-                    default_timeout=agent.tool_timeout,
-                    trace=self.trace,
-                    approvals=self.approvals,
-                    approval_timeout=agent.approval_timeout,
-                    caller=self,
-                )
-            )
-            if durable is None:
-                yield tools
-            else:
-                yield tools.pipe(checkpointing.record_tool_results(durable))
-            self._add_results(calls, results)
-            if durable is not None:
-                yield durable.written()
-            handoff = handoff_after(self, calls, results, state.round)
+            handoff = yield from self._act(state, durable)
             if handoff is not None:  # the target runs the rest of the turn
                 yield immediately(handoff.event)  # still marked as the agent that hands over
                 agent = self.agent = handoff.target
@@ -310,6 +287,44 @@ class RunLoop:
                 continue
             if self.rounds - self.round_base >= agent.max_rounds:
                 prefix, forced = (MaxRoundsReached(round=state.round),), True
+
+    def _act(
+        self, state: RoundState, durable: Checkpointer | None
+    ) -> Generator[Observable[Any], None, HandoffTo | None]:
+        """A tool-call round's tools, then their results in the history; returns the handoff
+        they ask for, if any.
+
+        A generator of its own, so that what it makes (the calls' Observable with its
+        subscribe function and setup, the results list) goes when the tools are done: in
+        ``_rounds``' frame it stayed alive through the whole next round, for every garbage
+        collection to walk.
+        """
+        agent = self.agent
+        calls = state.tool_calls()
+        results: list[ToolResult | None] = [None] * len(calls)
+        tools = immediately(*calls).pipe(
+            run_tools(
+                agent.tools,
+                round_number=state.round,
+                results=results,
+                scheduler=agent.scheduler,
+                tools_scheduler=agent.tools_scheduler,
+                default_timeout=agent.tool_timeout,
+                trace=self.trace,
+                approvals=self.approvals,
+                approval_timeout=agent.approval_timeout,
+                caller=self,
+            )
+        )
+        if durable is None:
+            yield tools
+        else:
+            yield tools.pipe(checkpointing.record_tool_results(durable))
+        del tools  # the step's Observable: nothing of it is needed while the results are added
+        self._add_results(calls, results)
+        if durable is not None:
+            yield durable.written()
+        return handoff_after(self, calls, results, state.round)
 
     def _count(self, purpose: UsagePurpose, usage: Usage | None) -> None:
         if usage is not None:
