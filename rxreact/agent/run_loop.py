@@ -105,6 +105,14 @@ __all__ = ["RunLoop"]
 
 _HOST = socket.gethostname()
 
+_UNCHECKED = DraftOutcome()
+"""A run's outcome until a draft is checked (each check fills a new one; nothing writes
+this): one object per run less for every garbage collection to walk."""
+
+_ABSORBING = threading.Lock()
+"""Held while a child run's usage is added to its caller's (the runs of one tool round end
+concurrently). One for the process, not one per run: it is taken once per agent-tool call."""
+
 
 class RunLoop:
     """One run of an agent: its history, counters and usage, and its steps (``events()``).
@@ -144,10 +152,9 @@ class RunLoop:
             self.options["response_format"] = self.output.response_format
         self.checked: bool = agent.judge is not None or self.output is not None
         self.revisions: int = 0
-        self.outcome: DraftOutcome = DraftOutcome()
+        self.outcome: DraftOutcome = _UNCHECKED
         self.usage_by_purpose: dict[UsagePurpose, Usage] = {}
         self.usage_by_agent: dict[str, Usage] = {}
-        self._absorbing = threading.Lock()  # child runs of one tool round end concurrently
         self.path: tuple[str, ...] = ()
         """Where this run sits: the tool call ids from the root run down to it (set by the
         agent tool that runs it; ``()`` for a root run)."""
@@ -337,7 +344,7 @@ class RunLoop:
         """Add the usage of a child run (an agent tool's) that ended with ``final``."""
         if final.usage is None:
             return
-        with self._absorbing:
+        with _ABSORBING:
             self.usage = final.usage + self.usage
             for purpose, usage in final.usage_by_purpose.items():
                 self.usage_by_purpose[purpose] = usage + self.usage_by_purpose.get(purpose)
