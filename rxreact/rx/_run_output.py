@@ -79,7 +79,7 @@ class RunOutput(abc.ObserverBase[Any], abc.DisposableBase):
         self._lock = threading.Lock()
         self._seen = 0  # the count when the watchdog's timer was last armed
         self._over = False
-        self._timer = OrderedSerialDisposable()
+        self._timer = OrderedSerialDisposable(self._lock)  # never called with the lock held
         self._subscription: abc.DisposableBase | None = None
         self._origin = origin  # marks the run's own events with origin.agent.name
 
