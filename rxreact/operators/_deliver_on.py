@@ -125,7 +125,7 @@ class _Delivery(abc.DisposableBase):
                 # up. Never on the thread that subscribed or drains (a TestScheduler runs
                 # everything on one thread): a thread cannot wait for itself, so there the
                 # buffer grows instead of deadlocking.
-                valve = _valve.CURRENT.get()
+                valve = _valve.current()
                 if valve is not None:
                     # A producer on the shared I/O loop must not block it: it stops reading
                     # after this read's events instead (see rxreact.rx._valve).
@@ -167,7 +167,7 @@ class _Delivery(abc.DisposableBase):
     def _schedule(self) -> None:
         post = self.post
         if post is not None:
-            valve = _valve.CURRENT.get()  # set on the I/O loop: batch hand-offs there
+            valve = _valve.current()  # set on the I/O loop: batch hand-offs there
             post(self._drain_now, None if valve is None else valve.loop)
             return
         if self._drain_disposable is None:
