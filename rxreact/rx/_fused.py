@@ -24,7 +24,7 @@ from typing import Any, TypeVar, cast
 
 from reactivex import Observable, abc
 
-__all__ = ["NOTHING", "Fused", "subscribe_fused"]
+__all__ = ["NOTHING", "Fused", "Keeper", "subscribe_fused", "subscribe_observer"]
 
 _T = TypeVar("_T")
 
@@ -61,7 +61,31 @@ class Fused(Observable[_T]):
         self.__dict__["_lock"] = lock
 
 
-class _Callbacks:
+class Keeper:
+    """An observer of rxreact's own that keeps the contract itself: ``on_error`` and
+    ``on_completed`` pass at most once between them, and :meth:`ended` says whether one has.
+
+    :func:`subscribe_observer` hands such an observer to a :class:`Fused` source as it is: an
+    operator's subscription object subscribed through its three bound methods was wrapped in a
+    :class:`_Callbacks`, four more objects per operator for the stream's whole life.
+    """
+
+    __slots__ = ()
+
+    on_next: Callable[[Any], None]
+
+    def ended(self) -> bool:
+        """True once ``on_error`` or ``on_completed`` has passed."""
+        raise NotImplementedError
+
+    def on_error(self, error: Exception) -> None:
+        raise NotImplementedError
+
+    def on_completed(self) -> None:
+        raise NotImplementedError
+
+
+class _Callbacks(Keeper):
     """An observer made of three callables. ``on_next`` is an attribute, not a method, so that
     calling it is one call (``AutoDetachObserver`` adds a method call and a check per
     notification); the terminal notifications, once each, pass at most one of them, and
@@ -79,6 +103,9 @@ class _Callbacks:
         self._on_error = on_error
         self._on_completed = on_completed
         self.stopped = False
+
+    def ended(self) -> bool:
+        return self.stopped
 
     def on_error(self, error: Exception) -> None:
         if not self.stopped:
@@ -135,3 +162,24 @@ def subscribe_fused(
             observer.on_error(error)
             return NOTHING
     return source.subscribe(on_next, on_error, on_completed, scheduler=scheduler)
+
+
+def subscribe_observer(
+    source: Observable[_T],
+    observer: abc.ObserverBase[_T] | Keeper,
+    scheduler: abc.SchedulerBase | None = None,
+) -> abc.DisposableBase:
+    """Subscribe ``observer`` to ``source``: a :class:`Keeper` to a :class:`Fused` source as it
+    is (an exception the subscribe function raises as :func:`subscribe_fused` says), anything
+    else through its three callbacks, as :func:`subscribe_fused` does."""
+    if type(source) is Fused and isinstance(observer, Keeper):
+        try:
+            return source.fused(cast(abc.ObserverBase[_T], observer), scheduler)
+        except Exception as error:
+            if observer.ended():
+                raise
+            observer.on_error(error)
+            return NOTHING
+    return subscribe_fused(
+        source, observer.on_next, observer.on_error, observer.on_completed, scheduler
+    )
