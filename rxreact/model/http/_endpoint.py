@@ -72,6 +72,7 @@ class Endpoint:
         "key",
         "key_env",
         "keyless_ok",
+        "target",
         "url",
     )
 
@@ -88,6 +89,9 @@ class Endpoint:
     ) -> None:
         parsed = httpx.URL(base_url)
         self.url = url
+        self.target = httpx.URL(url)
+        """``url`` parsed once: httpx parses a string URL at every request (some sixty Python
+        calls), and the pool lookups after an attempt parsed it again."""
         self.base_url = base_url
         self._origin = f"{parsed.host}:{parsed.port or (443 if parsed.scheme == 'https' else 80)}"
         self.key = Secret(api_key) if api_key else None
@@ -112,7 +116,7 @@ class Endpoint:
         request = self._request(call, content, stream)
         request["extensions"]["trace"] = call.trace
         client, shards, shard = self.clients.sync()
-        call.locate = functools.partial(pooled_socket, client, self.url, call.httpx_timeout)
+        call.locate = functools.partial(pooled_socket, client, self.target, call.httpx_timeout)
         response: httpx.Response | None = None
         try:
             with client.stream(**request) as response, call.attached(response):
@@ -152,7 +156,7 @@ class Endpoint:
             if response is not None:
                 _forget_stream(response)
             # Also (above all) after a cancellation: httpcore may have lost a pool slot.
-            reclaim(client, self.url, call.httpx_timeout)
+            reclaim(client, self.target, call.httpx_timeout)
             if shards is not None and shard is not None:
                 shards.release(shard)
 
@@ -162,7 +166,7 @@ class Endpoint:
         log.debug("POST %s (stream=%s)", self.url, stream)
         return {
             "method": "POST",
-            "url": self.url,
+            "url": self.target,
             "content": content,
             "headers": headers,
             "extensions": {"timeout": call.httpx_timeout},
