@@ -155,7 +155,8 @@ class _Task(abc.DisposableBase):
         if self._disposed or action is None:
             return
         result = action(self._scheduler, self._state)
-        if isinstance(result, abc.DisposableBase):
+        # ``None`` first: most actions return nothing, and an ABC's isinstance is a Python call.
+        if result is not None and isinstance(result, abc.DisposableBase):
             self._inner = result
             if self._disposed:
                 result.dispose()

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from reactivex import Observable, abc
 
@@ -45,7 +45,9 @@ class Fused(Observable[_T]):
         # holds several of rxreact's Observables for its whole life, and every collection
         # walks their locks. :attr:`lock` makes it when first asked for.
         self._subscribe = subscribe
-        self.fused = subscribe
+        # Typed to take any observer: subscribe_fused hands it a _Callbacks or a Keeper, with
+        # no ``typing.cast`` (a Python call) per subscription.
+        self.fused: Callable[[Any, abc.SchedulerBase | None], abc.DisposableBase] = subscribe
 
     @property
     def lock(self) -> threading.RLock:
@@ -141,21 +143,18 @@ def subscribe_fused(
     already ended, is raised here, as RxPY's ``subscribe`` does), else through
     ``source.subscribe``."""
     if type(source) is Fused:
-        outer = getattr(on_error, "__self__", None)
-        observer: _Callbacks
-        if (
-            type(outer) is _Callbacks
-            and on_next is outer.on_next
-            and getattr(on_completed, "__self__", None) is outer
+        # An operator passing its own observer's callbacks straight through: that observer
+        # keeps the contract already, and a wrapper around it would only be three more
+        # objects for the run's whole life.
+        observer: Any = getattr(on_error, "__self__", None)
+        if not (
+            type(observer) is _Callbacks
+            and on_next is observer.on_next
+            and getattr(on_completed, "__self__", None) is observer
         ):
-            # An operator passing its own observer's callbacks straight through (as
-            # ``starting_with`` does): that observer keeps the contract already, and a
-            # wrapper around it would only be three more objects for the run's whole life.
-            observer = cast(_Callbacks, outer)
-        else:
             observer = _Callbacks(on_next, on_error, on_completed)
         try:
-            return source.fused(cast(abc.ObserverBase[_T], observer), scheduler)
+            return source.fused(observer, scheduler)
         except Exception as error:
             if observer.stopped:
                 raise  # it had ended already: the subscriber's caller hears it, as in RxPY
@@ -174,7 +173,7 @@ def subscribe_observer(
     else through its three callbacks, as :func:`subscribe_fused` does."""
     if type(source) is Fused and isinstance(observer, Keeper):
         try:
-            return source.fused(cast(abc.ObserverBase[_T], observer), scheduler)
+            return source.fused(observer, scheduler)
         except Exception as error:
             if observer.ended():
                 raise
