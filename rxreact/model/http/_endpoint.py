@@ -142,12 +142,18 @@ class Endpoint:
         client, shards, shard = self.clients.asynchronous()
         response: httpx.Response | None = None
         try:
-            async with client.stream(**request) as response:
+            # What ``client.stream`` does, without its async context manager: that kept an
+            # async generator, its context manager, a bound method and a weak reference in the
+            # loop's registry for as long as the response was read (per live stream).
+            response = await client.send(client.build_request(**request), stream=True)
+            try:
                 call.headers_in()
                 if response.status_code >= 400:
                     await response.aread()
                     raise status_error(response, self.redact)
                 yield response
+            finally:
+                await response.aclose()
         except httpx.HTTPError as exc:
             raise transport_error(
                 exc, self._origin, self._timeouts, call.phase, self.redact
