@@ -174,20 +174,16 @@ class LoopCall(ModelCall[_T]):
             if self._disposed:  # disposed while waiting: nothing was sent
                 return
             raise
-        try:
-            await self._admitted()
-        finally:
-            gate.leave()
-
-    async def _admitted(self) -> None:
-        if not self._begin():
-            return
-        self.draining = False
+        # Admitted. One coroutine for the wait and the attempt: a second one (and its frame)
+        # lived as long as the stream.
         task = asyncio.current_task()
         assert task is not None
         valve = self.valve
         valve.attach(task)  # what a full consumer closes while this task emits
         try:
+            if not self._begin():
+                return
+            self.draining = False
             error: Exception | None = None
             try:
                 await self._attempt(self)
@@ -205,3 +201,4 @@ class LoopCall(ModelCall[_T]):
             self._end(error)  # the completion's hand-off still finds the valve
         finally:
             valve.detach(task)
+            gate.leave()
