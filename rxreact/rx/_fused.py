@@ -8,7 +8,9 @@ whole life: at a thousand concurrent runs they were a fifth of the live objects 
 collection walks. A :class:`Fused` Observable's subscribe function keeps the observer
 contract itself: one terminal notification and nothing after it, disposal that stops it.
 :func:`subscribe_fused` calls such a function directly and subscribes to anything else the
-usual way, so a user's Observable in the chain keeps RxPY's guards.
+usual way, so a user's Observable in the chain keeps RxPY's guards. An operator whose
+subscription object keeps the contract too (a :class:`Keeper`) is handed over as it is
+(:func:`subscribe_observer`), not as three bound methods in one more wrapper.
 
 ::
 
