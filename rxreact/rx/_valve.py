@@ -9,7 +9,7 @@ its task (:meth:`Valve.attach`) while it emits; a consumer that is full finds it
 next read. The bound is then the consumer's buffer plus the events of one read, and the other
 streams on the loop keep flowing.
 
-The valve is looked up only when a buffer is full, so the per-item path pays nothing for it.
+The valve is looked up when a buffer is full and once per hand-off of a batch, never per item.
 """
 
 from __future__ import annotations
