@@ -98,7 +98,7 @@ class ElasticScheduler(PeriodicScheduler):
         if seconds <= 0:
             return self.schedule(action, state)
         task = _Task(self, action, state)
-        task.timer = timer_thread().call_later(seconds, task.due)
+        task.timer = timer_thread().call_later(seconds, task)  # calls task.__call__ when due
         return task
 
     def schedule_absolute(
@@ -140,8 +140,12 @@ class _Task(abc.DisposableBase):
         self.timer: list[Any] | None = None
         """The timer-thread entry of a relative schedule (cancelled by :meth:`dispose`)."""
 
-    def due(self) -> None:
-        """On the timer thread, when a relative schedule is due: to the pool."""
+    def __call__(self) -> None:
+        """On the timer thread, when a relative schedule is due: to the pool.
+
+        The timer holds the task itself, not ``task.due``: a bound method per timer was one
+        more object for as long as the timer waited (a run keeps two waiting, its watchdogs).
+        """
         if not self._disposed:
             self._scheduler._pool.submit(self.run)
 
@@ -151,7 +155,8 @@ class _Task(abc.DisposableBase):
         if self._disposed or action is None:
             return
         result = action(self._scheduler, self._state)
-        if isinstance(result, abc.DisposableBase):
+        # ``None`` first: most actions return nothing, and an ABC's isinstance is a Python call.
+        if result is not None and isinstance(result, abc.DisposableBase):
             self._inner = result
             if self._disposed:
                 result.dispose()

@@ -132,6 +132,27 @@ def test_the_valve_wakes_a_waiting_reader_from_another_thread() -> None:
     assert not valve.closed
 
 
+def test_a_consumer_finds_the_valve_of_the_task_that_emits_and_no_other() -> None:
+    loop = io_loop()
+    valve = _valve.Valve(loop)
+
+    async def look() -> _valve.Valve | None:
+        return _valve.current()
+
+    async def emit() -> list[_valve.Valve | None]:
+        task = asyncio.current_task()
+        assert task is not None
+        seen = [_valve.current()]  # not attached yet
+        valve.attach(task)
+        seen += [_valve.current(), await asyncio.create_task(look())]  # and another task's
+        valve.detach(task)
+        return [*seen, _valve.current()]
+
+    found = asyncio.run_coroutine_threadsafe(emit(), loop).result(5)
+    assert found == [None, valve, None, None]
+    assert _valve.current() is None  # a thread with no loop: a blocking producer
+
+
 def test_the_io_mode_follows_the_client_and_the_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("RXREACT_IO", raising=False)
     url = "http://127.0.0.1:9/v1"

@@ -18,7 +18,7 @@ from reactivex.subject import Subject
 from rxreact.agent.round import RoundState
 from rxreact.model.chunks import ChatChunk
 from rxreact.operators import process_chunk
-from rxreact.rx._fused import Fused, subscribe_fused
+from rxreact.rx._fused import Fused, Keeper, subscribe_fused, subscribe_observer
 from rxreact.rx._run_output import RunOutput
 
 
@@ -150,6 +150,88 @@ def test_a_plain_source_keeps_rxpys_guards() -> None:
     log = Log()
     subscribe_fused(reactivex.create(subscribe), log.on_next, log.on_error, log.on_completed)
     assert log.seen == ["completed"]
+
+
+class Keeping(Keeper):
+    """A Keeper over a Log: one end only, as the contract asks of every Keeper."""
+
+    def __init__(self, log: Log) -> None:
+        self.log = log
+        self.on_next = log.on_next
+        self.stopped = False
+
+    def ended(self) -> bool:
+        return self.stopped
+
+    def on_error(self, error: Exception) -> None:
+        if not self.stopped:
+            self.stopped = True
+            self.log.on_error(error)
+
+    def on_completed(self) -> None:
+        if not self.stopped:
+            self.stopped = True
+            self.log.on_completed()
+
+
+def test_a_keeper_is_handed_to_a_fused_source_as_it_is() -> None:
+    observers: list[Any] = []
+
+    def subscribe(observer: abc.ObserverBase[int], _: Any = None) -> abc.DisposableBase:
+        observers.append(observer)
+        observer.on_next(1)
+        observer.on_completed()
+        return Disposable()
+
+    log = Log()
+    keeper = Keeping(log)
+    subscribe_observer(Fused(subscribe), keeper)
+    assert observers == [keeper] and log.seen == [1, "completed"]
+
+
+def test_an_observer_that_is_no_keeper_gets_the_wrapper() -> None:
+    observers: list[Any] = []
+
+    def subscribe(observer: abc.ObserverBase[int], _: Any = None) -> abc.DisposableBase:
+        observers.append(observer)
+        observer.on_completed()
+        observer.on_completed()  # a contract breach: the wrapper passes one end
+        return Disposable()
+
+    log = Log()
+    subscribe_observer(Fused(subscribe), log)
+    assert observers[0] is not log and log.seen == ["completed"]
+
+
+@pytest.mark.parametrize("ended", [False, True])
+def test_a_keepers_fused_subscribe_that_raises_ends_it_or_raises_after_its_end(
+    ended: bool,
+) -> None:
+    def subscribe(observer: abc.ObserverBase[int], _: Any = None) -> abc.DisposableBase:
+        if ended:
+            observer.on_completed()
+        raise ValueError("broken")
+
+    log = Log()
+    if ended:
+        with pytest.raises(ValueError, match="broken"):
+            subscribe_observer(Fused(subscribe), Keeping(log))
+        assert log.seen == ["completed"]
+    else:
+        subscribe_observer(Fused(subscribe), Keeping(log)).dispose()
+        assert log.seen == ["error broken"]
+
+
+def test_a_keeper_subscribes_to_a_plain_source_through_rxpys_guards() -> None:
+    def subscribe(observer: abc.ObserverBase[int], _: Any = None) -> abc.DisposableBase:
+        observer.on_next(1)
+        observer.on_completed()
+        observer.on_next(2)
+        return Disposable()
+
+    log = Log()
+    subscribe_observer(reactivex.create(subscribe), Keeping(log))
+    assert log.seen == [1, "completed"]
 
 
 def test_process_chunk_passes_nothing_after_a_failure_of_its_own() -> None:

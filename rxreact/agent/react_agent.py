@@ -57,7 +57,6 @@ from rxreact.result import AgentResult
 from rxreact.runs.base import EventLog
 from rxreact.runs.handle import AgentRun
 from rxreact.runs.memory import InMemoryEventLog
-from rxreact.rx._fused import subscribe_fused
 from rxreact.rx._run_output import RunOutput
 from rxreact.scheduling import shared_scheduler
 from rxreact.tools.approval import Approver
@@ -422,12 +421,7 @@ class ReactAgent(AgentViews):
             run.approvals,
             run if self.name != "agent" or self.handoffs else None,
         )
-        events = run.events()
-        return output.watch(
-            subscribe_fused(
-                events, output.entry, output.on_error, output.on_completed, self.scheduler
-            )
-        )
+        return output.follow(run.events(), self.scheduler)
 
     def text(
         self,

@@ -72,10 +72,12 @@ class RoundState:
         self.finish_reason: str | None = None
         self.usage: Usage | None = None
         self._text: list[str] = []
-        self._reasoning: list[str] = []
-        self._replay: list[ReplayItem] = []
-        # Synthesized ids carry the round: some providers reject a history with repeated ids.
-        self._calls = ToolCallAssembler(id_prefix=f"call_r{round_number}_")
+        # Made by the first chunk that needs them: most rounds have no reasoning, no replay
+        # items and no tool calls, and a round lives as long as its stream (every garbage
+        # collection walks what it holds, at thousands of concurrent runs).
+        self._reasoning: list[str] | None = None
+        self._replay: list[ReplayItem] | None = None
+        self._calls: ToolCallAssembler | None = None
 
     @property
     def first_chunk_processed(self) -> bool:
@@ -90,12 +92,14 @@ class RoundState:
     @property
     def reasoning(self) -> str:
         """All reasoning of the round so far."""
-        return "".join(self._reasoning)
+        return "" if self._reasoning is None else "".join(self._reasoning)
 
     def process(self, chunk: ChatChunk, emit: Callable[[Any], None]) -> None:
         """Take one chunk: update the state and ``emit`` the events it causes, in order."""
         number = self.round
         if chunk.reasoning:
+            if self._reasoning is None:
+                self._reasoning = []
             self._reasoning.append(chunk.reasoning)
             emit(delta_event(ReasoningDelta, number, chunk.reasoning))
         text = chunk.text
@@ -112,8 +116,13 @@ class RoundState:
             if self.mode is not Mode.TOOL_CALL:
                 self.mode = Mode.TOOL_CALL
                 emit(RoundModeDecided(round=number, mode="tool_call"))
+            calls = self._calls
+            if calls is None:
+                # Synthesized ids carry the round: some providers reject a history with
+                # repeated ids.
+                calls = self._calls = ToolCallAssembler(id_prefix=f"call_r{number}_")
             for delta in chunk.tool_calls:
-                update = self._calls.add(delta)
+                update = calls.add(delta)
                 if update.started:
                     emit(
                         ToolCallStarted(
@@ -134,11 +143,14 @@ class RoundState:
         if chunk.usage is not None:
             self.usage = chunk.usage
         if chunk.replay:
+            if self._replay is None:
+                self._replay = []
             self._replay.extend(chunk.replay)
 
     def tool_calls(self) -> tuple[ToolCall, ...]:
         """The round's complete tool calls in call order (empty unless in tool-call mode)."""
-        return self._calls.calls() if self.mode is Mode.TOOL_CALL else ()
+        calls = self._calls
+        return calls.calls() if calls is not None and self.mode is Mode.TOOL_CALL else ()
 
     def finished_event(self) -> RoundFinished:
         """The ``round_finished`` event describing this round."""
@@ -153,5 +165,5 @@ class RoundState:
             content=self.text or None,
             tool_calls=self.tool_calls(),
             reasoning=(self.reasoning or None) if keep_reasoning else None,
-            replay=tuple(self._replay),
+            replay=() if self._replay is None else tuple(self._replay),
         )

@@ -37,14 +37,14 @@ import os
 import socket
 import threading
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from reactivex import Observable
 
 from rxreact._validate import check_optional_seconds
 from rxreact.agent import _checkpointing as checkpointing
-from rxreact.agent.handoffs import handoff_after
+from rxreact.agent.handoffs import HandoffTo, handoff_after
 from rxreact.agent.round import Mode, RoundState
 from rxreact.checks.validation import (
     REVISION_INSTRUCTION,
@@ -106,6 +106,14 @@ __all__ = ["RunLoop"]
 
 _HOST = socket.gethostname()
 
+_UNCHECKED = DraftOutcome()
+"""A run's outcome until a draft is checked (each check fills a new one; nothing writes
+this): one object per run less for every garbage collection to walk."""
+
+_ABSORBING = threading.Lock()
+"""Held while a child run's usage is added to its caller's (the runs of one tool round end
+concurrently). One for the process, not one per run: it is taken once per agent-tool call."""
+
 
 class LeaseTerms(NamedTuple):
     """How a run takes its conversation's lease."""
@@ -159,10 +167,9 @@ class RunLoop:
             self.options["response_format"] = self.output.response_format
         self.checked: bool = agent.judge is not None or self.output is not None
         self.revisions: int = 0
-        self.outcome: DraftOutcome = DraftOutcome()
+        self.outcome: DraftOutcome = _UNCHECKED
         self.usage_by_purpose: dict[UsagePurpose, Usage] = {}
         self.usage_by_agent: dict[str, Usage] = {}
-        self._absorbing = threading.Lock()  # child runs of one tool round end concurrently
         self.path: tuple[str, ...] = ()
         """Where this run sits: the tool call ids from the root run down to it (set by the
         agent tool that runs it; ``()`` for a root run)."""
@@ -325,30 +332,7 @@ class RunLoop:
                 self._commit_memory()
                 yield immediately(self._final_answer(state))
                 return
-            calls = state.tool_calls()
-            results: list[ToolResult | None] = [None] * len(calls)
-            tools = immediately(*calls).pipe(
-                run_tools(
-                    agent.tools,
-                    round_number=state.round,
-                    results=results,
-                    scheduler=agent.scheduler,
-                    tools_scheduler=agent.tools_scheduler,
-                    default_timeout=agent.tool_timeout,
-                    trace=self.trace,
-                    approvals=self.approvals,
-                    approval_timeout=agent.approval_timeout,
-                    caller=self,
-                )
-            )
-            if durable is None:
-                yield tools
-            else:
-                yield tools.pipe(checkpointing.record_tool_results(durable))
-            self._add_results(calls, results)
-            if durable is not None:
-                yield durable.written()
-            handoff = handoff_after(self, calls, results, state.round)
+            handoff = yield from self._act(state, durable)
             if handoff is not None:  # the target runs the rest of the turn
                 yield immediately(handoff.event)  # still marked as the agent that hands over
                 agent = self.agent = handoff.target
@@ -358,6 +342,44 @@ class RunLoop:
                 continue
             if self.rounds - self.round_base >= agent.max_rounds:
                 prefix, forced = (MaxRoundsReached(round=state.round),), True
+
+    def _act(
+        self, state: RoundState, durable: Checkpointer | None
+    ) -> Generator[Observable[Any], None, HandoffTo | None]:
+        """A tool-call round's tools, then their results in the history; returns the handoff
+        they ask for, if any.
+
+        A generator of its own, so that what it makes (the calls' Observable with its
+        subscribe function and setup, the results list) goes when the tools are done: in
+        ``_rounds``' frame it stayed alive through the whole next round, for every garbage
+        collection to walk.
+        """
+        agent = self.agent
+        calls = state.tool_calls()
+        results: list[ToolResult | None] = [None] * len(calls)
+        tools = immediately(*calls).pipe(
+            run_tools(
+                agent.tools,
+                round_number=state.round,
+                results=results,
+                scheduler=agent.scheduler,
+                tools_scheduler=agent.tools_scheduler,
+                default_timeout=agent.tool_timeout,
+                trace=self.trace,
+                approvals=self.approvals,
+                approval_timeout=agent.approval_timeout,
+                caller=self,
+            )
+        )
+        if durable is None:
+            yield tools
+        else:
+            yield tools.pipe(checkpointing.record_tool_results(durable))
+        del tools  # the step's Observable: nothing of it is needed while the results are added
+        self._add_results(calls, results)
+        if durable is not None:
+            yield durable.written()
+        return handoff_after(self, calls, results, state.round)
 
     def _count(self, purpose: UsagePurpose, usage: Usage | None) -> None:
         if usage is not None:
@@ -370,7 +392,7 @@ class RunLoop:
         """Add the usage of a child run (an agent tool's) that ended with ``final``."""
         if final.usage is None:
             return
-        with self._absorbing:
+        with _ABSORBING:
             self.usage = final.usage + self.usage
             for purpose, usage in final.usage_by_purpose.items():
                 self.usage_by_purpose[purpose] = usage + self.usage_by_purpose.get(purpose)

@@ -57,10 +57,11 @@ class _Steps(abc.DisposableBase, Generic[_T]):
         # The next step's scheduled start. ``reactivex.concat_with_iterable`` keeps it in a
         # SerialDisposable assigned after ``schedule`` returns: a thread preempted there
         # disposed the *following* step, scheduled meanwhile, and the run stopped for good.
-        self._pending = OrderedSerialDisposable()
         # The current step's subscription, numbered: a plain lock and two fields where a
         # SerialDisposable and a SingleAssignmentDisposable per step carried an RLock each.
+        # The pending start shares the lock (neither holds it while calling the other).
         self._lock = threading.Lock()
+        self._pending = OrderedSerialDisposable(self._lock)
         self._current: abc.DisposableBase | None = None
         self._step = 0
         self._ended = False  # disposed: a step's subscription is disposed as it comes

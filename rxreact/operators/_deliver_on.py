@@ -5,9 +5,10 @@ and three RxPY disposables with an RLock each: some forty objects per live strea
 walked by each garbage collection, at thousands of concurrent runs the collector's main work.
 :class:`_Delivery` holds the same state in slots, is the disposable it returns, and makes the
 Condition (only a producer held back in thread mode needs it) and the serial disposable (only
-a scheduler other than rxreact's pool needs it) when they are first needed. The source's
-subscription holds its bound methods, so it is let go of once the stream ended or was
-disposed: a finished stream leaves no reference cycle.
+a scheduler other than rxreact's pool needs it) when they are first needed. It is the
+source's observer as it is (a :class:`~rxreact.rx._fused.Keeper`); the source's subscription,
+which holds it, is let go of once the stream ended or was disposed: a finished stream leaves
+no reference cycle.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from reactivex import Observable, abc
 from reactivex.disposable import SerialDisposable
 
 from rxreact.rx import _valve
-from rxreact.rx._fused import Fused, subscribe_fused
+from rxreact.rx._fused import Fused, Keeper, subscribe_observer
 from rxreact.scheduling import ElasticScheduler
 
 _T = TypeVar("_T")
@@ -37,13 +38,7 @@ def deliver_on_(
             observer: abc.ObserverBase[_T], subscribe_scheduler: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
             delivery = _Delivery(observer, scheduler, max_buffer)
-            subscription = subscribe_fused(
-                source,
-                delivery.on_next,
-                delivery.on_error,
-                delivery.on_completed,
-                subscribe_scheduler,
-            )
+            subscription = subscribe_observer(source, delivery, subscribe_scheduler)
             if delivery.disposed:  # ended (or disposed) while subscribing: nothing to hold
                 subscription.dispose()
             else:
@@ -55,8 +50,10 @@ def deliver_on_(
     return deliver_on
 
 
-class _Delivery(abc.DisposableBase):
-    """One subscription of ``deliver_on``: the queue, the drain, backpressure, disposal."""
+class _Delivery(Keeper, abc.DisposableBase):
+    """One subscription of ``deliver_on``: the queue, the drain, backpressure, disposal; the
+    source's observer too (a :class:`~rxreact.rx._fused.Keeper`: ``on_error`` and
+    ``on_completed`` pass once, through ``_end``)."""
 
     __slots__ = (
         "_drain_disposable",
@@ -125,7 +122,7 @@ class _Delivery(abc.DisposableBase):
                 # up. Never on the thread that subscribed or drains (a TestScheduler runs
                 # everything on one thread): a thread cannot wait for itself, so there the
                 # buffer grows instead of deadlocking.
-                valve = _valve.CURRENT.get()
+                valve = _valve.current()
                 if valve is not None:
                     # A producer on the shared I/O loop must not block it: it stops reading
                     # after this read's events instead (see rxreact.rx._valve).
@@ -148,6 +145,9 @@ class _Delivery(abc.DisposableBase):
             self.scheduled = True
         self._schedule()
 
+    def ended(self) -> bool:
+        return self.terminal is not None
+
     def on_error(self, error: Exception) -> None:
         self._end(error)
 
@@ -167,7 +167,7 @@ class _Delivery(abc.DisposableBase):
     def _schedule(self) -> None:
         post = self.post
         if post is not None:
-            valve = _valve.CURRENT.get()  # set on the I/O loop: batch hand-offs there
+            valve = _valve.current()  # set on the I/O loop: batch hand-offs there
             post(self._drain_now, None if valve is None else valve.loop)
             return
         if self._drain_disposable is None:
@@ -235,8 +235,8 @@ class _Delivery(abc.DisposableBase):
             drain.dispose()
 
     def _release(self) -> None:
-        """Dispose the source's subscription and let go of it: it holds this object's bound
-        methods, so keeping it would make a reference cycle of every finished stream."""
+        """Dispose the source's subscription and let go of it: it holds this object, so
+        keeping it would make a reference cycle of every finished stream."""
         subscription, self.subscription = self.subscription, None
         if subscription is not None:
             subscription.dispose()

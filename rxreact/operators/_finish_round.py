@@ -14,7 +14,7 @@ from typing import Any
 from reactivex import Observable, abc
 
 from rxreact.agent.round import RoundState
-from rxreact.rx._fused import Fused, subscribe_fused
+from rxreact.rx._fused import Fused, Keeper, subscribe_observer
 
 
 def finish_round_(state: RoundState) -> Callable[[Observable[Any]], Observable[Any]]:
@@ -37,20 +37,33 @@ class _FinishRound:
     def subscribe(
         self, observer: abc.ObserverBase[Any], scheduler: abc.SchedulerBase | None = None
     ) -> abc.DisposableBase:
-        ending = _Ending(observer, self.state)
-        return subscribe_fused(
-            self.source, observer.on_next, observer.on_error, ending.on_completed, scheduler
-        )
+        return subscribe_observer(self.source, _Ending(observer, self.state), scheduler)
 
 
-class _Ending:
-    __slots__ = ("observer", "state")
+class _Ending(Keeper):
+    """Values and errors straight through; ``round_finished`` before the completion.
+    Subscribed as it is (a :class:`Keeper`)."""
+
+    __slots__ = ("observer", "on_next", "state", "stopped")
 
     def __init__(self, observer: abc.ObserverBase[Any], state: RoundState) -> None:
         self.observer = observer
+        self.on_next = observer.on_next  # an attribute: one call per value, no hop through here
         self.state = state
+        self.stopped = False
+
+    def ended(self) -> bool:
+        return self.stopped
+
+    def on_error(self, error: Exception) -> None:
+        if not self.stopped:
+            self.stopped = True
+            self.observer.on_error(error)
 
     def on_completed(self) -> None:
+        if self.stopped:
+            return
+        self.stopped = True
         # ``round_finished`` is sent from the source's completion, so nothing upstream can take
         # back an exception the subscriber raises on it: the source has ended and its
         # callbacks pass nothing more. Caught here, it ends the round through ``on_error``;

@@ -20,6 +20,7 @@ from rxreact.messages import ContentPart, ToolCall
 from rxreact.messages._labels import content_label
 from rxreact.operators._timeout_with import timeout_with_
 from rxreact.operators._tool_call import Call, Inner, Round
+from rxreact.rx._fused import Fused, Keeper, subscribe_observer
 from rxreact.rx._immediate import immediately, starting_with
 from rxreact.tools.approval import ApprovalDecision, Approvals
 from rxreact.tools.nesting import CallingRun
@@ -166,25 +167,34 @@ def _events(launch: Callable[[abc.ObserverBase[Any]], Call]) -> Observable[Any]:
     return Observable(subscribe)
 
 
-class _Calls(abc.ObserverBase[ToolCall]):
-    """The round's source of calls: each one started as it comes, numbered by position."""
+class _Calls(Keeper, abc.ObserverBase[ToolCall]):
+    """The round's source of calls: each one started as it comes, numbered by position.
+    Subscribed as it is (a :class:`~rxreact.rx._fused.Keeper`: one end, counted once)."""
 
-    __slots__ = ("_position", "_round", "_tools")
+    __slots__ = ("_ended", "_position", "_round", "_tools")
 
     def __init__(self, round_: Round, tools: _Tools) -> None:
         self._round = round_
         self._tools = tools
         self._position = 0
+        self._ended = False
+
+    def ended(self) -> bool:
+        return self._ended
 
     def on_next(self, value: ToolCall) -> None:
         position, self._position = self._position, self._position + 1
         self._tools.start(self._round, value, position)
 
     def on_error(self, error: Exception) -> None:
-        self._round.fail(error)
+        if not self._ended:
+            self._ended = True
+            self._round.fail(error)
 
     def on_completed(self) -> None:
-        self._round.end()
+        if not self._ended:
+            self._ended = True
+            self._round.end()
 
 
 def run_tools_(
@@ -214,7 +224,9 @@ def run_tools_(
     )
 
     def run_tools(source: Observable[ToolCall]) -> Observable[Any]:
-        return Observable(_RunTools(source, setup).subscribe)
+        # Fused: the round keeps the contract (events under its lock, one end), so the agent
+        # subscribes to it without RxPY's wrapper (some fifteen calls and three RLocks).
+        return Fused(_RunTools(source, setup).subscribe)
 
     return run_tools
 
@@ -233,7 +245,7 @@ class _RunTools:
         self, observer: abc.ObserverBase[Any], _: abc.SchedulerBase | None = None
     ) -> abc.DisposableBase:
         round_ = Round(observer)
-        round_.disposables.add(self.source.subscribe(_Calls(round_, self.setup)))
+        round_.disposables.add(subscribe_observer(self.source, _Calls(round_, self.setup)))
         return round_
 
 

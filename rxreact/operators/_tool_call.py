@@ -18,6 +18,7 @@ from reactivex.disposable import CompositeDisposable, SingleAssignmentDisposable
 
 from rxreact.events import ToolProgress, ToolResult
 from rxreact.messages import ContentPart, ToolCall
+from rxreact.rx._fused import Keeper, subscribe_observer
 from rxreact.tools.results import (
     DEFAULT_MAX_RESULT_CHARS,
     ToolResultError,
@@ -106,9 +107,10 @@ class Inner(abc.ObserverBase[Any]):
             self._round.end()
 
 
-class Call(abc.ObserverBase[Any], abc.DisposableBase):
+class Call(Keeper, abc.ObserverBase[Any], abc.DisposableBase):
     """One tool call's result, as the observer of the tool's body: the first of its value, its
-    error or its timeout settles it (a ``tool_result``); later ones are dropped."""
+    error or its timeout settles it (a ``tool_result``); later ones are dropped. Subscribed as
+    it is (a :class:`~rxreact.rx._fused.Keeper`: it settles once)."""
 
     __slots__ = (
         "_body",
@@ -157,7 +159,7 @@ class Call(abc.ObserverBase[Any], abc.DisposableBase):
             # A deadline for the whole call, which progress does not extend.
             self._timer = scheduler.schedule_relative(timeout, self._expire, timeout)
         try:
-            self._body.disposable = body().subscribe(self)
+            self._body.disposable = subscribe_observer(body(), self)
         except Exception as error:
             self.on_error(error)
 
@@ -175,6 +177,9 @@ class Call(abc.ObserverBase[Any], abc.DisposableBase):
         with self._lock:  # never after the result, whichever thread settles it
             if not self._settled:
                 self._sink.on_next(event)
+
+    def ended(self) -> bool:
+        return self._settled
 
     def on_next(self, value: Any) -> None:
         try:

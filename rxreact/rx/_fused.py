@@ -8,7 +8,9 @@ whole life: at a thousand concurrent runs they were a fifth of the live objects 
 collection walks. A :class:`Fused` Observable's subscribe function keeps the observer
 contract itself: one terminal notification and nothing after it, disposal that stops it.
 :func:`subscribe_fused` calls such a function directly and subscribes to anything else the
-usual way, so a user's Observable in the chain keeps RxPY's guards.
+usual way, so a user's Observable in the chain keeps RxPY's guards. An operator whose
+subscription object keeps the contract too (a :class:`Keeper`) is handed over as it is
+(:func:`subscribe_observer`), not as three bound methods in one more wrapper.
 
 ::
 
@@ -20,11 +22,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from reactivex import Observable, abc
 
-__all__ = ["NOTHING", "Fused", "subscribe_fused"]
+__all__ = ["NOTHING", "Fused", "Keeper", "subscribe_fused", "subscribe_observer"]
 
 _T = TypeVar("_T")
 
@@ -45,7 +47,9 @@ class Fused(Observable[_T]):
         # holds several of rxreact's Observables for its whole life, and every collection
         # walks their locks. :attr:`lock` makes it when first asked for.
         self._subscribe = subscribe
-        self.fused = subscribe
+        # Typed to take any observer: subscribe_fused hands it a _Callbacks or a Keeper, with
+        # no ``typing.cast`` (a Python call) per subscription.
+        self.fused: Callable[[Any, abc.SchedulerBase | None], abc.DisposableBase] = subscribe
 
     @property
     def lock(self) -> threading.RLock:
@@ -61,7 +65,31 @@ class Fused(Observable[_T]):
         self.__dict__["_lock"] = lock
 
 
-class _Callbacks:
+class Keeper:
+    """An observer of rxreact's own that keeps the contract itself: ``on_error`` and
+    ``on_completed`` pass at most once between them, and :meth:`ended` says whether one has.
+
+    :func:`subscribe_observer` hands such an observer to a :class:`Fused` source as it is: an
+    operator's subscription object subscribed through its three bound methods was wrapped in a
+    :class:`_Callbacks`, four more objects per operator for the stream's whole life.
+    """
+
+    __slots__ = ()
+
+    on_next: Callable[[Any], None]
+
+    def ended(self) -> bool:
+        """True once ``on_error`` or ``on_completed`` has passed."""
+        raise NotImplementedError
+
+    def on_error(self, error: Exception) -> None:
+        raise NotImplementedError
+
+    def on_completed(self) -> None:
+        raise NotImplementedError
+
+
+class _Callbacks(Keeper):
     """An observer made of three callables. ``on_next`` is an attribute, not a method, so that
     calling it is one call (``AutoDetachObserver`` adds a method call and a check per
     notification); the terminal notifications, once each, pass at most one of them, and
@@ -79,6 +107,9 @@ class _Callbacks:
         self._on_error = on_error
         self._on_completed = on_completed
         self.stopped = False
+
+    def ended(self) -> bool:
+        return self.stopped
 
     def on_error(self, error: Exception) -> None:
         if not self.stopped:
@@ -114,24 +145,42 @@ def subscribe_fused(
     already ended, is raised here, as RxPY's ``subscribe`` does), else through
     ``source.subscribe``."""
     if type(source) is Fused:
-        outer = getattr(on_error, "__self__", None)
-        observer: _Callbacks
-        if (
-            type(outer) is _Callbacks
-            and on_next is outer.on_next
-            and getattr(on_completed, "__self__", None) is outer
+        # An operator passing its own observer's callbacks straight through: that observer
+        # keeps the contract already, and a wrapper around it would only be three more
+        # objects for the run's whole life.
+        observer: Any = getattr(on_error, "__self__", None)
+        if not (
+            type(observer) is _Callbacks
+            and on_next is observer.on_next
+            and getattr(on_completed, "__self__", None) is observer
         ):
-            # An operator passing its own observer's callbacks straight through (as
-            # ``starting_with`` does): that observer keeps the contract already, and a
-            # wrapper around it would only be three more objects for the run's whole life.
-            observer = cast(_Callbacks, outer)
-        else:
             observer = _Callbacks(on_next, on_error, on_completed)
         try:
-            return source.fused(cast(abc.ObserverBase[_T], observer), scheduler)
+            return source.fused(observer, scheduler)
         except Exception as error:
             if observer.stopped:
                 raise  # it had ended already: the subscriber's caller hears it, as in RxPY
             observer.on_error(error)
             return NOTHING
     return source.subscribe(on_next, on_error, on_completed, scheduler=scheduler)
+
+
+def subscribe_observer(
+    source: Observable[_T],
+    observer: abc.ObserverBase[_T] | Keeper,
+    scheduler: abc.SchedulerBase | None = None,
+) -> abc.DisposableBase:
+    """Subscribe ``observer`` to ``source``: a :class:`Keeper` to a :class:`Fused` source as it
+    is (an exception the subscribe function raises as :func:`subscribe_fused` says), anything
+    else through its three callbacks, as :func:`subscribe_fused` does."""
+    if type(source) is Fused and isinstance(observer, Keeper):
+        try:
+            return source.fused(observer, scheduler)
+        except Exception as error:
+            if observer.ended():
+                raise
+            observer.on_error(error)
+            return NOTHING
+    return subscribe_fused(
+        source, observer.on_next, observer.on_error, observer.on_completed, scheduler
+    )

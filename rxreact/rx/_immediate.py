@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from reactivex import Observable, abc
 
-from rxreact.rx._fused import NOTHING, Fused, subscribe_fused
+from rxreact.rx._fused import NOTHING, Fused, subscribe_observer
 
 __all__ = ["immediately", "starting_with"]
 
@@ -71,8 +71,6 @@ def starting_with(source: Observable[_T], *values: _T) -> Observable[_T]:
     ) -> abc.DisposableBase:
         for value in values:
             observer.on_next(value)
-        return subscribe_fused(
-            source, observer.on_next, observer.on_error, observer.on_completed, scheduler
-        )
+        return subscribe_observer(source, observer, scheduler)
 
     return Fused(subscribe)

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Any
 
 from reactivex import abc
 
@@ -28,12 +30,19 @@ class OrderedSerialDisposable(abc.DisposableBase):
     """Holds the disposable of the newest piece of work; replacing it disposes the older one.
 
     Disposing it disposes the held disposable and every one assigned afterwards.
+
+    Args:
+        lock: a lock of its owner's to use instead of one of its own (an owner that has one
+            already saves a lock per instance: a run holds several of these for its whole
+            life, and every garbage collection walks their locks). It is held here only for
+            a few assignments, never while anything is started or disposed; the owner must
+            not hold it when it calls in (unless the lock is reentrant).
     """
 
     __slots__ = ("_current", "_disposed", "_held", "_lock", "_tickets")
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
+    def __init__(self, lock: AbstractContextManager[Any] | None = None) -> None:
+        self._lock = threading.Lock() if lock is None else lock
         self._tickets = 0
         self._held = 0
         self._current: abc.DisposableBase | None = None

@@ -27,9 +27,10 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from reactivex import abc
+from reactivex import Observable, abc
 
 from rxreact.errors import RunStalledError
+from rxreact.rx._fused import Keeper, subscribe_fused, subscribe_observer
 from rxreact.rx._ordered_serial import OrderedSerialDisposable
 
 __all__ = ["RunOutput", "Waiting"]
@@ -48,7 +49,7 @@ def _raise(error: Exception) -> None:
     raise error
 
 
-class RunOutput(abc.ObserverBase[Any], abc.DisposableBase):
+class RunOutput(Keeper, abc.ObserverBase[Any], abc.DisposableBase):
     """Forwards a run's notifications to the subscriber; ends the run if it stalls.
 
     ``stalled`` -> ``on_error(RunStalledError)`` between ``stall_timeout`` and twice that
@@ -79,16 +80,27 @@ class RunOutput(abc.ObserverBase[Any], abc.DisposableBase):
         self._lock = threading.Lock()
         self._seen = 0  # the count when the watchdog's timer was last armed
         self._over = False
-        self._timer = OrderedSerialDisposable()
+        self._timer = OrderedSerialDisposable(self._lock)  # never called with the lock held
         self._subscription: abc.DisposableBase | None = None
         self._origin = origin  # marks the run's own events with origin.agent.name
 
-    @property
-    def entry(self) -> Callable[[Any], None]:
-        """Where the run's events go in: :meth:`on_next`, or, for a run whose agent is named
-        (or may hand off), a step that first writes that name on the run's own events, as
-        ``seq`` is written. Chosen once, so a run of the default agent pays nothing for it."""
-        return self.on_next if self._origin is None else self._marked
+    def follow(
+        self, events: Observable[Any], scheduler: abc.SchedulerBase | None
+    ) -> abc.DisposableBase:
+        """Subscribe to the run's ``events`` and :meth:`watch` the run; returns this, to
+        dispose both.
+
+        The events go in through :meth:`on_next`, or, for a run whose agent is named (or may
+        hand off), a step that first writes that name on the run's own events, as ``seq`` is
+        written: chosen once, so a run of the default agent pays nothing for it. That run
+        subscribes this object as it is (a :class:`~rxreact.rx._fused.Keeper`), not its three
+        bound methods in a wrapper.
+        """
+        if self._origin is None:
+            return self.watch(subscribe_observer(events, self, scheduler))
+        return self.watch(
+            subscribe_fused(events, self._marked, self.on_error, self.on_completed, scheduler)
+        )
 
     def _marked(self, value: Any) -> None:
         if not value.path:  # an agent tool's events carry their own run's name already
@@ -100,6 +112,10 @@ class RunOutput(abc.ObserverBase[Any], abc.DisposableBase):
         self.count += 1
         value.__dict__["seq"] = self.count
         self._on_next(value)
+
+    def ended(self) -> bool:
+        """True once the run's end was forwarded (or the run was disposed)."""
+        return self._over
 
     def on_error(self, error: Exception) -> None:
         """Forward the run's error (once)."""

@@ -3,20 +3,27 @@
 :func:`~rxreact.operators.deliver_on` holds a fast producer back by blocking the producing
 thread in ``on_next`` until the consumer catches up. That is right for a thread that reads one
 stream, and wrong for the shared I/O loop of :mod:`rxreact.model.http._aio`: blocking it
-would stall every stream of the process. So a loop-mode reader installs a :class:`Valve` in
-its task's context (:data:`CURRENT`) while it emits; a consumer that is full closes the valve
-instead of blocking, and the reader awaits it open before its next read. The bound is then the
-consumer's buffer plus the events of one read, and the other streams on the loop keep flowing.
+would stall every stream of the process. So a loop-mode reader registers a :class:`Valve` for
+its task (:meth:`Valve.attach`) while it emits; a consumer that is full finds it
+(:func:`current`) and closes it instead of blocking, and the reader awaits it open before its
+next read. The bound is then the consumer's buffer plus the events of one read, and the other
+streams on the loop keep flowing.
 
-The valve is looked up only when a buffer is full, so the per-item path pays nothing for it.
+The valve is looked up when a buffer is full and once per hand-off of a batch, never per item.
 """
 
 from __future__ import annotations
 
 import asyncio
-from contextvars import ContextVar
+from typing import Any
 
-__all__ = ["CURRENT", "Valve"]
+__all__ = ["Valve", "current"]
+
+# A dict keyed by task, not a ContextVar: setting one in the task's context made a new
+# context mapping (two objects) per attempt, and the connection's socket reader, registered
+# from that context, kept a copy of it, and with it a finished attempt's valve, for as long
+# as the pooled connection lived: five objects per live stream for every collection to walk.
+_BY_TASK: dict[asyncio.Task[Any], Valve] = {}
 
 
 class Valve:
@@ -60,12 +67,27 @@ class Valve:
             finally:
                 self._waiter = None
 
+    def attach(self, task: asyncio.Task[Any]) -> None:
+        """Make this the valve :func:`current` finds while ``task`` runs (on the loop)."""
+        _BY_TASK[task] = self
+
+    def detach(self, task: asyncio.Task[Any]) -> None:
+        """Undo :meth:`attach` (the task is ending)."""
+        if _BY_TASK.get(task) is self:
+            del _BY_TASK[task]
+
     def _wake(self) -> None:
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
 
-CURRENT: ContextVar[Valve | None] = ContextVar("rxreact_valve", default=None)
-"""The valve of the loop-mode reader whose task is emitting, else ``None`` (a blocking
-producer: a thread, which a full consumer may hold back by blocking it)."""
+def current() -> Valve | None:
+    """The valve of the loop-mode reader whose task is running (emitting) on this thread, else
+    ``None``: a blocking producer (a thread), which a full consumer may hold back by blocking
+    it."""
+    loop = asyncio._get_running_loop()  # None, not an exception, on a thread without a loop
+    if loop is None:
+        return None
+    task = asyncio.current_task(loop)
+    return None if task is None else _BY_TASK.get(task)

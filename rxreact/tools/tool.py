@@ -24,6 +24,7 @@ raises anything, ``SystemExit`` and ``KeyboardInterrupt`` included, gives an err
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import json
 import re
@@ -105,9 +106,11 @@ class Tool(Generic[P, R]):
         rule = self.requires_approval
         return bool(rule(arguments)) if callable(rule) else rule
 
-    @property
+    @functools.cached_property
     def spec(self) -> ToolSpec:
         """The declaration sent to the model."""
+        # Made once (ToolSpec is frozen): every request of every run offers it, and a new one
+        # per request (a model, its dict and its fields set) lived as long as that request.
         return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
 
     def parse_arguments(self, raw: str) -> dict[str, Any]:

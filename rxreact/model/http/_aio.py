@@ -102,6 +102,12 @@ def run_on_io_loop(coroutine: Coroutine[Any, Any, _R], timeout: float | None = N
     return asyncio.run_coroutine_threadsafe(coroutine, io_loop()).result(timeout)
 
 
+def _forget(task: asyncio.Task[None]) -> None:
+    """A finished attempt's task leaves :data:`_running` (one function for every task, where
+    ``_running.discard`` made a bound method per task, alive as long as the task)."""
+    _running.discard(task)
+
+
 def _nothing() -> abc.DisposableBase:
     """What a scheduled attempt holds in the task slot: a shared no-op (a ``Disposable()``
     per attempt carried an RLock, alive as long as the attempt)."""
@@ -153,7 +159,7 @@ class LoopCall(ModelCall[_T]):
         if number == self._attempts and not self._disposed:
             task = self._running = self._loop.create_task(self._run())
             _running.add(task)
-            task.add_done_callback(_running.discard)
+            task.add_done_callback(_forget)
 
     def _cancel_task(self, number: int) -> None:
         task = self._running
@@ -168,28 +174,31 @@ class LoopCall(ModelCall[_T]):
             if self._disposed:  # disposed while waiting: nothing was sent
                 return
             raise
+        # Admitted. One coroutine for the wait and the attempt: a second one (and its frame)
+        # lived as long as the stream.
+        task = asyncio.current_task()
+        assert task is not None
+        valve = self.valve
+        valve.attach(task)  # what a full consumer closes while this task emits
         try:
-            await self._admitted()
+            if not self._begin():
+                return
+            self.draining = False
+            error: Exception | None = None
+            try:
+                await self._attempt(self)
+            except Stopped:
+                pass
+            except asyncio.CancelledError:
+                # Ours (dispose or the watchdog) ends the attempt; anyone else's (the loop
+                # shutting down) goes on as a cancellation.
+                if not (self._disposed or self._timed_out is not None):
+                    raise
+            except Exception as exc:
+                error = exc
+            finally:
+                self._running = None
+            self._end(error)  # the completion's hand-off still finds the valve
         finally:
+            valve.detach(task)
             gate.leave()
-
-    async def _admitted(self) -> None:
-        if not self._begin():
-            return
-        self.draining = False
-        _valve.CURRENT.set(self.valve)  # this task's context only
-        error: Exception | None = None
-        try:
-            await self._attempt(self)
-        except Stopped:
-            pass
-        except asyncio.CancelledError:
-            # Ours (dispose or the watchdog) ends the attempt; anyone else's (the loop shutting
-            # down) goes on as a cancellation.
-            if not (self._disposed or self._timed_out is not None):
-                raise
-        except Exception as exc:
-            error = exc
-        finally:
-            self._running = None
-        self._end(error)

@@ -24,11 +24,9 @@ from datetime import datetime
 from typing import Any, Generic, NamedTuple, TypeVar
 
 from reactivex import abc
-from reactivex.disposable import SerialDisposable
 
 from rxreact.errors import ModelTimeoutError
 from rxreact.model.retry_policy import Backoff, retry_delay
-from rxreact.rx._fused import NOTHING
 from rxreact.rx._ordered_serial import OrderedSerialDisposable
 
 __all__ = ["CallSettings", "ModelCall", "Stopped", "Timeouts"]
@@ -107,10 +105,16 @@ class ModelCall(abc.DisposableBase, Generic[_T]):
         self._done = False  # a terminal notification was sent
         self._emitted = False
         self._retries = 0
+        # Guards the two timer slots below, never held while calling out. Not ``_lock``: the
+        # watchdog re-arms from the shared timer thread, which must not wait for a reader
+        # that holds ``_lock`` while it hands chunks to a slow consumer.
+        self._slots = threading.Lock()
         # The scheduled attempt, or the backoff timer. Ordered: an attempt that fails at once
         # schedules its retry before ``_schedule_attempt`` has stored the attempt's handle.
-        self._task = OrderedSerialDisposable()
-        self._watchdog = SerialDisposable()
+        self._task = OrderedSerialDisposable(self._slots)
+        # The watchdog's pending check (a SerialDisposable's job, done in a field: one fewer
+        # disposable and RLock per call, alive as long as the stream).
+        self._watchdog: abc.DisposableBase | None = None
         # Per attempt:
         self._timed_out: ModelTimeoutError | None = None
         self._attempt_over = True
@@ -139,7 +143,7 @@ class ModelCall(abc.DisposableBase, Generic[_T]):
                 return
             self._disposed = True
             self._abort()
-        self._watchdog.dispose()
+        self._watch(None)
         self._task.dispose()
 
     # -- used by the attempt, on the I/O thread ---------------------------------------------
@@ -212,7 +216,7 @@ class ModelCall(abc.DisposableBase, Generic[_T]):
 
     def _end(self, error: Exception | None) -> None:
         """Called last by an attempt with how it ended: complete, fail, or schedule a retry."""
-        self._watchdog.disposable = NOTHING
+        self._watch(None)
         with self._lock:
             self._attempt_over = True
             self._attempt_ended()
@@ -253,7 +257,19 @@ class ModelCall(abc.DisposableBase, Generic[_T]):
             self._observer.on_error(error)
 
     def _arm(self, seconds: float) -> None:
-        self._watchdog.disposable = self._timer.schedule_relative(seconds, self._check)
+        self._watch(self._timer.schedule_relative(seconds, self._check))
+
+    def _watch(self, check: abc.DisposableBase | None) -> None:
+        """Hold ``check`` as the watchdog's pending check (``None``: none), disposing the one
+        held before; once the call is disposed, ``check`` is disposed instead of held."""
+        with self._slots:
+            old, self._watchdog = self._watchdog, None
+            if check is not None and not self._disposed:
+                self._watchdog, check = check, None
+        if old is not None:
+            old.dispose()
+        if check is not None:
+            check.dispose()
 
     def _check(self, _: abc.SchedulerBase, __: Any = None) -> None:
         """The watchdog: time out a silent server, or look again when the limit ends."""

@@ -72,6 +72,7 @@ class Endpoint:
         "key",
         "key_env",
         "keyless_ok",
+        "target",
         "url",
     )
 
@@ -88,6 +89,9 @@ class Endpoint:
     ) -> None:
         parsed = httpx.URL(base_url)
         self.url = url
+        self.target = httpx.URL(url)
+        """``url`` parsed once: httpx parses a string URL at every request (some sixty Python
+        calls), and the pool lookups after an attempt parsed it again."""
         self.base_url = base_url
         self._origin = f"{parsed.host}:{parsed.port or (443 if parsed.scheme == 'https' else 80)}"
         self.key = Secret(api_key) if api_key else None
@@ -112,7 +116,7 @@ class Endpoint:
         request = self._request(call, content, stream)
         request["extensions"]["trace"] = call.trace
         client, shards, shard = self.clients.sync()
-        call.locate = functools.partial(pooled_socket, client, self.url, call.httpx_timeout)
+        call.locate = functools.partial(pooled_socket, client, self.target, call.httpx_timeout)
         response: httpx.Response | None = None
         try:
             with client.stream(**request) as response, call.attached(response):
@@ -138,12 +142,18 @@ class Endpoint:
         client, shards, shard = self.clients.asynchronous()
         response: httpx.Response | None = None
         try:
-            async with client.stream(**request) as response:
+            # What ``client.stream`` does, without its async context manager: that kept an
+            # async generator, its context manager, a bound method and a weak reference in the
+            # loop's registry for as long as the response was read (per live stream).
+            response = await client.send(client.build_request(**request), stream=True)
+            try:
                 call.headers_in()
                 if response.status_code >= 400:
                     await response.aread()
                     raise status_error(response, self.redact)
                 yield response
+            finally:
+                await response.aclose()
         except httpx.HTTPError as exc:
             raise transport_error(
                 exc, self._origin, self._timeouts, call.phase, self.redact
@@ -152,7 +162,7 @@ class Endpoint:
             if response is not None:
                 _forget_stream(response)
             # Also (above all) after a cancellation: httpcore may have lost a pool slot.
-            reclaim(client, self.url, call.httpx_timeout)
+            reclaim(client, self.target, call.httpx_timeout)
             if shards is not None and shard is not None:
                 shards.release(shard)
 
@@ -162,7 +172,7 @@ class Endpoint:
         log.debug("POST %s (stream=%s)", self.url, stream)
         return {
             "method": "POST",
-            "url": self.url,
+            "url": self.target,
             "content": content,
             "headers": headers,
             "extensions": {"timeout": call.httpx_timeout},

@@ -15,7 +15,7 @@ same state in slots; the Observable and the call hold their bound methods.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from reactivex import abc
@@ -89,9 +89,10 @@ class _Attempts:
         else:
             model._attempt_stream(call, self.content(), new_parser)
 
-    async def arun(self, call: LoopCall[Any]) -> None:
+    def arun(self, call: LoopCall[Any]) -> Coroutine[Any, Any, None]:
+        """The attempt's coroutine, returned for the call to await (a coroutine of its own
+        that awaited it was one more coroutine alive as long as the stream)."""
         new_parser, model = self.exchange.new_parser, self.exchange.model
         if new_parser is None:
-            await model._aattempt_complete(call, self.content())
-        else:
-            await model._aattempt_stream(call, self.content(), new_parser)
+            return model._aattempt_complete(call, self.content())
+        return model._aattempt_stream(call, self.content(), new_parser)

@@ -19,7 +19,9 @@ import httpx
 __all__ = ["pooled_socket"]
 
 
-def pooled_socket(client: httpx.Client, url: str, marker: object) -> socket.socket | None:
+def pooled_socket(
+    client: httpx.Client, url: httpx.URL | str, marker: object
+) -> socket.socket | None:
     """The socket of the HTTP/1.1 connection the pool assigned to the request whose ``timeout``
     extension is the object ``marker`` (each attempt has its own), or ``None``."""
     try:

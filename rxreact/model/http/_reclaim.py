@@ -31,7 +31,7 @@ _closing: set[asyncio.Task[None]] = set()
 """Closes in flight (the loop keeps only weak references to its tasks)."""
 
 
-def reclaim(client: httpx.AsyncClient, url: str, marker: object) -> int:
+def reclaim(client: httpx.AsyncClient, url: httpx.URL | str, marker: object) -> int:
     """Drop what a finished attempt (its ``timeout`` extension is ``marker``) left in the pool,
     and connections orphaned before they opened. Returns how many connections were dropped.
     Call it on the client's loop."""
