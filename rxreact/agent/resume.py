@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING, Any, cast
 from reactivex import Observable
 
 from rxreact.agent import _checkpointing as checkpointing
+from rxreact.agent._conversation import LeaseTerms
 from rxreact.agent._rebuild import Rebuilt, Refused, rebuild
 from rxreact.agent.round import RoundState
-from rxreact.agent.run_loop import LeaseTerms, RunLoop
+from rxreact.agent.run_loop import RunLoop
 from rxreact.events import (
     MaxRoundsReached,
     RoundRestarted,

@@ -33,17 +33,15 @@ and on a ``TestScheduler`` in virtual time.
 
 from __future__ import annotations
 
-import os
-import socket
 import threading
 import uuid
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from reactivex import Observable
 
-from rxreact._validate import check_optional_seconds
 from rxreact.agent import _checkpointing as checkpointing
+from rxreact.agent._conversation import LeaseTerms, hold_for, holding_conversation, run_owner
 from rxreact.agent.handoffs import HandoffTo, handoff_after
 from rxreact.agent.round import Mode, RoundState
 from rxreact.checks.validation import (
@@ -83,7 +81,6 @@ from rxreact.messages import (
     content_text,
 )
 from rxreact.operators import (
-    LEASE_POLL,
     concat_steps,
     deliver_on,
     finish_round,
@@ -92,7 +89,7 @@ from rxreact.operators import (
 )
 from rxreact.operators._guardrails import RunGuard
 from rxreact.operators._mark_origin import mark_origin_
-from rxreact.operators._with_lease import LeaseHold, OnBusy, with_lease_
+from rxreact.operators._with_lease import LeaseHold
 from rxreact.result import AgentResult
 from rxreact.runs.checkpoints import Checkpointer
 from rxreact.rx._immediate import immediately, starting_with
@@ -104,8 +101,6 @@ if TYPE_CHECKING:
 
 __all__ = ["RunLoop"]
 
-_HOST = socket.gethostname()
-
 _UNCHECKED = DraftOutcome()
 """A run's outcome until a draft is checked (each check fills a new one; nothing writes
 this): one object per run less for every garbage collection to walk."""
@@ -113,19 +108,6 @@ this): one object per run less for every garbage collection to walk."""
 _ABSORBING = threading.Lock()
 """Held while a child run's usage is added to its caller's (the runs of one tool round end
 concurrently). One for the process, not one per run: it is taken once per agent-tool call."""
-
-
-class LeaseTerms(NamedTuple):
-    """How a run takes its conversation's lease."""
-
-    owner: str
-    """Who holds it: unique per run."""
-    on_busy: OnBusy
-    """What the run does while another run holds it."""
-    busy_timeout: float | None
-    """The longest wait for it while it is held elsewhere."""
-    take_over: Lease | None = None
-    """A stopped owner's lease to take over at once, if nothing was granted after it."""
 
 
 class RunLoop:
@@ -227,34 +209,11 @@ class RunLoop:
     def _holding_conversation(self, steps: Callable[[], Observable[Any]]) -> Observable[Any]:
         """``steps()`` while holding the conversation's lease (taken before the history is
         loaded, released when the run ends); no lease without memory or conversation."""
-        agent = self.agent
-        if agent.memory is None or self.conversation_id is None:
-            return steps()
-
-        def body(lease: Lease) -> Observable[Any]:
-            self.lease = lease
-            self._leased()
-            return steps()
-
-        terms = self._lease_terms()
-        return with_lease_(
-            leasing(agent.memory),
-            self.conversation_id,
-            body,
-            owner=terms.owner,
-            ttl=agent.lease_ttl,
-            on_busy=terms.on_busy,
-            busy_timeout=terms.busy_timeout,
-            poll=LEASE_POLL,
-            take_over=terms.take_over,
-            hold=self._lease_hold,
-        )
+        return holding_conversation(self, steps)
 
     def _lease_terms(self) -> LeaseTerms:
         """Who holds the conversation, and what the run does while another run holds it."""
-        return LeaseTerms(
-            f"{_HOST}/{os.getpid()}/{self.run_id}", self.agent.on_busy, self.agent.busy_timeout
-        )
+        return LeaseTerms(run_owner(self.run_id), self.agent.on_busy, self.agent.busy_timeout)
 
     def _leased(self) -> None:
         """The conversation's lease was just granted (``self.lease``); a new run records it
@@ -275,13 +234,7 @@ class RunLoop:
             InvalidArgumentError: ``ttl`` is not a positive number of seconds or None.
             ChatMemoryError: the memory failed to renew the lease.
         """
-        seconds = check_optional_seconds("ttl", ttl)
-        try:
-            self._lease_hold.hold(seconds)
-        except RxReactError:
-            raise
-        except Exception as error:
-            raise ChatMemoryError(f"could not renew the conversation's lease: {error}") from error
+        hold_for(self._lease_hold, ttl)
 
     # Everything below runs inside the generator, resumed on the agent's scheduler threads.
 
