@@ -9,7 +9,8 @@ The owner writes in the background (:mod:`rxreact.runs._sqlite_writes`): ``appen
 and one transaction at a time commits everything queued so far, so a chunk costs a share of
 one commit. Readers in this process are served from memory; other processes poll the file
 from one reader thread per log (:mod:`rxreact.runs._sqlite_reader`). The owner's heartbeat is
-the ``beat`` column of its runs, renewed every ``lost_after / 3`` seconds.
+the ``beat`` column of its runs, renewed every ``lost_after / 3`` seconds. Like
+:mod:`rxreact.runs.redis`, one class with the protocol's four sides, hence past 300 lines.
 """
 
 from __future__ import annotations
