@@ -43,7 +43,6 @@ from rxreact.events import (
 )
 from rxreact.messages import ToolCall, Usage, content_text
 from rxreact.model.chunks import ChatChunk
-from rxreact.operators import run_tools
 from rxreact.runs.checkpoints import Checkpoint
 from rxreact.runs.handle import AgentRun
 from rxreact.runs.takeover import LostRun, ResumableLog
@@ -204,23 +203,7 @@ class ResumedRun(RunLoop):
             yield durable.written()
         if again:
             fresh: list[ToolResult | None] = [None] * len(again)
-            tools = immediately(*(call for _, call in again)).pipe(
-                run_tools(
-                    agent.tools,
-                    round_number=round_number,
-                    results=fresh,
-                    scheduler=agent.scheduler,
-                    tools_scheduler=agent.tools_scheduler,
-                    default_timeout=agent.tool_timeout,
-                    trace=self.trace,
-                    approvals=self.approvals,
-                    approval_timeout=agent.approval_timeout,
-                    caller=self,
-                )
-            )
-            yield (
-                tools if durable is None else tools.pipe(checkpointing.record_tool_results(durable))
-            )
+            yield self._run_calls([call for _, call in again], round_number, fresh)
             for (position, _), done in zip(again, fresh, strict=True):
                 results[position] = done
         # Recorded results were counted when rebuilt; _add_results counts them all again.

@@ -307,13 +307,26 @@ class RunLoop:
         ``_rounds``' frame it stayed alive through the whole next round, for every garbage
         collection to walk.
         """
-        agent = self.agent
         calls = state.tool_calls()
         results: list[ToolResult | None] = [None] * len(calls)
+        tools = self._run_calls(calls, state.round, results)
+        yield tools
+        del tools  # the step's Observable: nothing of it is needed while the results are added
+        self._add_results(calls, results)
+        if durable is not None:
+            yield durable.written()
+        return handoff_after(self, calls, results, state.round)
+
+    def _run_calls(
+        self, calls: Sequence[ToolCall], round_number: int, results: list[ToolResult | None]
+    ) -> Observable[Any]:
+        """The step that runs ``calls`` (of round ``round_number``) concurrently, filling
+        ``results`` in call order; on a durable log each result is recorded as it comes."""
+        agent = self.agent
         tools = immediately(*calls).pipe(
             run_tools(
                 agent.tools,
-                round_number=state.round,
+                round_number=round_number,
                 results=results,
                 scheduler=agent.scheduler,
                 tools_scheduler=agent.tools_scheduler,
@@ -324,15 +337,8 @@ class RunLoop:
                 caller=self,
             )
         )
-        if durable is None:
-            yield tools
-        else:
-            yield tools.pipe(checkpointing.record_tool_results(durable))
-        del tools  # the step's Observable: nothing of it is needed while the results are added
-        self._add_results(calls, results)
-        if durable is not None:
-            yield durable.written()
-        return handoff_after(self, calls, results, state.round)
+        durable = self.checkpoints
+        return tools if durable is None else tools.pipe(checkpointing.record_tool_results(durable))
 
     def _count(self, purpose: UsagePurpose, usage: Usage | None) -> None:
         if usage is not None:
