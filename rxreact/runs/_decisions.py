@@ -10,15 +10,54 @@ the owner, whose reader applies it to the waiting call.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable
+from typing import Any
+
+from reactivex import abc
 
 from rxreact.errors import ApprovalDecisionError
 from rxreact.events import AgentEvent, ToolApprovalRequested, ToolResult
 
-__all__ = ["Apply", "check_waiting", "decision_error"]
+__all__ = ["Appliers", "Apply", "check_waiting", "decision_error"]
 
 Apply = Callable[[str, bool, str | None], None]
 """How an owner applies a decision to its run: ``apply(call_id, approved, reason)``."""
+
+
+class Appliers:
+    """How each run this process owns applies a decision, by run id: the log's reader hands
+    every decision it reads to :meth:`decided`, which applies those of owned runs.
+
+    A decision is applied on ``scheduler``, not on the reader's thread: it resumes a tool
+    call, which must not hold up the reading of other runs' entries.
+    """
+
+    def __init__(self, scheduler: abc.SchedulerBase) -> None:
+        self._scheduler = scheduler
+        self._lock = threading.Lock()
+        self._by_run: dict[str, Apply] = {}
+
+    def watch(self, run_id: str, apply: Apply) -> None:
+        """Apply the decisions read for ``run_id`` with ``apply`` from now on."""
+        with self._lock:
+            self._by_run[run_id] = apply
+
+    def forget(self, run_id: str) -> None:
+        """The run ended here: its late decisions are nobody's to apply."""
+        with self._lock:
+            self._by_run.pop(run_id, None)
+
+    def decided(self, run_id: str, call_id: str, approved: bool, reason: str | None) -> None:
+        """A decision the reader read: applied if this process owns ``run_id``."""
+        with self._lock:
+            apply = self._by_run.get(run_id)
+        if apply is not None:
+
+            def action(_: abc.SchedulerBase, __: Any = None) -> None:
+                apply(call_id, approved, reason)
+
+            self._scheduler.schedule(action)
 
 
 def check_waiting(run_id: str, call_id: str, events: Iterable[AgentEvent]) -> None:

@@ -45,7 +45,7 @@ from rxreact._closeable import Closeable
 from rxreact._redis import connect_redis
 from rxreact.errors import RunError
 from rxreact.events import AgentEvent
-from rxreact.runs._decisions import Apply
+from rxreact.runs._decisions import Appliers, Apply
 from rxreact.runs._follower import Follower
 from rxreact.runs._hub import Hub
 from rxreact.runs._keys import Keys
@@ -120,6 +120,10 @@ class RedisEventLog(Closeable):
             max_runs=max_runs, ttl=self._ttl_ms / 1000, scheduler=scheduler
         )
         self._keys = keys = Keys(prefix)
+        self._writes = RedisWriteQueue(
+            self._client, self._keys, self._ttl_ms, self._lost_ms, self._error
+        )
+        self._appliers = Appliers(self._writes.scheduler)
         self._hub = Hub(
             module.Redis(connection_pool=self._client.connection_pool),
             keys,
@@ -128,15 +132,11 @@ class RedisEventLog(Closeable):
             self._lost_ms / 3000,
             self._error,
             self.takeover_timeout,
-            self._decided,
+            self._appliers.decided,
         )
-        self._appliers: dict[str, Apply] = {}  # owned run id -> how it applies a decision
         self._lock = threading.Lock()
         self._owned: dict[str, RunRecord] = {}
         self._fences: dict[str, Fence] = {}  # run id -> this process's lease on it
-        self._writes = RedisWriteQueue(
-            self._client, self._keys, self._ttl_ms, self._lost_ms, self._error
-        )
 
     def __repr__(self) -> str:
         return f"RedisEventLog(prefix={self.prefix!r}, ttl={self._ttl_ms / 1000:g})"
@@ -203,7 +203,7 @@ class RedisEventLog(Closeable):
         with self._lock:
             self._owned.pop(record.run_id, None)
             self._fences.pop(record.run_id, None)
-            self._appliers.pop(record.run_id, None)
+        self._appliers.forget(record.run_id)
 
     def _heartbeat(self, client: Any) -> None:
         """Keep this process's running runs alive (called by the reader thread)."""
@@ -301,18 +301,7 @@ class RedisEventLog(Closeable):
     def watch_decisions(self, run_id: str, apply: Apply) -> None:
         """How this process's run ``run_id`` applies decisions (its handle registers it)."""
         self._hub.ensure_started()
-        with self._lock:
-            self._appliers[run_id] = apply
-
-    def _decided(self, run_id: str, call_id: str, approved: bool, reason: str | None) -> None:
-        with self._lock:
-            apply = self._appliers.get(run_id)
-        if apply is not None:  # not on the reader thread: it resumes a tool call
-
-            def action(_: abc.SchedulerBase, __: Any = None) -> None:
-                apply(call_id, approved, reason)
-
-            self._writes.scheduler.schedule(action)
+        self._appliers.watch(run_id, apply)
 
     def flush(self, timeout: float | None = 10.0) -> bool:
         """Wait until every event appended so far was sent to Redis; False on timeout."""

@@ -29,7 +29,7 @@ from reactivex.disposable import Disposable
 from rxreact._closeable import Closeable
 from rxreact.errors import RunError
 from rxreact.events import AgentEvent
-from rxreact.runs._decisions import Apply
+from rxreact.runs._decisions import Appliers, Apply
 from rxreact.runs._follower import Follower
 from rxreact.runs._record import RunRecord
 from rxreact.runs._sqlite_decisions import record_decision
@@ -103,6 +103,7 @@ class SQLiteEventLog(Closeable):
         self._lock = threading.Lock()
         self._owned: dict[str, tuple[RunRecord, Fence]] = {}
         self._writes = SQLiteWriteQueue(self._store)
+        self._appliers = Appliers(self._writes.scheduler)
         self._reader = SQLiteReader(
             self._store.sibling(),
             poll=_positive(poll, "poll"),
@@ -111,9 +112,8 @@ class SQLiteEventLog(Closeable):
             busy=lambda: bool(self._owned),
             on_cancel=self._cancel_requested,
             heartbeat=self._heartbeat,
-            on_decision=self._decided,
+            on_decision=self._appliers.decided,
         )
-        self._appliers: dict[str, Apply] = {}  # owned run id -> how it applies a decision
 
     def __repr__(self) -> str:
         return f"SQLiteEventLog({self.path!r}, lost_after={self.lost_after:g})"
@@ -185,7 +185,7 @@ class SQLiteEventLog(Closeable):
     def _ended(self, record: RunRecord) -> None:
         with self._lock:
             self._owned.pop(record.run_id, None)
-            self._appliers.pop(record.run_id, None)
+        self._appliers.forget(record.run_id)
 
     def _heartbeat(self) -> None:
         """Renew this process's running runs, and delete finished runs past ``ttl`` (called
@@ -284,18 +284,7 @@ class SQLiteEventLog(Closeable):
 
     def watch_decisions(self, run_id: str, apply: Apply) -> None:
         """How this process's run ``run_id`` applies decisions (its handle registers it)."""
-        with self._lock:
-            self._appliers[run_id] = apply
-
-    def _decided(self, run_id: str, call_id: str, approved: bool, reason: str | None) -> None:
-        with self._lock:
-            apply = self._appliers.get(run_id)
-        if apply is not None:
-
-            def action(_: abc.SchedulerBase, __: Any = None) -> None:
-                apply(call_id, approved, reason)
-
-            self._writes.scheduler.schedule(action)
+        self._appliers.watch(run_id, apply)
 
     def flush(self, timeout: float | None = 10.0) -> bool:
         """Wait until every event appended so far was committed; False on timeout."""
