@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from reactivex import Observable, abc
 from reactivex.disposable import SingleAssignmentDisposable
@@ -215,15 +215,17 @@ class AgentRun:
             self._final = event
         park = self._park
         if park is not None:
-            self._parking(park, event)
+            parks = park.see(event)
+            if parks or self._held:
+                self._parking(parks)
         self._append(event)
 
-    def _parking(self, park: ParkWatch, event: Any) -> None:
-        """Park the run when ``event`` leaves it waiting only for people, holding its
-        conversation meanwhile; give the conversation its usual lease once it goes on."""
-        writer = self._writer
-        assert isinstance(writer, ParkingWriter)
-        if park.see(event):
+    def _parking(self, parks: bool) -> None:
+        """Park the run when the event just seen leaves it waiting only for people (``parks``),
+        holding its conversation meanwhile; give the conversation its usual lease once it goes
+        on. Not called for the other events (a chunk pays one ``see``)."""
+        writer = cast(ParkingWriter, self._writer)  # the watch exists only for such writers
+        if parks:
             timeout = self._agent.approval_timeout
             deadline = None if timeout is None else time.time() + timeout
             writer.park(deadline)
