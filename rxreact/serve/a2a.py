@@ -49,7 +49,7 @@ from a2a.types.a2a_pb2 import (
 from google.protobuf.json_format import MessageToDict, ParseDict
 from google.protobuf.struct_pb2 import Struct, Value
 from pydantic_core import to_jsonable_python
-from reactivex import Observable, abc
+from reactivex import Observable
 
 from rxreact.errors import RunCancelledError
 from rxreact.events import (
@@ -62,6 +62,7 @@ from rxreact.events import (
     ToolCallStarted,
     ToolResult,
 )
+from rxreact.serve._mapping import mapped_events
 from rxreact.serve.ui_stream import error_text
 
 __all__ = ["ANSWER_ARTIFACT", "A2AUpdate", "apply_update", "new_task", "to_a2a_events"]
@@ -133,10 +134,14 @@ class _Mapper:
             return [answer, done]
         return []
 
-    def fail(self, error: BaseException) -> A2AUpdate:
+    def opening(self) -> list[A2AUpdate]:
+        """The task, before any event (a resubscription reading from a ``seq`` too)."""
+        return [new_task(self.task_id, self.context_id)]
+
+    def fail(self, error: BaseException) -> list[A2AUpdate]:
         if isinstance(error, RunCancelledError):
-            return self._status(TaskState.TASK_STATE_CANCELED, self._message(str(error)), 0)
-        return self._status(TaskState.TASK_STATE_FAILED, self._message(error_text(error)), 0)
+            return [self._status(TaskState.TASK_STATE_CANCELED, self._message(str(error)), 0)]
+        return [self._status(TaskState.TASK_STATE_FAILED, self._message(error_text(error)), 0)]
 
     def _artifact(
         self, parts: list[Part], seq: int, *, append: bool, last: bool = False
@@ -208,31 +213,7 @@ def to_a2a_events(
         TaskArtifactUpdateEvent]``.
     """
 
-    def operator(source: Observable[Any]) -> Observable[A2AUpdate]:
-        def subscribe(
-            observer: abc.ObserverBase[A2AUpdate], scheduler: abc.SchedulerBase | None = None
-        ) -> abc.DisposableBase:
-            mapper = _Mapper(task_id, context_id)
-
-            def on_next(event: Any) -> None:
-                try:
-                    updates = mapper.feed(event)
-                except Exception as error:  # a bug in the mapping, not the run's error
-                    observer.on_error(error)
-                    return
-                for update in updates:
-                    observer.on_next(update)
-
-            def on_error(error: Exception) -> None:
-                observer.on_next(mapper.fail(error))
-                observer.on_completed()
-
-            observer.on_next(new_task(task_id, context_id))
-            return source.subscribe(on_next, on_error, observer.on_completed, scheduler=scheduler)
-
-        return Observable(subscribe)
-
-    return operator
+    return mapped_events(lambda: _Mapper(task_id, context_id))
 
 
 def apply_update(task: Task, update: A2AUpdate) -> None:

@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reactivex import Observable, abc
+from reactivex import Observable
 
 from rxreact.errors import ConversationBusyError, RunCancelledError, TooManyRunsError
 from rxreact.events import (
@@ -43,6 +43,7 @@ from rxreact.events import (
     ToolCallStarted,
     ToolResult,
 )
+from rxreact.serve._mapping import mapped_events
 from rxreact.serve.ui_stream import error_text
 
 __all__ = ["chat_completion", "error_body", "to_chat_completion_chunks"]
@@ -73,6 +74,13 @@ class _Mapper:
             "created": self.created,
             "model": self.model,
         }
+
+    def opening(self) -> list[Chunk]:
+        return []
+
+    def fail(self, error: Exception) -> list[Chunk]:
+        """A failed run's last chunk: its OpenAI-style error object."""
+        return [error_body(error)[1]]
 
     def feed(self, event: Any) -> list[Chunk]:
         out: list[Chunk] = []
@@ -156,31 +164,11 @@ def to_chat_completion_chunks(
         An operator ``Observable[AgentEvent] -> Observable[dict]``.
     """
 
-    def operator(source: Observable[Any]) -> Observable[Chunk]:
-        def subscribe(
-            observer: abc.ObserverBase[Chunk], scheduler: abc.SchedulerBase | None = None
-        ) -> abc.DisposableBase:
-            stamp = int(time.time()) if created is None else created
-            mapper = _Mapper(completion_id, model, stamp, include_usage)
+    def make() -> _Mapper:
+        stamp = int(time.time()) if created is None else created  # at each subscription
+        return _Mapper(completion_id, model, stamp, include_usage)
 
-            def on_next(event: Any) -> None:
-                try:
-                    chunks = mapper.feed(event)
-                except Exception as error:  # a bug in the mapping, not the run's error
-                    observer.on_error(error)
-                    return
-                for chunk in chunks:
-                    observer.on_next(chunk)
-
-            def on_error(error: Exception) -> None:
-                observer.on_next(error_body(error)[1])
-                observer.on_completed()
-
-            return source.subscribe(on_next, on_error, observer.on_completed, scheduler=scheduler)
-
-        return Observable(subscribe)
-
-    return operator
+    return mapped_events(make)
 
 
 def chat_completion(chunks: Sequence[Chunk], answer: FinalAnswer | None = None) -> Chunk:

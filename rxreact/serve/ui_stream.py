@@ -41,8 +41,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from reactivex import Observable, abc
+from reactivex import Observable
 
+from rxreact.serve._mapping import mapped_events
 from rxreact.serve._ui_parts import Part, UIPartMapper
 from rxreact.serve._ui_parts import error_text as error_text
 
@@ -106,35 +107,30 @@ def to_ui_message_stream(
         An operator ``Observable[AgentEvent] -> Observable[UIChunk]``.
     """
 
-    def operator(source: Observable[Any]) -> Observable[UIChunk]:
-        def subscribe(
-            observer: abc.ObserverBase[UIChunk], scheduler: abc.SchedulerBase | None = None
-        ) -> abc.DisposableBase:
-            mapper = UIPartMapper(message_id)
-            count = 0
+    return mapped_events(lambda: _Chunks(message_id, after))
 
-            def on_next(event: Any) -> None:
-                nonlocal count
-                count += 1
-                # seq is the event's 1-based position in its run; counting gives the same
-                # number for events that carry none.
-                seq = getattr(event, "seq", None) or count
-                try:
-                    parts = mapper.feed(event)
-                except Exception as error:  # a bug in the mapping, not the run's error
-                    observer.on_error(error)
-                    return
-                if seq > after:
-                    for part in parts:
-                        observer.on_next(UIChunk(seq, part))
 
-            def on_error(error: Exception) -> None:
-                for part in mapper.fail(error):
-                    observer.on_next(UIChunk(None, part))
-                observer.on_completed()
+class _Chunks:
+    """One subscription's parts as :class:`UIChunk` s, numbered by ``seq``; those of events
+    up to ``after`` update the state but are held back."""
 
-            return source.subscribe(on_next, on_error, observer.on_completed, scheduler=scheduler)
+    __slots__ = ("_after", "_count", "_parts")
 
-        return Observable(subscribe)
+    def __init__(self, message_id: str | None, after: int) -> None:
+        self._parts = UIPartMapper(message_id)
+        self._after = after
+        self._count = 0
 
-    return operator
+    def opening(self) -> list[UIChunk]:
+        return []
+
+    def feed(self, event: Any) -> list[UIChunk]:
+        self._count += 1
+        # seq is the event's 1-based position in its run; counting gives the same number for
+        # events that carry none.
+        seq = getattr(event, "seq", None) or self._count
+        parts = self._parts.feed(event)
+        return [UIChunk(seq, part) for part in parts] if seq > self._after else []
+
+    def fail(self, error: Exception) -> list[UIChunk]:
+        return [UIChunk(None, part) for part in self._parts.fail(error)]
