@@ -17,7 +17,6 @@ import signal
 import sqlite3
 import subprocess
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,6 +29,7 @@ from parked_tools import PAID_ENV
 from serve_helpers import SSEEvent, parse_sse, serve_process
 from test_serve_page_cards import card_when, click, served_agent
 
+from rxreact import SQLiteEventLog, follow
 from rxreact.model.scripted.replies import text_reply, tool_call_reply
 from rxreact.testing import MockOpenAIServer
 
@@ -69,14 +69,21 @@ def run_states(events: Path) -> list[str]:
 def until_parked(events: Path) -> None:
     """Return once the file says the one run is parked (fail after ``WAIT_S``).
 
-    A poll, as there is nothing to wait on: the page's card comes from the worker's memory,
-    before the park is committed, and no event of the park reaches this process.
+    The park is written in the same transaction as the ``tool_approval_requested`` that
+    leads to it, so a follower reading the file waits on that event, and the park is there.
     """
-    deadline = time.monotonic() + WAIT_S
-    poll = threading.Event()  # never set: its wait is the pause between two looks
-    while run_states(events) != ["parked"]:
-        assert time.monotonic() < deadline, f"not parked after {WAIT_S} s: {runs_of(events)}"
-        poll.wait(0.05)
+    with contextlib.closing(sqlite3.connect(events, timeout=5)) as db:
+        (run_id,) = db.execute("SELECT run_id FROM runs").fetchone()
+    asked = threading.Event()
+    with SQLiteEventLog(events) as log:
+        subscription = follow(run_id, log).subscribe(
+            lambda e: asked.set() if e.type == "tool_approval_requested" else None
+        )
+        try:
+            assert asked.wait(WAIT_S), f"no approval request after {WAIT_S} s"
+        finally:
+            subscription.dispose()
+    assert run_states(events) == ["parked"]
 
 
 def runs_of(events: Path) -> list[tuple[str, float]]:

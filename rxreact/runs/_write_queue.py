@@ -100,11 +100,17 @@ class WriteQueue(ABC):
         self.retry_waits: tuple[float, ...] = RETRY_WAITS
         self.scheduler: abc.SchedulerBase = shared_scheduler(scheduler_name, 2)
 
-    def put(self, item: Item, on_sent: Callable[[bool], None] | None = None) -> None:
+    def put(
+        self, item: Item, on_sent: Callable[[bool], None] | None = None, then: Item | None = None
+    ) -> None:
         """Queue ``item`` (see :data:`Item`, without its ``on_sent``); ``on_sent(written)`` is
-        called once its batch was written (True), or refused or given up (False)."""
+        called once its batch was written (True), or refused or given up (False). ``then``,
+        if any, is queued right after it, in the same batch (an event and the park it leads
+        to: whoever reads the one from the store reads the other)."""
         with self._lock:
             self._pending.append((*item, on_sent))
+            if then is not None:
+                self._pending.append((*then, None))
             if self._flushing:
                 return
             self._flushing = True
@@ -224,12 +230,13 @@ class QueuedRunWriter:
                 self._unpark(None)
             fence = self._fence
             fence.last_seq = event.seq
-            self._queue.put(("e", fence, event))
-            if self._park_next is not False:
+            if self._park_next is False:
+                self._queue.put(("e", fence, event))
+            else:  # the event and its park in one batch: a reader of the one reads the other
                 deadline, self._park_next = self._park_next, False
                 self.parked = True
-                conversation_id = self._record.conversation_id
-                self._queue.put(("park", fence, conversation_id, time.time(), deadline))
+                park = ("park", fence, self._record.conversation_id, time.time(), deadline)
+                self._queue.put(("e", fence, event), then=park)
             # After the queue: a subscriber here that saw the event can flush() the park too.
             self._record.append(event)
 

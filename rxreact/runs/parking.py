@@ -64,8 +64,9 @@ class ParkingWriter(Protocol):
     def park(self, deadline: float | None) -> None:
         """Park the run right after the next event (the one that leaves it waiting only for
         approvals), until ``deadline`` (wall clock; ``None``: no deadline). The park is
-        queued before that event reaches any subscriber, so one that saw it and flushes the
-        log knows the park is written."""
+        written in the same batch as that event, and queued before the event reaches any
+        subscriber here: a follower in another process that reads the event, or one here
+        that saw it and flushes the log, knows the park is written."""
         ...
 
     def unpark(self, on_sent: Callable[[bool], None]) -> None:
