@@ -301,3 +301,39 @@ def test_a_second_decision_waits_for_the_unpark_the_first_one_queued() -> None:
     assert queue.kinds == ["e", "park", "unpark"]
     writer.unpark(lambda ok: told.append(f"third {ok}"))  # nothing to wait for: at once
     assert told[-1] == "third True"
+
+
+def test_two_hundred_runs_park_at_once_and_each_decision_is_applied_once(
+    where: str, tmp_path: Path
+) -> None:
+    from rxreact import ReactAgent, ScriptedModel, tool
+    from rxreact.messages import ChatRequest
+    from rxreact.model.scripted.replies import Reply
+
+    def script(request: ChatRequest) -> Reply:
+        if not any(m.role == "tool" for m in request.messages):
+            return tool_call_reply(("pay", {"amount": 3}))
+        return text_reply("Done.")
+
+    paid: list[str] = []
+    lock = threading.Lock()
+
+    @tool(requires_approval=True)
+    def pay(amount: int) -> str:
+        """Pays."""
+        with lock:
+            paid.append("x")
+        return f"paid {amount}"
+
+    with open_log(where) as log, open_log(where) as other:
+        agent = ReactAgent(ScriptedModel(script), [pay], event_log=log)  # default schedulers
+        runs = [agent.start(f"Pay {i}.") for i in range(200)]
+        followed = [Followed(run.id, log) for run in runs]
+        calls = [f.call_id() for f in followed]
+        assert log.flush(30) and all(run.parked for run in runs)
+        for number, (run, call_id) in enumerate(zip(runs, calls, strict=True)):
+            other.decide(run.id, call_id, number % 2 == 0, "no")  # from another log object
+        answers = [run.result(timeout=60).answer for run in runs]
+        assert answers == ["Done."] * 200
+        assert not any(run.parked for run in runs)
+    assert len(paid) == 100  # the approved half, each once
