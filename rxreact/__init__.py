@@ -224,6 +224,13 @@ __all__ = [
     "tool",
 ]
 
+# Staying up and inside a budget (issue 31): one block, so merges stay easy.
+from rxreact.errors import CircuitOpenError
+from rxreact.events import ModelSwitched
+from rxreact.model.fallback import CircuitBreaker, FallbackModel
+
+__all__ += ["CircuitBreaker", "CircuitOpenError", "FallbackModel", "ModelSwitched"]
+
 # Module paths from before the package had rooms (``judge``, ``validation``, ``round``... right
 # under ``rxreact``) name the same module objects as their new homes. These are imported above
 # already, so the aliases cost nothing; new code uses the new paths.

@@ -21,7 +21,8 @@ call such as ``agent.call``) is an instance of :class:`RxReactError`::
     │   ├── StreamInterruptedError    the stream ended without [DONE] and without finish_reason
     │   ├── ResponseTooLargeError     past a size cap (an SSE line, a response's tool arguments)
     │   ├── ModelConnectionError      could not connect / the connection broke
-    │   └── ModelTimeoutError         connect, first-chunk or between-chunk timeout
+    │   ├── ModelTimeoutError         connect, first-chunk or between-chunk timeout
+    │   └── CircuitOpenError          every model of a FallbackModel is skipped by its breaker
     ├── AgentError                    the agent loop itself could not go on
     │   ├── ToolErrorBudgetExceededError  too many failed tool calls in one run
     │   ├── JudgeError                the judge could not reach a verdict
@@ -58,6 +59,7 @@ __all__ = [
     "AuthenticationError",
     "BadRequestError",
     "ChatMemoryError",
+    "CircuitOpenError",
     "ConfigurationError",
     "ConversationBusyError",
     "GuardrailTrippedError",
@@ -362,6 +364,20 @@ class ConversationBusyError(RxReactError):
 class TooManyRunsError(RxReactError):
     """A user already has as many runs in flight as the server allows
     (``create_app(max_runs_per_user=...)``); answered ``429`` with ``Retry-After``."""
+
+
+class CircuitOpenError(ModelError):
+    """Every model of a :class:`~rxreact.FallbackModel` is skipped by its circuit breaker (open,
+    or half-open with its one probe already out): the request fails at once, sent nowhere.
+
+    Attributes:
+        states: each model's name and its breaker's state, in chain order.
+    """
+
+    def __init__(self, states: dict[str, str]) -> None:
+        self.states = dict(states)
+        listed = ", ".join(f"{name}: {state}" for name, state in self.states.items())
+        super().__init__(f"every model's circuit breaker is open ({listed})")
 
 
 def http_error_for_status(

@@ -33,6 +33,8 @@ class AgentResult(BaseModel):
     usage_by_agent: dict[str, Usage] = Field(default_factory=dict)
     """``usage`` split by agent name, agents run as tools included
     (see ``FinalAnswer.usage_by_agent``)."""
+    usage_by_model: dict[str, Usage] = Field(default_factory=dict)
+    """The rounds' usage split by the model called (see ``FinalAnswer.usage_by_model``)."""
     validated: bool | None = None
     """The verdict on the answer (``FinalAnswer.validated``)."""
     output: Any = None

@@ -32,6 +32,7 @@ from rxreact.model.spec import base_url_variable, model_from
 from rxreact.tools.tool import Tool
 
 if TYPE_CHECKING:
+    from rxreact.model.fallback.fallback_model import FallbackModel
     from rxreact.model.http.model import HTTPChatModel
 
 __all__ = [
@@ -188,16 +189,19 @@ def check_endpoint(model: str | None, base_url: str | None) -> None:
     spec = model or os.environ.get("RXREACT_MODEL")
     if not spec:
         raise ConfigurationError("no model name: pass --model NAME or set RXREACT_MODEL")
-    variable = base_url_variable(spec)
-    url = base_url or os.environ.get(variable)
-    if url and not re.match(r"https?://[^/\s]", url):
-        where = "--base-url" if base_url else variable
-        raise ConfigurationError(
-            f"{where}: expected an http(s) URL such as http://127.0.0.1:8001/v1, got {url!r}"
-        )
+    for part in spec.split("|"):  # a fallback chain: each of its models
+        variable = base_url_variable(part.strip())
+        url = base_url or os.environ.get(variable)
+        if url and not re.match(r"https?://[^/\s]", url):
+            where = "--base-url" if base_url else variable
+            raise ConfigurationError(
+                f"{where}: expected an http(s) URL such as http://127.0.0.1:8001/v1, got {url!r}"
+            )
 
 
-def open_model(model: str | None, base_url: str | None, **kwargs: Any) -> HTTPChatModel:
+def open_model(
+    model: str | None, base_url: str | None, **kwargs: Any
+) -> HTTPChatModel | FallbackModel:
     """The model ``--model`` names (a ``provider:model`` spec, or a bare name), else
     ``$RXREACT_MODEL``'s; ``--base-url`` wins over the provider's own."""
     spec = model or os.environ.get("RXREACT_MODEL") or ""
@@ -209,7 +213,7 @@ def open_model(model: str | None, base_url: str | None, **kwargs: Any) -> HTTPCh
         raise ConfigurationError(f"--model: {error}") from None
 
 
-def require_key(model: HTTPChatModel) -> None:
+def require_key(model: HTTPChatModel | FallbackModel) -> None:
     """Refuse to start when the endpoint needs a key and none is set (in the command's terms:
     the library's own message speaks of ``api_key=``)."""
     if model.needs_api_key:

@@ -16,6 +16,13 @@ The decision table (the first chunk carrying text or a tool call decides)::
     tool-call delta                  unknown        tool_call     round_mode_decided, tool events
     tool-call delta                  final_answer   tool_call     round_mode_decided, tool events
     tool-call delta (forced round)   any            unchanged     nothing (ignored)
+    a model switch (FallbackModel)   any            unknown       model_switched, and when
+                                                                  anything was emitted:
+                                                                  round_restarted, round_started
+
+A switch voids what the round saw of the model it leaves (text, tool calls, replay items: a
+call cut half-way never runs and its id never reaches a request); only that model's usage is
+kept, under its name (:meth:`RoundState.usage_by_model`).
 """
 
 from __future__ import annotations
@@ -25,9 +32,12 @@ from enum import Enum
 from typing import Any
 
 from rxreact.events import (
+    ModelSwitched,
     ReasoningDelta,
     RoundFinished,
     RoundModeDecided,
+    RoundRestarted,
+    RoundStarted,
     TextDelta,
     ToolCallArgsDelta,
     ToolCallStarted,
@@ -36,6 +46,7 @@ from rxreact.events import (
 from rxreact.messages import AssistantMessage, ReplayItem, ToolCall, Usage
 from rxreact.model.assembly import ToolCallAssembler
 from rxreact.model.chunks import ChatChunk
+from rxreact.model.switch import ModelSwitch, SwitchChunk
 
 __all__ = ["Mode", "RoundState"]
 
@@ -55,10 +66,12 @@ class RoundState:
         "_calls",
         "_reasoning",
         "_replay",
+        "_spent",
         "_text",
         "finish_reason",
         "forced",
         "mode",
+        "model",
         "round",
         "usage",
     )
@@ -78,6 +91,9 @@ class RoundState:
         self._reasoning: list[str] | None = None
         self._replay: list[ReplayItem] | None = None
         self._calls: ToolCallAssembler | None = None
+        self.model: str = ""
+        """The name of the model answering the round (set by the run; a switch changes it)."""
+        self._spent: dict[str, Usage] | None = None  # usage of models switched away from
 
     @property
     def first_chunk_processed(self) -> bool:
@@ -143,9 +159,60 @@ class RoundState:
         if chunk.usage is not None:
             self.usage = chunk.usage
         if chunk.replay:
+            if type(chunk) is SwitchChunk:  # checked here: only replay chunks pay for it
+                self._switch(chunk.switch, emit)
+                return
             if self._replay is None:
                 self._replay = []
             self._replay.extend(chunk.replay)
+
+    def _switch(self, switch: ModelSwitch, emit: Callable[[Any], None]) -> None:
+        """The stream moved to another model: keep the usage of the one it leaves, forget
+        everything else it sent, and tell the subscriber (withdraw what it was shown)."""
+        number = self.round
+        spent = switch.usage if switch.usage is not None else self.usage
+        if spent is not None:
+            assert isinstance(spent, Usage)
+            earlier = self._spent if self._spent is not None else {}
+            earlier[switch.from_model] = spent + earlier.get(switch.from_model)
+            self._spent = earlier
+        emit(
+            ModelSwitched(
+                round=number,
+                from_model=switch.from_model,
+                to_model=switch.to_model,
+                reason=switch.reason,
+            )
+        )
+        if self.mode is not Mode.UNKNOWN or self._reasoning is not None:
+            reason = f"{switch.from_model} failed ({switch.reason}); {switch.to_model} answers"
+            emit(RoundRestarted(round=number, reason=reason))
+            emit(RoundStarted(round=number))
+        self.model = switch.to_model
+        self.mode = Mode.UNKNOWN
+        self.finish_reason = None
+        self.usage = None
+        self._text = []
+        self._reasoning = None
+        self._replay = None
+        self._calls = None
+
+    def usage_by_model(self) -> dict[str, Usage]:
+        """The round's usage by model: the one that answered, and any it switched away from."""
+        spent = dict(self._spent) if self._spent is not None else {}
+        if self.usage is not None:
+            spent[self.model] = self.usage + spent.get(self.model)
+        return spent
+
+    @property
+    def total_usage(self) -> Usage | None:
+        """The usage of every model the round called (``usage`` is the answering one's)."""
+        if self._spent is None:
+            return self.usage
+        total = self.usage
+        for usage in self._spent.values():
+            total = usage + total
+        return total
 
     def tool_calls(self) -> tuple[ToolCall, ...]:
         """The round's complete tool calls in call order (empty unless in tool-call mode)."""

@@ -80,6 +80,7 @@ from rxreact.messages import (
     UserMessage,
     content_text,
 )
+from rxreact.model.fallback._policy import first_label
 from rxreact.operators import (
     concat_steps,
     deliver_on,
@@ -152,6 +153,7 @@ class RunLoop:
         self.outcome: DraftOutcome = _UNCHECKED
         self.usage_by_purpose: dict[UsagePurpose, Usage] = {}
         self.usage_by_agent: dict[str, Usage] = {}
+        self.usage_by_model: dict[str, Usage] = {}
         self.path: tuple[str, ...] = ()
         """Where this run sits: the tool call ids from the root run down to it (set by the
         agent tool that runs it; ``()`` for a root run)."""
@@ -193,6 +195,7 @@ class RunLoop:
             usage=final.usage,
             usage_by_purpose=final.usage_by_purpose,
             usage_by_agent=final.usage_by_agent,
+            usage_by_model=final.usage_by_model,
             validated=final.validated,
             output=final.output,
         )
@@ -265,7 +268,8 @@ class RunLoop:
             if self.fitter is not None:
                 yield self._fit(forced)
             yield self._round(state, prefix)
-            self._count("rounds", state.usage)
+            self._count("rounds", state.total_usage)
+            self._count_models(state.usage_by_model())
             if self.fitter is not None and self.request is not None:
                 self.fitter.calibrate(self.request, state.usage)
             self._add(state.assistant_message(keep_reasoning=agent.send_reasoning))
@@ -347,6 +351,10 @@ class RunLoop:
             name = self.agent.name
             self.usage_by_agent[name] = usage + self.usage_by_agent.get(name)
 
+    def _count_models(self, usage_by_model: dict[str, Usage]) -> None:
+        for name, usage in usage_by_model.items():
+            self.usage_by_model[name] = usage + self.usage_by_model.get(name)
+
     def absorb(self, final: FinalAnswer) -> None:
         """Add the usage of a child run (an agent tool's) that ended with ``final``."""
         if final.usage is None:
@@ -357,6 +365,7 @@ class RunLoop:
                 self.usage_by_purpose[purpose] = usage + self.usage_by_purpose.get(purpose)
             for name, usage in final.usage_by_agent.items():
                 self.usage_by_agent[name] = usage + self.usage_by_agent.get(name)
+            self._count_models(final.usage_by_model)
 
     def _check(self, state: RoundState) -> Observable[Any]:
         """Check the draft the round just added (the last message) against the output type
@@ -448,6 +457,7 @@ class RunLoop:
     def _round(self, state: RoundState, prefix: tuple[Any, ...]) -> Observable[Any]:
         agent = self.agent
         self.rounds = state.round
+        state.model = first_label(agent.model)
         request = self.request = self._request(state.forced)
         if self.fitter is not None:
             prefix += self.fitter.trimmed(state.round)
@@ -500,6 +510,7 @@ class RunLoop:
             usage=self.usage,
             usage_by_purpose=self.usage_by_purpose,
             usage_by_agent=self.usage_by_agent,
+            usage_by_model=self.usage_by_model,
             validated=self.outcome.passed if self.checked else None,
             output=self.outcome.output,
         )

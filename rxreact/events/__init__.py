@@ -67,6 +67,7 @@ __all__ = [
     "GuardrailTripped",
     "Handoff",
     "MaxRoundsReached",
+    "ModelSwitched",
     "ReasoningDelta",
     "RoundFinished",
     "RoundMode",
@@ -205,6 +206,21 @@ class RoundRestarted(_Event):
     """Why the round restarted (which worker stopped, and when it was resumed)."""
 
 
+class ModelSwitched(_Event):
+    """A :class:`~rxreact.FallbackModel` moved this round to its next model (the one before
+    failed, its circuit breaker is open, or a hedged request answered first). When text of the
+    round was already shown, a ``round_restarted`` follows: the round starts over on
+    ``to_model`` with the same request."""
+
+    type: Literal["model_switched"] = "model_switched"
+    from_model: str
+    """The model the round leaves."""
+    to_model: str
+    """The model that answers the round from now on."""
+    reason: str
+    """Why: the failure (``StreamInterruptedError: ...``), ``circuit open``, ``hedge``."""
+
+
 class ContextTrimmed(_Event):
     """The next request drops old messages to fit the agent's ``ContextBudget``."""
 
@@ -246,6 +262,9 @@ class FinalAnswer(_Event):
     usage_by_agent: dict[str, Usage] = Field(default_factory=dict)
     """``usage`` split by the ``name`` of the agent that made the requests: this run's own and
     those of the agents it ran as tools (``agent.as_tool()``), at every depth."""
+    usage_by_model: dict[str, Usage] = Field(default_factory=dict)
+    """The rounds' usage split by the model that was called (``provider:model``): with a
+    :class:`~rxreact.FallbackModel`, each model of the chain that reported usage."""
     validated: bool | None = None
     """The judge's / ``output_type``'s verdict on this answer; ``None``: no check, or the judge
     could not run."""
@@ -268,6 +287,7 @@ AgentEvent = Annotated[
     | RoundFinished
     | MaxRoundsReached
     | RoundRestarted
+    | ModelSwitched
     | ValidationStarted
     | AnswerValidated
     | ContextTrimmed

@@ -170,6 +170,7 @@ class ResponseAssembler:
 
     __slots__ = (
         "_finish_reason",
+        "_id_prefix",
         "_provider_finish_reason",
         "_reasoning",
         "_replay",
@@ -179,9 +180,13 @@ class ResponseAssembler:
     )
 
     def __init__(self, id_prefix: str = "call_") -> None:
+        self._id_prefix = id_prefix
+        self._reset()
+
+    def _reset(self) -> None:
         self._text: list[str] = []
         self._reasoning: list[str] = []
-        self._tool_calls = ToolCallAssembler(id_prefix)
+        self._tool_calls = ToolCallAssembler(self._id_prefix)
         self._finish_reason: str | None = None
         self._usage: Usage | None = None
         self._replay: list[ReplayItem] = []
@@ -205,6 +210,10 @@ class ResponseAssembler:
         if chunk.usage is not None:
             self._usage = chunk.usage
         if chunk.replay:
+            if getattr(chunk, "switch", None) is not None:
+                # A FallbackModel moved to its next model: what came before is void.
+                self._reset()
+                return
             self._replay.extend(chunk.replay)
         if chunk.provider_finish_reason is not None:
             self._provider_finish_reason = chunk.provider_finish_reason

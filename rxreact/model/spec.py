@@ -7,6 +7,7 @@
     model_from("openai-chat:gpt-4o-mini")          OpenAIChatModel("gpt-4o-mini")
     model_from("groq:llama-3.3-70b-versatile")     OpenAIChatModel on Groq's endpoint and key
     model_from("gpt-4o-mini")                      a bare name: OpenAIChatModel, as always
+    model_from("openai:gpt-5|anthropic:claude-sonnet-4-5")   a FallbackModel of the two
 
 The chat-completions presets only fill in the base URL and the environment variable the key
 is read from; each base URL can be moved with ``<PREFIX>_BASE_URL`` (``OLLAMA_BASE_URL``...)
@@ -20,6 +21,7 @@ import os
 from typing import Any, NamedTuple
 
 from rxreact.errors import InvalidArgumentError
+from rxreact.model.fallback.fallback_model import FallbackModel
 from rxreact.model.http.model import HTTPChatModel
 
 __all__ = ["CHAT_PRESETS", "PREFIXES", "base_url_variable", "model_from"]
@@ -50,14 +52,17 @@ PREFIXES: tuple[str, ...] = ("openai", "openai-chat", "anthropic", *CHAT_PRESETS
 """Every prefix :func:`model_from` knows."""
 
 
-def model_from(spec: str, **kwargs: Any) -> HTTPChatModel:
+def model_from(spec: str, **kwargs: Any) -> HTTPChatModel | FallbackModel:
     """The model ``spec`` names (``"provider:model"``, or a bare model name).
 
     Args:
         spec: ``openai:`` (the Responses API), ``openai-chat:`` (chat completions),
             ``anthropic:``, or a chat-completions preset (:data:`CHAT_PRESETS`); a name with
             no colon is an :class:`~rxreact.OpenAIChatModel` configured as today (``$OPENAI_*``).
-        **kwargs: passed to the model's constructor (``base_url=``, ``api_key=``, timeouts...).
+            Specs joined by ``|`` make a :class:`~rxreact.FallbackModel` of those models, in
+            that order.
+        **kwargs: passed to the model's constructor (``base_url=``, ``api_key=``,
+            timeouts...); to every model of a ``|`` chain.
 
     Raises:
         InvalidArgumentError: ``spec`` is not a string, names no model, or has an unknown
@@ -65,6 +70,14 @@ def model_from(spec: str, **kwargs: Any) -> HTTPChatModel:
     """
     if not isinstance(spec, str):
         raise InvalidArgumentError(f"a model spec must be a str, got {type(spec).__name__}")
+    if "|" in spec:
+        return FallbackModel([_one_model(part.strip(), kwargs) for part in spec.split("|")])
+    return _one_model(spec, kwargs)
+
+
+def _one_model(spec: str, kwargs: dict[str, Any]) -> HTTPChatModel:
+    """The model one ``provider:model`` spec names (``kwargs`` copied, never changed)."""
+    kwargs = dict(kwargs)
     prefix, colon, name = spec.partition(":")
     if not colon:
         prefix, name = "openai-chat", spec

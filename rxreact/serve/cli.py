@@ -238,6 +238,7 @@ def app_from_env() -> Any:
     )
     from rxreact._cli.chat import check_endpoint, load_tools, open_memory, open_model, require_key
     from rxreact.agent.react_agent import ReactAgent
+    from rxreact.model.fallback.fallback_model import FallbackModel
     from rxreact.model.http.model import HTTPChatModel
     from rxreact.model.openai.client import OpenAIChatModel
     from rxreact.serve.app import create_app
@@ -264,7 +265,7 @@ def app_from_env() -> Any:
         mock = MockOpenAIServer(demo_model_script).start()  # lives as long as the worker
         base_url, api_key = mock.base_url, "sk-demo"
     if api_key:  # the demo's own mock: chat completions, whatever the environment says
-        model: HTTPChatModel = OpenAIChatModel(
+        model: HTTPChatModel | FallbackModel = OpenAIChatModel(
             "mock-weather-model", base_url=base_url, api_key=api_key
         )
     else:
