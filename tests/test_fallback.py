@@ -285,3 +285,28 @@ def test_history_is_valid_after_a_switch() -> None:
     assert result_messages is not None
     assistant = AssistantMessage(content="whole")
     assert assistant.content == final.text
+
+
+def test_each_attempt_is_its_own_span_naming_its_model_and_breaker_state() -> None:
+    otel = pytest.importorskip("opentelemetry.sdk.trace")
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = otel.TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    scheduler = TestScheduler()
+    a = named("a", [cut(ChatChunk(text="half"))])
+    b = named("b", [text_reply("whole", usage=Usage(prompt_tokens=4, completion_tokens=1))])
+    breaker = CircuitBreaker(clock=Clock())
+    model = FallbackModel([a, b], breaker=breaker)
+    rec = run_virtual(ReactAgent(model, scheduler=scheduler, tracer_provider=provider))
+    assert rec.error is None
+    chats = [s for s in exporter.get_finished_spans() if s.name.startswith("chat")]
+    assert [s.name for s in chats] == ["chat a", "chat b"]
+    first, second = (dict(s.attributes or {}) for s in chats)
+    assert first["error.type"] == "model_switched"
+    assert "StreamInterruptedError" in first["rxreact.fallback.reason"]
+    assert first["rxreact.circuit_breaker.state"] == "closed"
+    assert second["gen_ai.request.model"] == "b"
+    assert second["gen_ai.usage.input_tokens"] == 4

@@ -31,8 +31,9 @@ from typing import TYPE_CHECKING, Any
 
 from reactivex import Observable
 
-from rxreact.events import FinalAnswer, RoundFinished, ToolResult
+from rxreact.events import FinalAnswer, ModelSwitched, RoundFinished, ToolResult
 from rxreact.messages import ChatRequest, ToolCall, Usage
+from rxreact.tracing._attempts import AttemptSpans, breaker_state
 from rxreact.tracing._genai_messages import input_json, output_json
 from rxreact.tracing._spans import otel, spanned
 
@@ -81,6 +82,8 @@ class RunTracer:
         self._trace = otel()
         self.content = content
         model = agent.model
+        self._model = model
+        self._chain = getattr(model, "labels", None) is not None
         self._model_name: str | None = getattr(model, "model", None)
         self._provider = _provider_name(model)
         self._conversation_id = conversation_id
@@ -121,18 +124,30 @@ class RunTracer:
     ) -> Observable[Any]:
         """``chat {model}``: one model request, from sending it to its ``round_finished``."""
 
-        def start() -> Any:
-            name = f"chat {self._model_name}" if self._model_name else "chat"
+        def open_span(label: str | None) -> Any:
+            name = f"chat {label}" if label else "chat"
             span = self._tracer.start_span(
                 name, context=self._run_context, kind=self._trace.SpanKind.CLIENT
             )
             span.set_attributes(self._common("chat"))
+            if label is not None and label != self._model_name:  # an attempt of a chain
+                span.set_attribute("gen_ai.request.model", label)
+                state = breaker_state(self._model, label)
+                if state is not None:
+                    span.set_attribute("rxreact.circuit_breaker.state", state)
             if self.content:
                 span.set_attribute("gen_ai.input.messages", input_json(request))
             return span
 
+        def start() -> Any:
+            if self._chain:  # a FallbackModel: a span per attempt, each naming its model
+                return AttemptSpans(open_span, state.model)
+            return open_span(self._model_name)
+
         def on_event(span: Any, event: Any) -> None:
-            if isinstance(event, RoundFinished):
+            if isinstance(event, ModelSwitched) and isinstance(span, AttemptSpans):
+                span.switched(event.to_model, event.reason)
+            elif isinstance(event, RoundFinished):
                 if event.finish_reason is not None:
                     span.set_attribute("gen_ai.response.finish_reasons", [event.finish_reason])
                 _set_usage(span, event.usage)

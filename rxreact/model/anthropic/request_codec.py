@@ -27,7 +27,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rxreact.errors import InvalidArgumentError
@@ -113,6 +113,10 @@ def encode_request(
         body["thinking"] = dict(thinking)
     body["stream"] = stream
     body.update(options)
+    if "thinking" in body and _unthought_tool_turn(request.messages):
+        # The last assistant turn calls tools with no thinking block (another model made it:
+        # a fallback chain): the API refuses thinking then (400), so this request goes without.
+        del body["thinking"]
     # The request's own choice wins (the forced round's "none"); one in the options may use
     # the OpenAI names too. Without tools the API rejects any.
     choice = request.tool_choice or body.get("tool_choice")
@@ -123,6 +127,17 @@ def encode_request(
     if cache:
         _mark_cache(body)
     return body
+
+
+def _unthought_tool_turn(messages: Sequence[Message]) -> bool:
+    """Whether the last assistant message has tool calls but no thinking block of ours."""
+    last = next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)
+    if last is None or not last.tool_calls:
+        return False
+    return not any(
+        item.provider == PROVIDER and item.data.get("type") in ("thinking", "redacted_thinking")
+        for item in last.replay
+    )
 
 
 def _messages(messages: list[Message]) -> list[dict[str, Any]]:
