@@ -34,7 +34,9 @@ class Fault:
     ``Retry-After: retry_after``), ``endless`` (text deltas every ``interval`` s, forever or,
     with ``size``, that many and then a cut), ``tool_call`` (a call of ``get_weather`` with
     ``{"city": text}``),
-    ``no_finish`` (text, then the end of the body with neither ``[DONE]`` nor a finish).
+    ``no_finish`` (text, then the end of the body with neither ``[DONE]`` nor a finish),
+    ``tool_call_cut`` (a call ``call_cut`` of ``get_weather`` half-way through its arguments,
+    then a reset).
     """
 
     kind: str
@@ -194,6 +196,13 @@ class FaultServer:
             body = _event(first) + _delta(None, "tool_calls") + b"data: [DONE]\n\n"
             conn.sendall(_SSE_HEAD + _chunk(body) + b"0\r\n\r\n")
             return True
+        if kind == "tool_call_cut":
+            call = {"index": 0, "id": "call_cut", "type": "function"}
+            call["function"] = {"name": "get_weather", "arguments": '{"city": "Os'}
+            first = {"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]}
+            conn.sendall(_SSE_HEAD + _chunk(_event(first)))
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            return False
         if kind == "status":
             body = json.dumps({"error": {"message": f"status {fault.status}"}}).encode()
             extra = f"retry-after: {fault.retry_after}\r\n" if fault.retry_after else ""
