@@ -157,9 +157,11 @@ def main(argv: list[str]) -> None:
     if args.only in (None, "calls"):
         for kind in KINDS:
             alone, _ = per_chunk(kind, False)
-            chained, names = per_chunk(kind, True)
+            chained, _ = per_chunk(kind, True)
             extra = (chained - alone) / alone * 100
-            print(f"{kind:12} alone {alone:6.2f}  chained {chained:6.2f} calls/chunk ({extra:+.1f} %)")
+            print(
+                f"{kind:12} alone {alone:6.2f}  chained {chained:6.2f} calls/chunk ({extra:+.1f} %)"
+            )
     if args.only in (None, "restart"):
         alone, restart = restart_latency(args.latency, args.runs)
         print(

@@ -225,11 +225,22 @@ __all__ = [
 ]
 
 # Staying up and inside a budget (issue 31): one block, so merges stay easy.
-from rxreact.errors import CircuitOpenError
+from rxreact.costs.budget import Budget
+from rxreact.costs.prices import ModelPrice, register_price
+from rxreact.errors import BudgetExceededError, CircuitOpenError
 from rxreact.events import ModelSwitched
 from rxreact.model.fallback import CircuitBreaker, FallbackModel
 
-__all__ += ["CircuitBreaker", "CircuitOpenError", "FallbackModel", "ModelSwitched"]
+__all__ += [
+    "Budget",
+    "BudgetExceededError",
+    "CircuitBreaker",
+    "CircuitOpenError",
+    "FallbackModel",
+    "ModelPrice",
+    "ModelSwitched",
+    "register_price",
+]
 
 # Module paths from before the package had rooms (``judge``, ``validation``, ``round``... right
 # under ``rxreact``) name the same module objects as their new homes. These are imported above

@@ -29,7 +29,8 @@ call such as ``agent.call``) is an instance of :class:`RxReactError`::
     │   ├── OutputValidationError     no draft was of the requested ``output_type``
     │   ├── GuardrailTrippedError     an input or output guardrail tripped
     │   ├── MaxHandoffsExceededError  agents handed one turn over more than ``max_handoffs``
-    │   └── RunStalledError           no event for longer than ``stall_timeout``
+    │   ├── RunStalledError           no event for longer than ``stall_timeout``
+    │   └── BudgetExceededError       the run's (or conversation's) spend crossed its budget
     ├── ChatMemoryError               a memory backend failed
     ├── RunError                      a hot run (``agent.start``) could not be followed to its end
     │   ├── RunCancelledError             cancelled (``run.cancel()``, ``request_cancel``)
@@ -58,6 +59,7 @@ __all__ = [
     "ApprovalDecisionError",
     "AuthenticationError",
     "BadRequestError",
+    "BudgetExceededError",
     "ChatMemoryError",
     "CircuitOpenError",
     "ConfigurationError",
@@ -316,6 +318,24 @@ class RunStalledError(AgentError):
     The run's own timeouts (model, tools) normally end it long before; this is the safety net
     that turns a run that would otherwise wait forever into an error.
     """
+
+
+class BudgetExceededError(AgentError):
+    """The projected cost of a run (or of its conversation) crossed its
+    :class:`~rxreact.Budget` while a round streamed: the round was stopped at once.
+
+    Attributes:
+        spent: USD spent, the stopped round's projected cost included (for a per-conversation
+            budget, the conversation's spend).
+        limit: the budget's ``usd``.
+        per: ``"run"`` or ``"conversation"``.
+    """
+
+    def __init__(self, spent: float, limit: float, per: str) -> None:
+        self.spent = spent
+        self.limit = limit
+        self.per = per
+        super().__init__(f"the {per}'s spend of ${spent:.6f} crossed its budget of ${limit:g}")
 
 
 class ChatMemoryError(RxReactError):

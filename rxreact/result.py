@@ -35,6 +35,8 @@ class AgentResult(BaseModel):
     (see ``FinalAnswer.usage_by_agent``)."""
     usage_by_model: dict[str, Usage] = Field(default_factory=dict)
     """The rounds' usage split by the model called (see ``FinalAnswer.usage_by_model``)."""
+    budget_exceeded: bool = False
+    """True when the budget cut the answer (see ``FinalAnswer.budget_exceeded``)."""
     validated: bool | None = None
     """The verdict on the answer (``FinalAnswer.validated``)."""
     output: Any = None

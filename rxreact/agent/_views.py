@@ -18,6 +18,7 @@ from reactivex.scheduler import VirtualTimeScheduler
 from rxreact._validate import check_run
 from rxreact.agent.run_loop import RunLoop
 from rxreact.checks.validation import output_spec
+from rxreact.costs.budget import Budget
 from rxreact.errors import AgentError
 from rxreact.events import AgentEvent, FinalAnswer
 from rxreact.messages._labels import Question
@@ -40,6 +41,7 @@ class AgentViews:
         *,
         options: Mapping[str, Any] | None = None,
         output_type: Any = None,
+        budget: Budget | None = None,
     ) -> AgentResult:
         """Run to the end and return the result (blocking).
 
@@ -60,7 +62,7 @@ class AgentViews:
             outcome["error"] = error
             done.set()
 
-        run = RunLoop(agent, question, conversation_id, options, output)
+        run = RunLoop(agent, question, conversation_id, options, output, budget=budget)
         subscription = agent._subscribe(run, on_next, on_error, done.set)
         try:
             if isinstance(agent.scheduler, VirtualTimeScheduler) and not done.is_set():
@@ -80,10 +82,11 @@ class AgentViews:
         conversation_id: str | None = None,
         *,
         options: Mapping[str, Any] | None = None,
+        budget: Budget | None = None,
     ) -> str:
         """Run to the end and return the answer text (blocking)."""
         agent = _agent(self)
-        return agent.run(question, conversation_id, options=options).answer
+        return agent.run(question, conversation_id, options=options, budget=budget).answer
 
     def iter(
         self,
@@ -93,6 +96,7 @@ class AgentViews:
         buffer_size: int = 256,
         options: Mapping[str, Any] | None = None,
         output_type: Any = None,
+        budget: Budget | None = None,
     ) -> Iterator[AgentEvent]:
         """The run's events as a blocking iterator: ``for event in agent.iter(q): ...``.
 
@@ -104,7 +108,9 @@ class AgentViews:
             RxReactError: whatever ended the run, from the loop's ``next``.
         """
         agent = _agent(self)
-        events = agent.stream(question, conversation_id, options=options, output_type=output_type)
+        events = agent.stream(
+            question, conversation_id, options=options, output_type=output_type, budget=budget
+        )
         return iterate(events, agent.scheduler, buffer_size)
 
     def iter_text(
@@ -114,6 +120,7 @@ class AgentViews:
         *,
         buffer_size: int = 256,
         options: Mapping[str, Any] | None = None,
+        budget: Budget | None = None,
     ) -> Iterator[str]:
         """The live answer text (what :meth:`text` emits) as a blocking iterator.
 
@@ -121,7 +128,7 @@ class AgentViews:
         cancellation as in :meth:`iter`.
         """
         agent = _agent(self)
-        text = agent.text(question, conversation_id, options=options)
+        text = agent.text(question, conversation_id, options=options, budget=budget)
         return iterate(text, agent.scheduler, buffer_size)
 
     async def arun(
@@ -131,6 +138,7 @@ class AgentViews:
         *,
         options: Mapping[str, Any] | None = None,
         output_type: Any = None,
+        budget: Budget | None = None,
     ) -> AgentResult:
         """Run to the end and return the result, awaiting instead of blocking.
 
@@ -164,7 +172,7 @@ class AgentViews:
             missing = AgentError("the run completed without a final_answer event")
             loop.call_soon_threadsafe(settle, None, missing)
 
-        run = RunLoop(agent, question, conversation_id, options, output)
+        run = RunLoop(agent, question, conversation_id, options, output, budget=budget)
         subscription = agent._subscribe(run, on_next, on_error, on_completed)
         try:
             if isinstance(agent.scheduler, VirtualTimeScheduler):
@@ -180,10 +188,12 @@ class AgentViews:
         conversation_id: str | None = None,
         *,
         options: Mapping[str, Any] | None = None,
+        budget: Budget | None = None,
     ) -> str:
         """Run to the end and return the answer text, awaiting instead of blocking."""
         agent = _agent(self)
-        return (await agent.arun(question, conversation_id, options=options)).answer
+        outcome = await agent.arun(question, conversation_id, options=options, budget=budget)
+        return outcome.answer
 
     async def astream(
         self,
@@ -192,6 +202,7 @@ class AgentViews:
         *,
         options: Mapping[str, Any] | None = None,
         output_type: Any = None,
+        budget: Budget | None = None,
     ) -> AsyncIterator[AgentEvent]:
         """The run's events as an async iterator; leaving the loop early cancels the run."""
         agent = _agent(self)
@@ -201,7 +212,9 @@ class AgentViews:
         def put(kind: str, value: Any = None) -> None:
             loop.call_soon_threadsafe(queue.put_nowait, (kind, value))
 
-        events = agent.stream(question, conversation_id, options=options, output_type=output_type)
+        events = agent.stream(
+            question, conversation_id, options=options, output_type=output_type, budget=budget
+        )
         subscription = events.subscribe(
             lambda e: put("next", e), lambda e: put("error", e), lambda: put("done")
         )

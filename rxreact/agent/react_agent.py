@@ -42,6 +42,7 @@ from rxreact.checks.validation import (
     validated_text,
 )
 from rxreact.context.budget import ContextBudget
+from rxreact.costs.budget import Budget
 from rxreact.errors import (
     InvalidArgumentError,
 )
@@ -197,6 +198,7 @@ class ReactAgent(AgentViews):
         hold: Hold = "sentence",
         handoffs: Iterable[ReactAgent] = (),
         max_handoffs: int = 5,
+        budget: Budget | None = None,
     ) -> None:
         if isinstance(model, str):
             model = model_from(model)
@@ -248,6 +250,10 @@ class ReactAgent(AgentViews):
         )
         if hold not in ("sentence", "none"):
             raise InvalidArgumentError(f"hold must be 'sentence' or 'none', got {hold!r}")
+        if budget is not None and not isinstance(budget, Budget):
+            raise InvalidArgumentError(f"budget must be a Budget, got {described(budget)}")
+        self.budget: Budget | None = budget
+        """The most each run (or conversation) may spend; ``budget=`` of a run overrides it."""
         self.hold: Hold = hold
         self.max_handoffs: int = check_int("max_handoffs", max_handoffs, 0)
         self.handoffs: dict[str, ReactAgent] = {}
@@ -323,6 +329,7 @@ class ReactAgent(AgentViews):
         *,
         options: Mapping[str, Any] | None = None,
         output_type: Any = None,
+        budget: Budget | None = None,
     ) -> Observable[AgentEvent]:
         """The run's events, cold: each subscription is one run.
 
@@ -347,7 +354,7 @@ class ReactAgent(AgentViews):
         def subscribe(
             observer: abc.ObserverBase[Any], _: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
-            run = RunLoop(self, question, conversation_id, options, output)
+            run = RunLoop(self, question, conversation_id, options, output, budget=budget)
             return self._subscribe(run, observer)
 
         return Observable(subscribe)
@@ -359,6 +366,7 @@ class ReactAgent(AgentViews):
         *,
         options: Mapping[str, Any] | None = None,
         output_type: Any = None,
+        budget: Budget | None = None,
     ) -> AgentRun:
         """Start a hot run now, independent of any subscriber, and return its handle.
 
@@ -370,7 +378,9 @@ class ReactAgent(AgentViews):
         """
         question = check_run(question, conversation_id, options)
         output = output_spec(output_type)
-        return AgentRun(self, RunLoop(self, question, conversation_id, options, output))
+        return AgentRun(
+            self, RunLoop(self, question, conversation_id, options, output, budget=budget)
+        )
 
     def resume_runs(self) -> list[AgentRun]:
         """Claim the runs of :attr:`event_log` whose process died and resume them here.
@@ -429,6 +439,7 @@ class ReactAgent(AgentViews):
         conversation_id: str | None = None,
         *,
         options: Mapping[str, Any] | None = None,
+        budget: Budget | None = None,
     ) -> Observable[str]:
         """Only the live answer text of the run (``text_delta`` payloads of the root run: the
         text of agents it runs as tools is in ``stream()`` only).
@@ -442,7 +453,7 @@ class ReactAgent(AgentViews):
         shows, a passing one (or the draft that stands) comes out at once when judged
         (``stream()`` still shows every draft live).
         """
-        events = self.stream(question, conversation_id, options=options)
+        events = self.stream(question, conversation_id, options=options, budget=budget)
         if self.judge is not None:
             return events.pipe(validated_text())
         return events.pipe(

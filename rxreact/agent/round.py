@@ -72,6 +72,7 @@ class RoundState:
         "forced",
         "mode",
         "model",
+        "pricer",
         "round",
         "usage",
     )
@@ -94,6 +95,8 @@ class RoundState:
         self.model: str = ""
         """The name of the model answering the round (set by the run; a switch changes it)."""
         self._spent: dict[str, Usage] | None = None  # usage of models switched away from
+        self.pricer: Callable[[str, Usage], Usage] | None = None
+        """``pricer(model name, usage)``: the usage with its cost (set by the run)."""
 
     @property
     def first_chunk_processed(self) -> bool:
@@ -173,6 +176,8 @@ class RoundState:
         spent = switch.usage if switch.usage is not None else self.usage
         if spent is not None:
             assert isinstance(spent, Usage)
+            if self.pricer is not None:
+                spent = self.pricer(switch.from_model, spent)
             earlier = self._spent if self._spent is not None else {}
             earlier[switch.from_model] = spent + earlier.get(switch.from_model)
             self._spent = earlier
@@ -195,6 +200,12 @@ class RoundState:
         self._text = []
         self._reasoning = None
         self._replay = None
+        self._calls = None
+
+    def end_as_answer(self) -> None:
+        """The round was stopped (by a budget): what it said is the answer, its tool calls
+        (complete or cut) are dropped."""
+        self.mode = Mode.FINAL_ANSWER
         self._calls = None
 
     def usage_by_model(self) -> dict[str, Usage]:
@@ -222,6 +233,8 @@ class RoundState:
     def finished_event(self) -> RoundFinished:
         """The ``round_finished`` event describing this round."""
         mode = "tool_call" if self.mode is Mode.TOOL_CALL else "final_answer"
+        if self.pricer is not None and self.usage is not None:
+            self.usage = self.pricer(self.model, self.usage)
         return RoundFinished(
             round=self.round, mode=mode, finish_reason=self.finish_reason, usage=self.usage
         )

@@ -52,8 +52,12 @@ from rxreact.checks.validation import (
     output_spec,
 )
 from rxreact.context._fit_step import RequestFitter
+from rxreact.costs._guard import budget_guard
+from rxreact.costs.budget import Budget, RoundPrices, Spend, estimate_input_tokens
+from rxreact.costs.prices import with_cost
 from rxreact.errors import (
     AgentError,
+    BudgetExceededError,
     ChatMemoryError,
     OutputValidationError,
     RxReactError,
@@ -80,7 +84,7 @@ from rxreact.messages import (
     UserMessage,
     content_text,
 )
-from rxreact.model.fallback._policy import first_label
+from rxreact.model.fallback._policy import first_label, member
 from rxreact.operators import (
     concat_steps,
     deliver_on,
@@ -124,6 +128,7 @@ class RunLoop:
         conversation_id: str | None,
         options: Mapping[str, Any] | None = None,
         output_type: Any = None,
+        budget: Budget | None = None,
     ) -> None:
         self.agent: ReactAgent = agent
         """The agent running the turn now: the one the run started on, until a handoff."""
@@ -175,6 +180,11 @@ class RunLoop:
         self.approvals: Approvals = Approvals(agent.approver, agent.tools_scheduler)
         """The tool calls waiting for approval; a hot run's handle sets ``external`` and
         forwards ``approve`` / ``deny`` here."""
+        budget = budget if budget is not None else agent.budget
+        self.spend: Spend | None = (
+            None if budget is None else Spend(budget, agent.memory, conversation_id)
+        )
+        """What the run may still spend (``None``: no budget)."""
         self.checkpoints: Checkpointer | None = None
         """Set by a hot run's handle when its event log is durable: each finished step is
         recorded there before the next one starts (:mod:`rxreact.runs.checkpoints`)."""
@@ -196,6 +206,7 @@ class RunLoop:
             usage_by_purpose=final.usage_by_purpose,
             usage_by_agent=final.usage_by_agent,
             usage_by_model=final.usage_by_model,
+            budget_exceeded=final.budget_exceeded,
             validated=final.validated,
             output=final.output,
         )
@@ -268,6 +279,9 @@ class RunLoop:
             if self.fitter is not None:
                 yield self._fit(forced)
             yield self._round(state, prefix)
+            if self.spend is not None and self._spent_round(state):
+                yield immediately(self._final_answer(state))  # the answer so far, marked cut
+                return
             self._count("rounds", state.total_usage)
             self._count_models(state.usage_by_model())
             if self.fitter is not None and self.request is not None:
@@ -351,6 +365,49 @@ class RunLoop:
             name = self.agent.name
             self.usage_by_agent[name] = usage + self.usage_by_agent.get(name)
 
+    def _priced(self, label: str, usage: Usage) -> Usage:
+        """``usage`` reported by the model ``label`` names, with its cost."""
+        return with_cost(usage, member(self.agent.model, label))
+
+    def _run_cost(self) -> float:
+        return 0.0 if self.usage is None or self.usage.cost is None else self.usage.cost
+
+    def _budget_guard(self, request: ChatRequest, state: RoundState) -> Any:
+        """The round's chunks stopped where their projected cost crosses what is left."""
+        assert self.spend is not None
+        run_cost = self._run_cost()
+        if self.spend.left(run_cost) <= 0:  # nothing left: no request at all
+            if self.spend.budget.on_exceed == "final_answer":
+                self.spend.cut = True
+                return lambda _: immediately()
+            raise BudgetExceededError(
+                self.spend.before + run_cost, self.spend.budget.usd, self.spend.budget.per
+            )
+        model, tokens = self.agent.model, estimate_input_tokens(request)
+        return budget_guard(
+            self.spend,
+            run_cost,
+            lambda label: RoundPrices(member(model, label), label, tokens),
+            state.model,
+        )
+
+    def _spent_round(self, state: RoundState) -> bool:
+        """Keep the round's cost; True when the budget stopped it: the run ends with what it
+        has (its tool calls dropped, never run), counted and committed."""
+        spend = self.spend
+        assert spend is not None
+        if not spend.cut:
+            usage = state.total_usage
+            if usage is not None and usage.cost is not None:
+                spend.record(usage.cost)
+            return False
+        state.end_as_answer()
+        self._count("rounds", state.total_usage)
+        self._count_models(state.usage_by_model())
+        self._add(state.assistant_message(keep_reasoning=self.agent.send_reasoning))
+        self._commit_memory()
+        return True
+
     def _count_models(self, usage_by_model: dict[str, Usage]) -> None:
         for name, usage in usage_by_model.items():
             self.usage_by_model[name] = usage + self.usage_by_model.get(name)
@@ -419,6 +476,8 @@ class RunLoop:
             raise ChatMemoryError(f"could not load conversation: {error}") from error
         self.history.extend(loaded)
         self.loaded = len(self.history)
+        if self.spend is not None:
+            self.spend.load()
 
     def _add(self, message: Message) -> None:
         self.history.append(message)
@@ -458,14 +517,14 @@ class RunLoop:
         agent = self.agent
         self.rounds = state.round
         state.model = first_label(agent.model)
+        state.pricer = self._priced
         request = self.request = self._request(state.forced)
         if self.fitter is not None:
             prefix += self.fitter.trimmed(state.round)
-        model_events = agent.model.stream(request).pipe(
-            deliver_on(agent.scheduler, agent.buffer_size),
-            process_chunk(state),
-            finish_round(state),
-        )
+        chunks = agent.model.stream(request).pipe(deliver_on(agent.scheduler, agent.buffer_size))
+        if self.spend is not None:
+            chunks = chunks.pipe(self._budget_guard(request, state))
+        model_events = chunks.pipe(process_chunk(state), finish_round(state))
         if self.trace is not None:
             model_events = self.trace.round(model_events, request, state)
         return starting_with(model_events, *prefix, RoundStarted(round=state.round))
@@ -511,6 +570,7 @@ class RunLoop:
             usage_by_purpose=self.usage_by_purpose,
             usage_by_agent=self.usage_by_agent,
             usage_by_model=self.usage_by_model,
+            budget_exceeded=self.spend is not None and self.spend.cut,
             validated=self.outcome.passed if self.checked else None,
             output=self.outcome.output,
         )

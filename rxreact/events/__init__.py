@@ -265,6 +265,9 @@ class FinalAnswer(_Event):
     usage_by_model: dict[str, Usage] = Field(default_factory=dict)
     """The rounds' usage split by the model that was called (``provider:model``): with a
     :class:`~rxreact.FallbackModel`, each model of the chain that reported usage."""
+    budget_exceeded: bool = False
+    """True when the run's :class:`~rxreact.Budget` stopped its last round
+    (``on_exceed="final_answer"``): ``text`` is what had streamed, cut there."""
     validated: bool | None = None
     """The judge's / ``output_type``'s verdict on this answer; ``None``: no check, or the judge
     could not run."""

@@ -35,6 +35,7 @@ class InMemoryChatMemory(LockedLeases):
         self._max_turns = max_turns
         self._lock = threading.Lock()
         self._conversations: dict[str, list[Message]] = {}
+        self._spend: dict[str, float] = {}
         self._leases = LeaseTable(clock)
 
     def load(self, conversation_id: str) -> list[Message]:
@@ -55,6 +56,17 @@ class InMemoryChatMemory(LockedLeases):
                     history = history[starts[-self._max_turns] :]
             self._conversations[conversation_id] = history
 
+    def spend(self, conversation_id: str) -> float:
+        """USD the conversation's runs spent so far (a per-conversation ``Budget``)."""
+        with self._lock:
+            return self._spend.get(conversation_id, 0.0)
+
+    def add_spend(self, conversation_id: str, usd: float) -> float:
+        """Add ``usd`` to the conversation's spend; returns the new total."""
+        with self._lock:
+            total = self._spend[conversation_id] = self._spend.get(conversation_id, 0.0) + usd
+            return total
+
     def conversation_ids(self) -> list[str]:
         """The ids with a stored history."""
         with self._lock:
@@ -65,5 +77,7 @@ class InMemoryChatMemory(LockedLeases):
         with self._lock:
             if conversation_id is None:
                 self._conversations.clear()
+                self._spend.clear()
             else:
                 self._conversations.pop(conversation_id, None)
+                self._spend.pop(conversation_id, None)

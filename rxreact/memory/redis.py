@@ -163,6 +163,23 @@ class RedisChatMemory(Closeable):
         except (self._error, UnicodeEncodeError) as error:
             raise ChatMemoryError(f"Redis chat memory: could not {action}: {error}") from error
 
+    def spend(self, conversation_id: str) -> float:
+        """USD the conversation's runs spent so far (a per-conversation ``Budget``), kept at
+        ``{prefix}spend:{conversation_id}``."""
+        with self._guard("read the spend") as client:
+            value = client.get(f"{self.prefix}spend:{conversation_id}")
+        return float(value) if value is not None else 0.0
+
+    def add_spend(self, conversation_id: str, usd: float) -> float:
+        """Add ``usd`` to the conversation's spend (``INCRBYFLOAT``: atomic from anywhere);
+        returns the new total. It expires with the conversation's ``ttl``."""
+        key = f"{self.prefix}spend:{conversation_id}"
+        with self._guard("add to the spend") as client:
+            total = float(client.incrbyfloat(key, usd))
+            if self._ttl_ms is not None:
+                client.pexpire(key, self._ttl_ms)
+        return total
+
     def load(self, conversation_id: str) -> list[Message]:
         """The conversation's messages, oldest first (empty for an unknown id)."""
         with self._guard("load the conversation") as client:
@@ -283,7 +300,7 @@ class RedisChatMemory(Closeable):
         """Forget one conversation, or all under this prefix (key by key: not one transaction)."""
         with self._guard("clear") as client:
             if conversation_id is not None:
-                client.delete(self._key(conversation_id))
+                client.delete(self._key(conversation_id), f"{self.prefix}spend:{conversation_id}")
                 return
             batch: list[bytes | str] = []
             for key in self._keys(client):

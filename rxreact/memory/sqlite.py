@@ -54,6 +54,10 @@ _MIGRATIONS = {1: _LEASES, 2: ""}
 
 _LIVE = "conversation_id = ? AND owner = ? AND token = ? AND expires_at > ?"
 
+# A conversation's spend (a per-conversation Budget), made when first needed and outside the
+# schema version: an older rxreact opens the file as before and leaves the table alone.
+_SPEND = "CREATE TABLE IF NOT EXISTS spend (conversation_id TEXT PRIMARY KEY, usd REAL NOT NULL)"
+
 
 class SQLiteChatMemory(Closeable):
     """Histories in a SQLite file, one row per turn; optionally trimmed to the last ``max_turns``.
@@ -298,6 +302,29 @@ class SQLiteChatMemory(Closeable):
                 "WHERE conversation_id = ? AND owner = ? AND token = ?",
                 (lease.conversation_id, lease.owner, lease.token),
             )
+
+    def spend(self, conversation_id: str) -> float:
+        """USD the conversation's runs spent so far (a per-conversation ``Budget``)."""
+        with self._transaction("read the spend") as db:
+            db.execute(_SPEND)
+            row = db.execute(
+                "SELECT usd FROM spend WHERE conversation_id = ?", (conversation_id,)
+            ).fetchone()
+        return float(row[0]) if row else 0.0
+
+    def add_spend(self, conversation_id: str, usd: float) -> float:
+        """Add ``usd`` to the conversation's spend, atomically; returns the new total."""
+        with self._transaction("add to the spend") as db:
+            db.execute(_SPEND)
+            db.execute(
+                "INSERT INTO spend (conversation_id, usd) VALUES (?, ?) "
+                "ON CONFLICT (conversation_id) DO UPDATE SET usd = usd + excluded.usd",
+                (conversation_id, usd),
+            )
+            row = db.execute(
+                "SELECT usd FROM spend WHERE conversation_id = ?", (conversation_id,)
+            ).fetchone()
+        return float(row[0])
 
     def conversation_ids(self) -> list[str]:
         """The ids with a stored history, by their oldest kept turn."""

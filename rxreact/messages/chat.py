@@ -42,6 +42,10 @@ class Usage(BaseModel):
     """Tokens the model generated."""
     total_tokens: int | None = None
     """Their sum, as the provider reports it."""
+    cost: float | None = None
+    """What the request cost in USD (:mod:`rxreact.costs.prices`), as the provider reported it
+    or priced by model; ``None`` when no price is known (never 0 for "unknown"). A sum has a
+    cost only when every part had one."""
 
     def __add__(self, other: Usage | None) -> Usage:
         """Sum two usages (a run's rounds): every count adds up, the provider's extras too.
@@ -59,6 +63,8 @@ class Usage(BaseModel):
             a, b = getattr(self, name), getattr(other, name)
             if a is not None or b is not None:  # unset stays unset: no null the provider never sent
                 counts[name] = (a or 0) + (b or 0)
+        if self.cost is not None and other.cost is not None:
+            counts["cost"] = self.cost + other.cost
         return Usage(
             **counts,
             **_merge_extras(self.__pydantic_extra__ or {}, other.__pydantic_extra__ or {}),

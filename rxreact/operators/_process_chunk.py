@@ -7,7 +7,7 @@ from reactivex import Observable, abc
 
 from rxreact.agent.round import RoundState
 from rxreact.model.chunks import ChatChunk
-from rxreact.rx._fused import Fused, Keeper, subscribe_observer
+from rxreact.rx._fused import Fused, Relay, subscribe_observer
 
 
 def process_chunk_(state: RoundState) -> Callable[[Observable[ChatChunk]], Observable[Any]]:
@@ -22,17 +22,16 @@ def process_chunk_(state: RoundState) -> Callable[[Observable[ChatChunk]], Obser
     return process_chunk
 
 
-class _Chunks(Keeper):
+class _Chunks(Relay):
     """The round's chunks into its state; a failure in the state handling ends the stream
     (and nothing passes after it). Subscribed as it is (a :class:`Keeper`)."""
 
-    __slots__ = ("_emit", "_observer", "_state", "stopped")
+    __slots__ = ("_emit", "_state")
 
     def __init__(self, state: RoundState, observer: abc.ObserverBase[Any]) -> None:
+        super().__init__(observer)
         self._state = state
-        self._observer = observer
         self._emit = observer.on_next
-        self.stopped = False
 
     def on_next(self, chunk: ChatChunk) -> None:
         if self.stopped:
@@ -42,16 +41,3 @@ class _Chunks(Keeper):
         except Exception as error:  # a bug in state handling must not kill the thread
             self.stopped = True
             self._observer.on_error(error)
-
-    def ended(self) -> bool:
-        return self.stopped
-
-    def on_error(self, error: Exception) -> None:
-        if not self.stopped:
-            self.stopped = True
-            self._observer.on_error(error)
-
-    def on_completed(self) -> None:
-        if not self.stopped:
-            self.stopped = True
-            self._observer.on_completed()

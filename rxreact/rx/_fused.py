@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 from reactivex import Observable, abc
 
-__all__ = ["NOTHING", "Fused", "Keeper", "subscribe_fused", "subscribe_observer"]
+__all__ = ["NOTHING", "Fused", "Keeper", "Relay", "subscribe_fused", "subscribe_observer"]
 
 _T = TypeVar("_T")
 
@@ -87,6 +87,30 @@ class Keeper:
 
     def on_completed(self) -> None:
         raise NotImplementedError
+
+
+class Relay(Keeper):
+    """A :class:`Keeper` that passes its terminal notification on to ``_observer``, once, and
+    nothing after it (``stopped``); a subclass says what ``on_next`` does."""
+
+    __slots__ = ("_observer", "stopped")
+
+    def __init__(self, observer: abc.ObserverBase[Any]) -> None:
+        self._observer = observer
+        self.stopped = False
+
+    def ended(self) -> bool:
+        return self.stopped
+
+    def on_error(self, error: Exception) -> None:
+        if not self.stopped:
+            self.stopped = True
+            self._observer.on_error(error)
+
+    def on_completed(self) -> None:
+        if not self.stopped:
+            self.stopped = True
+            self._observer.on_completed()
 
 
 class _Callbacks(Keeper):

@@ -117,13 +117,21 @@ def _short(text: str) -> str:
     return text if len(text) <= MAX_TOOL_TEXT else text[:MAX_TOOL_TEXT] + "…"
 
 
-def usage_of(final: FinalAnswer) -> dict[str, int]:
-    """The run's usage as the API reports it (zeros where the model reported nothing)."""
+def usage_of(final: FinalAnswer) -> dict[str, float]:
+    """The run's usage as the API reports it (zeros where the model reported nothing), with
+    its ``cost`` in USD when known (as OpenRouter reports it)."""
     usage = final.usage
     prompt = (usage.prompt_tokens if usage else None) or 0
     completion = (usage.completion_tokens if usage else None) or 0
     total = (usage.total_tokens if usage else None) or prompt + completion
-    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": total}
+    out: dict[str, float] = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": total,
+    }
+    if usage is not None and usage.cost is not None:
+        out["cost"] = usage.cost
+    return out
 
 
 def error_body(error: BaseException) -> tuple[int, dict[str, Any]]:
@@ -180,7 +188,7 @@ def chat_completion(chunks: Sequence[Chunk], answer: FinalAnswer | None = None) 
     content: list[str] = []
     reasoning: list[str] = []
     finish_reason: str | None = None
-    usage: dict[str, int] | None = None
+    usage: dict[str, float] | None = None
     head: Chunk = {}
     for chunk in chunks:
         head = head or chunk

@@ -226,6 +226,8 @@ def _set_usage(span: Any, usage: Usage | None) -> None:
         span.set_attribute("gen_ai.usage.input_tokens", usage.prompt_tokens)
     if usage.completion_tokens is not None:
         span.set_attribute("gen_ai.usage.output_tokens", usage.completion_tokens)
+    if usage.cost is not None:
+        span.set_attribute("rxreact.usage.cost_usd", usage.cost)
 
 
 def _provider_name(model: Any) -> str:

@@ -12,7 +12,7 @@ from rxreact.errors import (
     ProviderStreamError,
 )
 
-__all__ = ["first_label", "is_model_failure", "model_label"]
+__all__ = ["first_label", "is_model_failure", "member", "model_label"]
 
 
 def is_model_failure(error: BaseException) -> bool:
@@ -46,3 +46,11 @@ def first_label(model: Any) -> str:
     if isinstance(labels, tuple) and labels:
         return str(labels[0])
     return model_label(model)
+
+
+def member(model: Any, label: str) -> Any:
+    """The model of the chain ``model`` that ``label`` names (``model`` itself if no chain)."""
+    labels = getattr(model, "labels", None)
+    if isinstance(labels, tuple) and label in labels:
+        return model.models[labels.index(label)]
+    return model

@@ -1,0 +1,2 @@
+"""Money: what requests cost (:mod:`~rxreact.costs.prices`) and the limits a run keeps to
+(:mod:`~rxreact.costs.budget`)."""
