@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 from rxreact.errors import InvalidArgumentError
 from rxreact.model.http.model import HTTPChatModel
+from rxreact.model.openai._call_extras import SKIP_SIGNATURE
 
 __all__ = ["CHAT_PRESETS", "PREFIXES", "base_url_variable", "model_from"]
 
@@ -30,6 +31,8 @@ class ChatPreset(NamedTuple):
 
     base_url: str
     api_key_env: str
+    signature_placeholder: str | None = None
+    """Sent where the provider requires a thought signature the history lacks (Gemini)."""
 
 
 CHAT_PRESETS: dict[str, ChatPreset] = {
@@ -41,7 +44,9 @@ CHAT_PRESETS: dict[str, ChatPreset] = {
     "together": ChatPreset("https://api.together.xyz/v1", "TOGETHER_API_KEY"),
     "xai": ChatPreset("https://api.x.ai/v1", "XAI_API_KEY"),
     "gemini": ChatPreset(
-        "https://generativelanguage.googleapis.com/v1beta/openai", "GEMINI_API_KEY"
+        "https://generativelanguage.googleapis.com/v1beta/openai",
+        "GEMINI_API_KEY",
+        SKIP_SIGNATURE,
     ),
 }
 """The chat-completions presets (prefix → base URL and key variable)."""
@@ -92,6 +97,8 @@ def model_from(spec: str, **kwargs: Any) -> HTTPChatModel:
     kwargs.setdefault("base_url", os.environ.get(env) or preset.base_url)
     # The preset's own variable only: never $OPENAI_API_KEY, sent to another provider's host.
     kwargs.setdefault("api_key_env", preset.api_key_env)
+    if preset.signature_placeholder is not None:
+        kwargs.setdefault("signature_placeholder", preset.signature_placeholder)
     return OpenAIChatModel(name, **kwargs)
 
 

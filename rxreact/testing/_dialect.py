@@ -81,8 +81,9 @@ def dialect_for(path: str) -> Dialect | None:
 def _dialects() -> tuple[Dialect, ...]:
     # Imported here: the dialect modules import the model layer, which is heavier than this.
     from rxreact.testing._anthropic import MESSAGES
+    from rxreact.testing._gemini_openai import GEMINI_OPENAI
     from rxreact.testing._responses import LLAMA_SERVER_RESPONSES, RESPONSES
     from rxreact.testing._wire import CHAT_COMPLETIONS
 
     # The first whose path ends the request's answers: a strict variant before its base.
-    return (CHAT_COMPLETIONS, MESSAGES, LLAMA_SERVER_RESPONSES, RESPONSES)
+    return (GEMINI_OPENAI, CHAT_COMPLETIONS, MESSAGES, LLAMA_SERVER_RESPONSES, RESPONSES)
