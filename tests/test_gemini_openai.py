@@ -78,7 +78,7 @@ def test_a_recorded_signature_is_kept_and_sent_back_on_its_call() -> None:
     memory = InMemoryChatMemory()
     with (
         MockOpenAIServer(script) as server,
-        model_from("gemini:gemini-3-pro-preview", base_url=gemini_url(server)) as model,
+        model_from("gemini-openai:gemini-3-pro-preview", base_url=gemini_url(server)) as model,
     ):
         agent = ReactAgent(model, [get_weather], memory=memory)
         assert agent.call("Weather in Paris?", conversation_id="c") == "Paris is sunny."
@@ -102,7 +102,7 @@ def test_sequential_and_parallel_calls_each_go_back_as_gemini_requires() -> None
     ]
     with (
         MockOpenAIServer(script) as server,
-        model_from("gemini:gemini-3-flash", base_url=gemini_url(server)) as model,
+        model_from("gemini-openai:gemini-3-flash", base_url=gemini_url(server)) as model,
     ):
         answer = ReactAgent(model, [get_weather]).call("Oslo, Rome, then Bergen?")
     assert answer == "All sunny."  # every request taken: no 400
@@ -150,7 +150,7 @@ def test_a_history_from_another_model_gets_the_documented_placeholder() -> None:
     request = ChatRequest(messages=history_from_another_model())
     with (
         MockOpenAIServer([text_reply("Sunny."), text_reply("never")]) as server,
-        model_from("gemini:gemini-3-flash", base_url=gemini_url(server)) as preset,
+        model_from("gemini-openai:gemini-3-flash", base_url=gemini_url(server)) as preset,
         OpenAIChatModel("gemini-3-flash", base_url=gemini_url(server)) as plain,
     ):
         assert preset.complete(request).content == "Sunny."
@@ -238,7 +238,7 @@ def test_every_memory_keeps_the_signatures_for_the_next_turn(memory: ChatMemory)
     ]
     with (
         MockOpenAIServer(script) as server,
-        model_from("gemini:gemini-3-flash", base_url=gemini_url(server)) as model,
+        model_from("gemini-openai:gemini-3-flash", base_url=gemini_url(server)) as model,
     ):
         agent = ReactAgent(model, [get_weather], memory=memory)
         agent.call("Oslo?", conversation_id="c")

@@ -24,6 +24,7 @@ from rxreact.model.assembly import assemble
 from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
 from rxreact.model.http.sse import SSEDecoder
 from rxreact.model.openai.responses_wire import ResponsesParser
+from rxreact.testing._dialect import kind_in_body
 from rxreact.testing._responses_request import decode_request, request_problem
 from rxreact.testing._responses_writer import ResponseWriter
 from rxreact.testing._wire import error_body
@@ -35,6 +36,9 @@ class _Responses:
     """``POST /v1/responses``."""
 
     path = "/responses"
+
+    def kind(self, body: dict[str, Any], path: str) -> tuple[bool, str]:
+        return kind_in_body(body)
 
     def decode(self, body: dict[str, Any]) -> ChatRequest:
         return decode_request(body)
