@@ -93,7 +93,7 @@ class FallbackModel(Closeable):
             ()
             if breaker is None
             else tuple(
-                breaker.for_model(f"{label}@{getattr(m, 'base_url', '')}")
+                breaker.for_model(_breaker_key(label, m))
                 for label, m in zip(self.labels, models, strict=True)
             )
         )
@@ -248,6 +248,15 @@ def _percentile(hedge_after: float | str | None) -> float | None:
     if isinstance(hedge_after, bool) or not isinstance(hedge_after, int | float) or hedge_after < 0:
         raise InvalidArgumentError(f"hedge_after must be seconds or 'pNN', got {hedge_after!r}")
     return None
+
+
+def _breaker_key(label: str, model: Any) -> str:
+    """What a breaker is kept under: the model's name and endpoint, so every chain that calls
+    the same model at the same place shares it; a model with no endpoint (a scripted one) is
+    its own."""
+    base_url = getattr(model, "base_url", None)
+    where = base_url if isinstance(base_url, str) and base_url else f"object-{id(model):x}"
+    return f"{label}@{where}"
 
 
 def _unique(labels: list[str]) -> tuple[str, ...]:
