@@ -96,7 +96,6 @@ class Chain(abc.DisposableBase):
         self._next = 0  # the next model to try
         self._label = fallback.labels[0]  # the model the subscriber's chunks are from
         self._shown = False  # chunks of self._label reached the subscriber
-        self._reason = ""
         self._hold: ChunkHold | None = None
         self._hedge: abc.DisposableBase | None = None
         self._over = False
@@ -107,7 +106,9 @@ class Chain(abc.DisposableBase):
         """The first attempt (and the hedge timer, when the model hedges)."""
         attempt = self._launch("", announce=True)
         delay = self._fallback.hedge_delay()
-        if attempt is not None and delay is not None and len(self._fallback.models) > 1:
+        # Only the first model is hedged, while it is still waiting for its first chunk.
+        first = attempt is not None and attempt.index == 0 and not attempt.ended_
+        if first and delay is not None and len(self._fallback.models) > 1:
             self._hedge = self._timer.schedule_relative(delay, self._hedge_now)
 
     def _launch(self, reason: str, announce: bool) -> _Attempt | None:
