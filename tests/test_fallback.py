@@ -310,3 +310,20 @@ def test_each_attempt_is_its_own_span_naming_its_model_and_breaker_state() -> No
     assert first["rxreact.circuit_breaker.state"] == "closed"
     assert second["gen_ai.request.model"] == "b"
     assert second["gen_ai.usage.input_tokens"] == 4
+
+
+def test_the_chat_page_stream_withdraws_the_text_of_the_model_that_failed() -> None:
+    from rxreact.serve.ui_stream import to_ui_message_stream
+
+    scheduler = TestScheduler()
+    a = named("a", [cut(ChatChunk(text="Half an "))])
+    b = named("b", [text_reply("Whole.")])
+    agent = ReactAgent(FallbackModel([a, b], breaker=None), scheduler=scheduler)
+    parts: list[Any] = []
+    agent.stream("q").pipe(to_ui_message_stream()).subscribe(lambda c: parts.append(c.part))
+    scheduler.start()
+    (restarted,) = [p for p in parts if p["type"] == "data-round-restarted"]
+    withdrawn = restarted["data"]["partIds"]
+    shown = [p for p in parts if p["type"] == "text-delta"]
+    assert [p["delta"] for p in shown if p["id"] in withdrawn] == ["Half an "]
+    assert [p["delta"] for p in shown if p["id"] not in withdrawn] == ["Whole."]
