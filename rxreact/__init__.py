@@ -99,6 +99,7 @@ from rxreact.messages import (
 )
 from rxreact.model.anthropic.client import AnthropicModel
 from rxreact.model.base import ChatModel
+from rxreact.model.bedrock.client import BedrockModel
 from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
 from rxreact.model.gemini.client import GeminiModel
 from rxreact.model.openai.client import OpenAIChatModel
@@ -128,6 +129,7 @@ __all__ = [
     "AgentRun",
     "AnswerValidated",
     "AnthropicModel",
+    "BedrockModel",
     "ApprovalDecision",
     "ApprovalDecisionError",
     "Approver",
