@@ -114,7 +114,8 @@ class _GeminiWriter:
         return parts
 
     def fail(self, error: Exception) -> list[bytes]:
-        status = status_of(error)
+        code = getattr(error, "code", None)  # a scripted error's own code names its status
+        status = code if isinstance(code, int) and code >= 400 else status_of(error)
         return [sse_event(gemini_error_body(status, error_object(error)["message"]))]
 
     def end(self) -> list[bytes]:
