@@ -234,3 +234,15 @@ def test_a_stalled_stream_times_out_and_disposing_closes_the_socket() -> None:
         assert recorder.done.wait(5)
         subscription.dispose()
         assert server.wait_for_disconnects(1)
+
+
+def test_a_loopback_endpoint_without_credentials_goes_unsigned_and_asks_no_metadata_service(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    # The chain's instance-role provider would ask 169.254.169.254: the no-network guard of
+    # conftest.py fails the test if anything does.
+    with serving([text_reply("Hi."), text_reply("Again.")]) as (server, model):
+        assert result(model).completed and result(model).completed
+    assert "authorization" not in server.request_headers[0]

@@ -148,7 +148,7 @@ class BedrockModel(HTTPChatModel):
             raise ConfigurationError(
                 "BedrockModel signs with SigV4 for a region: pass region=... or set AWS_REGION"
             )
-        return SigV4Signer(self.region, self._credentials)
+        return SigV4Signer(self.region, self._credentials, local=self._unsigned_ok)
 
     def _sign(self, url: str, headers: dict[str, str], body: bytes) -> dict[str, str]:
         if url.endswith("/converse-stream"):

@@ -45,6 +45,20 @@ def region_of(region: str | None, environ: dict[str, str]) -> str | None:
     return str(profile_region) if profile_region else None
 
 
+_NETWORK_PROVIDERS = ("container-role", "iam-role")
+"""The chain's providers that ask a metadata service over the network."""
+
+
+def _chain_credentials(local: bool) -> Any:
+    session = _botocore("session").get_session()
+    if not local:
+        return session.get_credentials()
+    resolver = session.get_component("credential_provider")
+    for name in _NETWORK_PROVIDERS:
+        resolver.remove(name)
+    return resolver.load_credentials()
+
+
 class SigV4Signer:
     """Signs one request at a time with the credential chain's current credentials.
 
@@ -52,6 +66,8 @@ class SigV4Signer:
         region: the region the endpoint is in (part of every signature).
         credentials: botocore credentials to use instead of the chain's (tests, or a caller
             that resolved its own).
+        local: the endpoint is on loopback (a proxy, the mock): the chain stops before the
+            container and instance roles, whose metadata services are network calls.
 
     Raises:
         ConfigurationError: botocore is missing, or the chain found no credentials.
@@ -59,11 +75,11 @@ class SigV4Signer:
 
     __slots__ = ("_auth", "_credentials", "_request", "region")
 
-    def __init__(self, region: str, credentials: Any = None) -> None:
+    def __init__(self, region: str, credentials: Any = None, *, local: bool = False) -> None:
         self._auth = _botocore("auth").SigV4Auth
         self._request = _botocore("awsrequest").AWSRequest
         if credentials is None:
-            credentials = _botocore("session").get_session().get_credentials()
+            credentials = _chain_credentials(local)
         if credentials is None:
             raise ConfigurationError(
                 "no AWS credentials for Bedrock: set AWS_ACCESS_KEY_ID and "
