@@ -75,8 +75,8 @@ def model_from(spec: str, **kwargs: Any) -> HTTPChatModel:
     Args:
         spec: ``openai:`` (the Responses API), ``openai-chat:`` (chat completions),
             ``anthropic:``, ``gemini:`` (Gemini's native API), ``bedrock:`` (Bedrock's
-            Converse API: ``region=`` or ``$AWS_REGION``, ``$BEDROCK_BASE_URL``), or a chat-completions preset
-            (:data:`CHAT_PRESETS`); a name with no colon is an
+            Converse API: ``region=`` or ``$AWS_REGION``, ``$BEDROCK_BASE_URL``), or a
+            chat-completions preset (:data:`CHAT_PRESETS`); a name with no colon is an
             :class:`~rxreact.OpenAIChatModel` configured as today (``$OPENAI_*``).
         **kwargs: passed to the model's constructor (``base_url=``, ``api_key=``, timeouts...).
 
