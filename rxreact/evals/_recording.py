@@ -119,8 +119,11 @@ def write_run(directory: str | PathLike[str], run: RecordedRun) -> Path:
     lines = [json.dumps(_header(run)).encode()]
     for time, event in zip(run.times, run.events, strict=True):
         lines.append(
-            b'{"t": ' + repr(float(time)).encode() + b', "event": '
-            + agent_event_adapter.dump_json(event) + b"}"
+            b'{"t": '
+            + repr(float(time)).encode()
+            + b', "event": '
+            + agent_event_adapter.dump_json(event)
+            + b"}"
         )
     lines.append(json.dumps({"end": _end(run)}).encode())
     path.write_bytes(b"\n".join(lines) + b"\n")
@@ -275,5 +278,3 @@ def run_from_dict(data: dict[str, Any], file: str | None = None) -> RecordedRun:
         )
     run = _run(data, events, times, data.get("end") if data.get("complete", True) else None, file)
     return run
-
-
