@@ -69,6 +69,7 @@ def _header(run: RecordedRun) -> dict[str, Any]:
         "model": run.model,
         "virtual": run.virtual,
         "started_at": run.started_at,
+        "start": run.start,
         "case_data": None if run.source is None else case_data(run.source),
     }
 
@@ -224,6 +225,7 @@ def _run(
         result=result,
         virtual=bool(header.get("virtual", False)),
         started_at=float(header.get("started_at", 0.0)),
+        start=float(header.get("start", 0.0)),
         complete=end is not None,
         file=file,
         output_types=tuple(output_types) if output_types is not None else None,
