@@ -69,7 +69,7 @@ def test_the_report_file_round_trips(tmp_path: Path) -> None:
     assert [r.events for r in again.runs] == [r.events for r in report.runs]
     assert again.rescore(EVALUATORS).pass_rate == 0.5
     (path.parent / "bad.json").write_text("{}")
-    with pytest.raises(ValueError, match="bad.json: not an rxreact.evals report"):
+    with pytest.raises(ValueError, match=r"bad\.json: not an rxreact\.evals report"):
         Report.from_file(path.parent / "bad.json")
 
 
