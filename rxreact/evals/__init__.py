@@ -3,16 +3,27 @@ virtual time, and compare reports.
 
 ::
 
-    from rxreact.evals import Case, Contains, Dataset, MaxRounds, ToolCalls
+    import tempfile
+
+    from rxreact import OpenAIChatModel, ReactAgent, tool
+    from rxreact.evals import Case, Contains, Dataset, MaxRounds, ToolCalls, rescore
+
+    @tool
+    def get_weather(city: str) -> str:
+        \"\"\"Current weather for a city.\"\"\"
+        return f"{city}: sunny, 21°C"
 
     dataset = Dataset(
-        [Case("paris", "Weather in Paris?", expected="sunny")],
-        evaluators=[Contains("sunny", case_sensitive=False), ToolCalls(["get_weather"]),
-                    MaxRounds(2)],
+        [Case("paris", "Weather in Paris?"), Case("oslo", "Weather in Oslo?")],
+        evaluators=[Contains("sunny"), ToolCalls(["get_weather"]), MaxRounds(2)],
     )
-    report = dataset.evaluate(agent, record_to="runs/")   # or a factory, virtual_time=True
-    print(report)                                          # the table, averages, latencies
-    report.assert_passed(min_pass_rate=0.9, baseline=Report.from_file("baseline.json"))
+    runs = tempfile.mkdtemp()
+    with OpenAIChatModel() as model:          # a factory and virtual_time=True work too
+        report = dataset.evaluate(ReactAgent(model, [get_weather]), record_to=runs)
+    print(report)                             # the table, averages, latencies, usage
+    report.assert_passed(min_pass_rate=1.0)   # what a pytest test calls
+    offline = rescore(runs, [Contains("21°C")])   # no request to the model
+    assert offline.passed
 
 A run is data: its typed events with their ``seq`` and times. Evaluators are functions of
 that record, so :func:`rescore` scores recordings again without calling the agent's model,
