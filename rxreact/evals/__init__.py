@@ -34,6 +34,7 @@ diffs two event streams down to the first event where they part.
 from __future__ import annotations
 
 from rxreact.evals._case import Case
+from rxreact.evals._compare import CaseChange, Comparison
 from rxreact.evals._context import EvalContext
 from rxreact.evals._dataset import Dataset
 from rxreact.evals._report import CaseResult, Failure, Report, RunResult
@@ -64,7 +65,9 @@ from rxreact.evals.evaluators import (
 __all__ = [
     "REGISTRY",
     "Case",
+    "CaseChange",
     "CaseResult",
+    "Comparison",
     "Contains",
     "Dataset",
     "DatasetError",
