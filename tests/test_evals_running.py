@@ -288,3 +288,34 @@ def test_progress_draws_on_a_terminal_only(capsys: pytest.CaptureFixture[str]) -
     quiet = io.StringIO()
     Progress(3, True, quiet).add(True)
     assert quiet.getvalue() == ""
+
+
+def test_a_live_timeout_fails_the_case_and_closes_its_connection() -> None:
+    def script(request: ChatRequest) -> Any:
+        return [Hang()] if request.messages[-1].content == "hang" else text_reply("ok")
+
+    dataset = Dataset([Case("hangs", "hang"), Case("fine", "fine")])
+    with MockOpenAIServer(script) as server, OpenAIChatModel("mock", base_url=server.base_url) as m:
+        report = dataset.evaluate(ReactAgent(m), timeout=0.5, progress=False)
+        assert server.wait_for_disconnects(1, timeout=10)
+    hangs = report.case("hangs").runs[0]
+    assert hangs.error == "TimeoutError: the run took longer than 0.5 s (timeout)"
+    assert hangs.duration == 0.5 and report.case("fine").passed
+
+
+def test_cancelling_aevaluate_cancels_the_runs_in_flight() -> None:
+    dataset = Dataset([Case("hangs", "hang")])
+
+    async def cancel_midway(server: MockOpenAIServer, model: OpenAIChatModel) -> None:
+        task = asyncio.ensure_future(dataset.aevaluate(ReactAgent(model), progress=False))
+        assert await asyncio.to_thread(server.wait_for_requests, 1, 10.0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    with (
+        MockOpenAIServer(lambda request: [Hang()]) as server,
+        OpenAIChatModel("mock", base_url=server.base_url) as model,
+    ):
+        asyncio.run(cancel_midway(server, model))
+        assert server.wait_for_disconnects(1, timeout=10)
