@@ -170,12 +170,11 @@ def read_run(path: str | PathLike[str]) -> RecordedRun | None:
                 events.append(item.event)
                 times.append(item.t)
                 continue
-            except ValidationError as error:
+            except ValidationError:
                 if not _whole(line):
                     problems.append(f"cut short at line {number}")
                     break
                 skipped += 1  # an event of another version: the others still tell the run
-                del error
                 continue
         try:
             item = json.loads(line)
@@ -278,5 +277,4 @@ def run_from_dict(data: dict[str, Any], file: str | None = None) -> RecordedRun:
             RecordingWarning,
             3,
         )
-    run = _run(data, events, times, data.get("end") if data.get("complete", True) else None, file)
-    return run
+    return _run(data, events, times, data.get("end") if data.get("complete", True) else None, file)
