@@ -7,7 +7,10 @@ import pytest
 from rxreact import AssistantMessage, Image, InvalidArgumentError, UserMessage
 from rxreact.evals import Case, Contains, Dataset, DatasetError
 
-PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9"
+    "awAAAABJRU5ErkJggg=="
+)
 
 
 def test_a_case_holds_its_question_history_and_evaluators() -> None:
