@@ -268,6 +268,8 @@ def test_bad_arguments_are_clear() -> None:
         dataset.evaluate(lambda s: "nope", virtual_time=True, progress=False)
     on_test_scheduler = ReactAgent(ScriptedModel([text_reply("x")]), scheduler=TestScheduler())
     assert dataset.evaluate(on_test_scheduler, virtual_time=True, progress=False).passed
+    on_test_scheduler = ReactAgent(ScriptedModel([text_reply("x")]), scheduler=TestScheduler())
+    assert dataset.evaluate(on_test_scheduler, progress=False).passed  # its clock moved here too
 
 
 def test_progress_draws_on_a_terminal_only(capsys: pytest.CaptureFixture[str]) -> None:

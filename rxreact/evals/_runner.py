@@ -78,6 +78,7 @@ class Evaluation:
         virtual_time: bool = False,
         output_type: Any = None,
     ) -> None:
+        self._lock = threading.Lock()
         self.dataset = dataset
         self.concurrency = check_int("concurrency", concurrency, 1)
         repeat = check_int("repeat", repeat, 1)
@@ -94,7 +95,6 @@ class Evaluation:
         self.scored: list[RunResult] = []
         self.failure: BaseException | None = None
         self.done = threading.Event()
-        self._lock = threading.Lock()
         self._open = 1  # the runs' stream, plus each scoring on the tools' pool
         self._notify: Callable[[], None] | None = None
         self._running: dict[int, Callable[[str], None]] = {}  # virtual time: ends a stalled run
@@ -104,13 +104,13 @@ class Evaluation:
         """What gives each run its agent: the agent itself, or the factory's (called once
         for live runs, once per run in virtual time: a scripted model plays one script)."""
         if isinstance(agent, ReactAgent):
-            if virtual_time:
-                if not isinstance(agent.scheduler, VirtualTimeScheduler):
-                    raise InvalidArgumentError(
-                        "virtual_time=True needs a factory (scheduler) -> ReactAgent, or an "
-                        "agent on a TestScheduler"
-                    )
-                self.scheduler = agent.scheduler
+            if isinstance(agent.scheduler, VirtualTimeScheduler):
+                self.scheduler = agent.scheduler  # its time moves only when this moves it
+            elif virtual_time:
+                raise InvalidArgumentError(
+                    "virtual_time=True needs a factory (scheduler) -> ReactAgent, or an "
+                    "agent on a TestScheduler"
+                )
             return lambda: agent
         if not callable(agent):
             raise InvalidArgumentError(
