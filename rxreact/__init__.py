@@ -113,6 +113,7 @@ from rxreact.runs import (
     follow,
 )
 from rxreact.tools.approval import ApprovalDecision, Approver
+from rxreact.tools.run_context import RunContext, RunInfo
 from rxreact.tools.source import ToolSource
 from rxreact.tools.tool import Tool, tool
 
@@ -181,7 +182,9 @@ __all__ = [
     "RoundRestarted",
     "RoundStarted",
     "RunCancelledError",
+    "RunContext",
     "RunError",
+    "RunInfo",
     "RunLostError",
     "RunNotFoundError",
     "RunStalledError",

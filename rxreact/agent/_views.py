@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import AsyncIterator, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Generic, cast
 
 from reactivex.scheduler import VirtualTimeScheduler
 
@@ -23,6 +23,7 @@ from rxreact.events import AgentEvent, FinalAnswer
 from rxreact.messages._labels import Question
 from rxreact.result import AgentResult
 from rxreact.rx._blocking import iterate
+from rxreact.tools.run_context import DepsT, check_deps
 
 if TYPE_CHECKING:
     from rxreact.agent.react_agent import ReactAgent
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["AgentViews"]
 
 
-class AgentViews:
+class AgentViews(Generic[DepsT]):
     """The views of a run that block or await, mixed into :class:`~rxreact.agent.ReactAgent`."""
 
     def run(
@@ -40,6 +41,7 @@ class AgentViews:
         *,
         options: Mapping[str, Any] | None = None,
         output_type: Any = None,
+        deps: DepsT | None = None,
     ) -> AgentResult:
         """Run to the end and return the result (blocking).
 
@@ -49,6 +51,7 @@ class AgentViews:
         agent = _agent(self)
         question = check_run(question, conversation_id, options)
         output = output_spec(output_type)
+        check_deps(agent.deps_type, deps)
         done = threading.Event()
         outcome: dict[str, Any] = {}
 
@@ -60,7 +63,7 @@ class AgentViews:
             outcome["error"] = error
             done.set()
 
-        run = RunLoop(agent, question, conversation_id, options, output)
+        run = RunLoop(agent, question, conversation_id, options, output, deps)
         subscription = agent._subscribe(run, on_next, on_error, done.set)
         try:
             if isinstance(agent.scheduler, VirtualTimeScheduler) and not done.is_set():
@@ -80,10 +83,11 @@ class AgentViews:
         conversation_id: str | None = None,
         *,
         options: Mapping[str, Any] | None = None,
+        deps: DepsT | None = None,
     ) -> str:
         """Run to the end and return the answer text (blocking)."""
         agent = _agent(self)
-        return agent.run(question, conversation_id, options=options).answer
+        return agent.run(question, conversation_id, options=options, deps=deps).answer
 
     def iter(
         self,
@@ -93,6 +97,7 @@ class AgentViews:
         buffer_size: int = 256,
         options: Mapping[str, Any] | None = None,
         output_type: Any = None,
+        deps: DepsT | None = None,
     ) -> Iterator[AgentEvent]:
         """The run's events as a blocking iterator: ``for event in agent.iter(q): ...``.
 
@@ -104,7 +109,9 @@ class AgentViews:
             RxReactError: whatever ended the run, from the loop's ``next``.
         """
         agent = _agent(self)
-        events = agent.stream(question, conversation_id, options=options, output_type=output_type)
+        events = agent.stream(
+            question, conversation_id, options=options, output_type=output_type, deps=deps
+        )
         return iterate(events, agent.scheduler, buffer_size)
 
     def iter_text(
@@ -114,6 +121,7 @@ class AgentViews:
         *,
         buffer_size: int = 256,
         options: Mapping[str, Any] | None = None,
+        deps: DepsT | None = None,
     ) -> Iterator[str]:
         """The live answer text (what :meth:`text` emits) as a blocking iterator.
 
@@ -121,7 +129,7 @@ class AgentViews:
         cancellation as in :meth:`iter`.
         """
         agent = _agent(self)
-        text = agent.text(question, conversation_id, options=options)
+        text = agent.text(question, conversation_id, options=options, deps=deps)
         return iterate(text, agent.scheduler, buffer_size)
 
     async def arun(
@@ -131,6 +139,7 @@ class AgentViews:
         *,
         options: Mapping[str, Any] | None = None,
         output_type: Any = None,
+        deps: DepsT | None = None,
     ) -> AgentResult:
         """Run to the end and return the result, awaiting instead of blocking.
 
@@ -142,6 +151,7 @@ class AgentViews:
         agent = _agent(self)
         question = check_run(question, conversation_id, options)
         output = output_spec(output_type)
+        check_deps(agent.deps_type, deps)
         loop = asyncio.get_running_loop()
         finished: asyncio.Future[FinalAnswer] = loop.create_future()
 
@@ -164,7 +174,7 @@ class AgentViews:
             missing = AgentError("the run completed without a final_answer event")
             loop.call_soon_threadsafe(settle, None, missing)
 
-        run = RunLoop(agent, question, conversation_id, options, output)
+        run = RunLoop(agent, question, conversation_id, options, output, deps)
         subscription = agent._subscribe(run, on_next, on_error, on_completed)
         try:
             if isinstance(agent.scheduler, VirtualTimeScheduler):
@@ -180,10 +190,11 @@ class AgentViews:
         conversation_id: str | None = None,
         *,
         options: Mapping[str, Any] | None = None,
+        deps: DepsT | None = None,
     ) -> str:
         """Run to the end and return the answer text, awaiting instead of blocking."""
         agent = _agent(self)
-        return (await agent.arun(question, conversation_id, options=options)).answer
+        return (await agent.arun(question, conversation_id, options=options, deps=deps)).answer
 
     async def astream(
         self,
@@ -192,6 +203,7 @@ class AgentViews:
         *,
         options: Mapping[str, Any] | None = None,
         output_type: Any = None,
+        deps: DepsT | None = None,
     ) -> AsyncIterator[AgentEvent]:
         """The run's events as an async iterator; leaving the loop early cancels the run."""
         agent = _agent(self)
@@ -201,7 +213,9 @@ class AgentViews:
         def put(kind: str, value: Any = None) -> None:
             loop.call_soon_threadsafe(queue.put_nowait, (kind, value))
 
-        events = agent.stream(question, conversation_id, options=options, output_type=output_type)
+        events = agent.stream(
+            question, conversation_id, options=options, output_type=output_type, deps=deps
+        )
         subscription = events.subscribe(
             lambda e: put("next", e), lambda e: put("error", e), lambda: put("done")
         )
@@ -218,6 +232,6 @@ class AgentViews:
             subscription.dispose()
 
 
-def _agent(views: AgentViews) -> ReactAgent:
+def _agent(views: AgentViews[DepsT]) -> ReactAgent[DepsT]:
     """The agent these views belong to (the mixin is only ever a ReactAgent)."""
-    return cast("ReactAgent", views)
+    return cast("ReactAgent[DepsT]", views)
