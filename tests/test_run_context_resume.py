@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from deps_tools import Shop, ran, shop_tools
+from test_takeover import wait_until
 
 from rxreact import (
     OpenAIChatModel,
@@ -29,15 +29,6 @@ pytestmark = pytest.mark.integration
 
 CHILD = Path(__file__).with_name("deps_child.py")
 LOST_AFTER = 0.6
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = 15.0) -> bool:
-    tick = threading.Event()
-    for _ in range(int(timeout / 0.01)):
-        if condition():
-            return True
-        tick.wait(0.01)
-    return condition()
 
 
 class Lost:
