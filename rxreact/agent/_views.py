@@ -18,9 +18,10 @@ from reactivex.scheduler import VirtualTimeScheduler
 from rxreact._validate import check_run
 from rxreact.agent.run_loop import RunLoop
 from rxreact.checks.validation import output_spec
-from rxreact.errors import AgentError
+from rxreact.errors import AgentError, InvalidArgumentError
 from rxreact.events import AgentEvent, FinalAnswer
 from rxreact.messages._labels import Question
+from rxreact.operators._output_values import NOT_OUTPUT, output_value, output_values
 from rxreact.result import AgentResult
 from rxreact.rx._blocking import iterate
 from rxreact.tools.run_context import DepsT, check_deps
@@ -132,6 +133,54 @@ class AgentViews(Generic[DepsT]):
         text = agent.text(question, conversation_id, options=options, deps=deps)
         return iterate(text, agent.scheduler, buffer_size)
 
+    def iter_output(
+        self,
+        question: Question,
+        conversation_id: str | None = None,
+        *,
+        buffer_size: int = 256,
+        options: Mapping[str, Any] | None = None,
+        output_type: Any = None,
+        deps: DepsT | None = None,
+    ) -> Iterator[Any]:
+        """The typed answer as it forms, as a blocking iterator: each ``output_partial``'s
+        value (a ``dict`` parsed so far), ``{}`` again after a rejected draft
+        (``output_reset``), and last the validated object (``final_answer.output``).
+
+        ``for form in agent.iter_output(q, output_type=Forecast): render(form)``. Buffering
+        and cancellation as in :meth:`iter`.
+
+        Raises:
+            InvalidArgumentError: no ``output_type`` here nor on the agent.
+            RxReactError: whatever ended the run (``OutputValidationError`` included).
+        """
+        agent = _agent(self)
+        _typed(agent, output_type)
+        events = agent.stream(
+            question, conversation_id, options=options, output_type=output_type, deps=deps
+        )
+        return iterate(events.pipe(output_values()), agent.scheduler, buffer_size)
+
+    async def aiter_output(
+        self,
+        question: Question,
+        conversation_id: str | None = None,
+        *,
+        options: Mapping[str, Any] | None = None,
+        output_type: Any = None,
+        deps: DepsT | None = None,
+    ) -> AsyncIterator[Any]:
+        """:meth:`iter_output` as an async iterator; leaving the loop early cancels the run."""
+        agent = _agent(self)
+        _typed(agent, output_type)
+        events = agent.astream(
+            question, conversation_id, options=options, output_type=output_type, deps=deps
+        )
+        async for event in events:
+            value = output_value(event)
+            if value is not NOT_OUTPUT:
+                yield value
+
     async def arun(
         self,
         question: Question,
@@ -230,6 +279,14 @@ class AgentViews(Generic[DepsT]):
                     return
         finally:
             subscription.dispose()
+
+
+def _typed(agent: ReactAgent[Any], output_type: Any) -> None:
+    if output_type is None and agent.output is None:
+        raise InvalidArgumentError(
+            "iter_output needs an output_type (iter_output(q, output_type=...) or "
+            "ReactAgent(output_type=...))"
+        )
 
 
 def _agent(views: AgentViews[DepsT]) -> ReactAgent[DepsT]:

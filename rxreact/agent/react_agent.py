@@ -39,6 +39,7 @@ from rxreact.checks.judge import Judge
 from rxreact.checks.validation import (
     DraftChecks,
     OnJudgeError,
+    OutputSpec,
     output_spec,
     validated_text,
 )
@@ -176,6 +177,9 @@ class ReactAgent(AgentViews[DepsT]):
         prepare_tools: ``fn(ctx, tools) -> tools`` (sync or async) at the start of each run:
             the tools this run offers (hide some, change their descriptions...). A hidden tool
             the model calls anyway does not run: the model reads that there is no such tool.
+        output_type: the typed answer of every run that names none (as ``stream(output_type=)``;
+            what :func:`~rxreact.serve.create_app` serves); it streams as ``output_partial``
+            events while it forms, and :meth:`iter_output` yields it.
 
     Raises:
         InvalidArgumentError: a setting of the wrong type or value (the message names it), or
@@ -222,6 +226,7 @@ class ReactAgent(AgentViews[DepsT]):
         deps_factory: Callable[[RunInfo], DepsT] | None = None,
         instructions: Instructions | None = None,
         prepare_tools: PrepareTools | None = None,
+        output_type: Any = None,
     ) -> None:
         if isinstance(model, str):
             model = model_from(model)
@@ -316,6 +321,8 @@ class ReactAgent(AgentViews[DepsT]):
             )
         self.deps_factory: Callable[[RunInfo], DepsT] | None = deps_factory
         self.setup: RunSetup = RunSetup(instructions, prepare_tools)
+        self.output: OutputSpec | None = output_spec(output_type)
+        """The agent's typed answer (``output_type``), for runs that name none."""
         """The instructions and ``prepare_tools`` each run starts with."""
 
     def __repr__(self) -> str:

@@ -170,6 +170,8 @@ class ResumedRun(RunLoop):
                 if self._revise():
                     if self.checkpoints is not None:
                         checkpointing.note(self, self.checkpoints, answered.round)
+                    if self.output is not None:
+                        yield immediately(self._output_reset(answered.round))
                     yield from self._rounds(self._restart(), answered.forced)
                     return
                 self._check_output_type(answered)

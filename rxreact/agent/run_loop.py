@@ -64,6 +64,7 @@ from rxreact.errors import (
 from rxreact.events import (
     FinalAnswer,
     MaxRoundsReached,
+    OutputReset,
     RoundStarted,
     ToolResult,
     UsagePurpose,
@@ -86,6 +87,7 @@ from rxreact.operators import (
     concat_steps,
     deliver_on,
     finish_round,
+    output_partials,
     process_chunk,
     run_tools,
 )
@@ -156,7 +158,7 @@ class RunLoop:
         self._lease_hold = LeaseHold()  # how long each renewal extends it (hold_conversation)
         self.output: OutputSpec | None = (
             output_type if isinstance(output_type, OutputSpec) else output_spec(output_type)
-        )
+        ) or agent.output
         if self.output is not None:
             self.options["response_format"] = self.output.response_format
         self.checked: bool = agent.judge is not None or self.output is not None
@@ -305,6 +307,8 @@ class RunLoop:
                     if self._revise():
                         if durable is not None:
                             checkpointing.note(self, durable, state.round)
+                        if self.output is not None:  # its partials are withdrawn
+                            yield immediately(self._output_reset(state.round))
                         prefix, forced = (), state.forced
                         continue
                     self._check_output_type(state)
@@ -402,6 +406,9 @@ class RunLoop:
             self.outcome,
         )
 
+    def _output_reset(self, round_number: int) -> OutputReset:
+        return OutputReset(round=round_number, reason=self.outcome.feedback)
+
     def _revise(self) -> bool:
         """After a check: count the judge's usage; on a rejection with revisions left, add the
         feedback for the model and say a new round follows."""
@@ -487,8 +494,10 @@ class RunLoop:
         model_events = agent.model.stream(request).pipe(
             deliver_on(agent.scheduler, agent.buffer_size),
             process_chunk(state),
-            finish_round(state),
         )
+        if self.output is not None:  # the typed answer as it forms
+            model_events = model_events.pipe(output_partials(state.round))
+        model_events = model_events.pipe(finish_round(state))
         if self.trace is not None:
             model_events = self.trace.round(model_events, request, state)
         return starting_with(model_events, *prefix, RoundStarted(round=state.round))
