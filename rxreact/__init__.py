@@ -67,6 +67,8 @@ from rxreact.events import (
     GuardrailTripped,
     Handoff,
     MaxRoundsReached,
+    OutputPartial,
+    OutputReset,
     ReasoningDelta,
     RoundFinished,
     RoundModeDecided,
@@ -116,6 +118,7 @@ from rxreact.runs import (
     follow,
 )
 from rxreact.tools.approval import ApprovalDecision, Approver
+from rxreact.tools.run_context import RunContext, RunInfo
 from rxreact.tools.source import ToolSource
 from rxreact.tools.tool import Tool, tool
 
@@ -174,6 +177,8 @@ __all__ = [
     "NotFoundError",
     "OpenAIChatModel",
     "OpenAIResponsesModel",
+    "OutputPartial",
+    "OutputReset",
     "OutputValidationError",
     "ProviderStreamError",
     "RateLimitError",
@@ -187,7 +192,9 @@ __all__ = [
     "RoundRestarted",
     "RoundStarted",
     "RunCancelledError",
+    "RunContext",
     "RunError",
+    "RunInfo",
     "RunLostError",
     "RunNotFoundError",
     "RunStalledError",

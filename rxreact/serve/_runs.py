@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import OrderedDict
+from typing import Any
 
 from reactivex import Observable
 from reactivex import operators as ops
@@ -20,6 +21,7 @@ from rxreact.errors import ApprovalDecisionError, TooManyRunsError
 from rxreact.events import AgentEvent
 from rxreact.marbles import Recorder, Recording
 from rxreact.runs import AgentRun, follow
+from rxreact.serve._deps import RequestDeps, served_deps
 
 __all__ = ["RunRegistry"]
 
@@ -34,9 +36,15 @@ class RunRegistry:
     """
 
     def __init__(
-        self, agent: ReactAgent, *, keep_recordings: int = 256, max_runs_per_user: int = 0
+        self,
+        agent: ReactAgent[Any],
+        *,
+        keep_recordings: int = 256,
+        max_runs_per_user: int = 0,
+        deps_factory: RequestDeps | None = None,
     ) -> None:
         self.agent = agent
+        self.deps_factory = deps_factory
         self.event_log = agent.event_log
         self._keep = keep_recordings
         self._max_per_user = max_runs_per_user
@@ -50,13 +58,14 @@ class RunRegistry:
         question: str,
         conversation_id: str | None,
         user: str = "",
-        agent: ReactAgent | None = None,
+        agent: ReactAgent[Any] | None = None,
     ) -> AgentRun:
         """Start a run for ``user`` (on ``agent``, default the registry's).
 
         Raises ``ConversationBusyError`` when the agent rejects a busy conversation, and
         ``TooManyRunsError`` when ``user`` already has ``max_runs_per_user`` runs in flight
-        in this process.
+        in this process. With a ``deps_factory`` the run gets the deps it makes for the
+        request being served and ``user``.
         """
         with self._lock:
             running = self._in_flight.get(user, 0)
@@ -66,7 +75,9 @@ class RunRegistry:
                 )
             self._in_flight[user] = running + 1
         try:
-            run = (agent or self.agent).start(question, conversation_id=conversation_id)
+            factory = self.deps_factory
+            deps = served_deps(factory, user) if factory is not None else None
+            run = (agent or self.agent)._start(question, conversation_id, None, None, deps, user)
         except BaseException:
             self._release(user)
             raise
