@@ -27,6 +27,7 @@ from rxreact._validate import (
     check_run,
     described,
 )
+from rxreact.agent._run_setup import RunSetup
 from rxreact.agent._settings import check_settings, check_waits, tool_items
 from rxreact.agent._views import AgentViews
 from rxreact.agent.as_tool import ChildMemory, agent_tool
@@ -38,6 +39,7 @@ from rxreact.checks.judge import Judge
 from rxreact.checks.validation import (
     DraftChecks,
     OnJudgeError,
+    OutputSpec,
     output_spec,
     validated_text,
 )
@@ -61,6 +63,13 @@ from rxreact.runs.memory import InMemoryEventLog
 from rxreact.rx._run_output import RunOutput
 from rxreact.scheduling import shared_scheduler
 from rxreact.tools.approval import Approver
+from rxreact.tools.run_context import (
+    DepsT,
+    Instructions,
+    PrepareTools,
+    RunInfo,
+    check_deps,
+)
 from rxreact.tools.source import ToolSource, collect_tools
 from rxreact.tools.tool import Tool
 
@@ -74,8 +83,9 @@ FORCED_FINAL_INSTRUCTION = (
 """The instruction appended (as a user message) for the forced final round."""
 
 
-class ReactAgent(AgentViews):
-    """A streaming ReAct agent.
+class ReactAgent(AgentViews[DepsT]):
+    """A streaming ReAct agent, generic in the type of its runs' dependencies
+    (``ReactAgent[Shop](..., deps_type=Shop)``; see :class:`~rxreact.RunContext`).
 
     Args:
         model: any :class:`~rxreact.model.base.ChatModel` (``OpenAIChatModel``,
@@ -156,6 +166,21 @@ class ReactAgent(AgentViews):
             on the same history. See :mod:`rxreact.agent.handoffs`.
         max_handoffs: handoffs one turn may make; one more ends the run with
             :class:`~rxreact.MaxHandoffsExceededError`.
+        deps_type: the class of the ``deps=`` every run is given (a run given anything else
+            fails with :class:`~rxreact.InvalidArgumentError` at the call); tools, instructions
+            and ``prepare_tools`` read them as ``ctx.deps``. See :mod:`rxreact.tools.run_context`.
+        deps_factory: ``fn(info: RunInfo) -> deps`` for a run this process resumes
+            (:meth:`resume_runs`): deps are never stored with a run. A run that was given deps
+            and is resumed where there is no factory is given up, its tools not run.
+        instructions: more of the system message, worked out at the start of each run: a
+            ``str``, ``fn(ctx) -> str`` (sync or async) or a list of both, joined after
+            ``system_prompt``; never stored in the conversation.
+        prepare_tools: ``fn(ctx, tools) -> tools`` (sync or async) at the start of each run:
+            the tools this run offers (hide some, change their descriptions...). A hidden tool
+            the model calls anyway does not run: the model reads that there is no such tool.
+        output_type: the typed answer of every run that names none (as ``stream(output_type=)``;
+            what :func:`~rxreact.serve.create_app` serves); it streams as ``output_partial``
+            events while it forms, and :meth:`iter_output` yields it.
 
     Raises:
         InvalidArgumentError: a setting of the wrong type or value (the message names it), or
@@ -196,8 +221,13 @@ class ReactAgent(AgentViews):
         input_guardrails: Iterable[InputGuardrail] | None = None,
         output_guardrails: Iterable[OutputGuardrail] | None = None,
         hold: Hold = "sentence",
-        handoffs: Iterable[ReactAgent] = (),
+        handoffs: Iterable[ReactAgent[Any]] = (),
         max_handoffs: int = 5,
+        deps_type: type[DepsT] | None = None,
+        deps_factory: Callable[[RunInfo], DepsT] | None = None,
+        instructions: Instructions | None = None,
+        prepare_tools: PrepareTools | None = None,
+        output_type: Any = None,
         budget: Budget | None = None,
     ) -> None:
         if isinstance(model, str):
@@ -256,7 +286,7 @@ class ReactAgent(AgentViews):
         """The most each run (or conversation) may spend; ``budget=`` of a run overrides it."""
         self.hold: Hold = hold
         self.max_handoffs: int = check_int("max_handoffs", max_handoffs, 0)
-        self.handoffs: dict[str, ReactAgent] = {}
+        self.handoffs: dict[str, ReactAgent[Any]] = {}
         """The handoff targets by the name of their ``transfer_to_<name>`` tool."""
         for tool_name, (transfer, target) in handoff_tools(handoffs).items():
             if tool_name in self.tools:
@@ -290,6 +320,16 @@ class ReactAgent(AgentViews):
         self.on_busy: Literal["queue", "reject"] = on_busy
         self.busy_timeout = busy_timeout
         self.lease_ttl = lease_ttl
+        self.deps_type: type[DepsT] | None = deps_type
+        if deps_factory is not None and not callable(deps_factory):
+            raise InvalidArgumentError(
+                f"deps_factory must be a function fn(info) -> deps, got {described(deps_factory)}"
+            )
+        self.deps_factory: Callable[[RunInfo], DepsT] | None = deps_factory
+        self.setup: RunSetup = RunSetup(instructions, prepare_tools)
+        self.output: OutputSpec | None = output_spec(output_type)
+        """The agent's typed answer (``output_type``), for runs that name none."""
+        """The instructions and ``prepare_tools`` each run starts with."""
 
     def __repr__(self) -> str:
         named = f"name={self.name!r}, " if self.name != "agent" else ""
@@ -329,6 +369,7 @@ class ReactAgent(AgentViews):
         *,
         options: Mapping[str, Any] | None = None,
         output_type: Any = None,
+        deps: DepsT | None = None,
         budget: Budget | None = None,
     ) -> Observable[AgentEvent]:
         """The run's events, cold: each subscription is one run.
@@ -346,15 +387,20 @@ class ReactAgent(AgentViews):
             output_type: a pydantic model the answer must be: every round asks for it
                 (``response_format`` ``json_schema``), a draft that does not parse is sent back
                 like a judge's rejection, and ``final_answer.output`` holds the parsed value.
+            deps: what this run's tools and instructions read as ``ctx.deps``.
+
+        Raises:
+            InvalidArgumentError: an argument of the wrong type (``deps`` not a ``deps_type``).
         """
 
         question = check_run(question, conversation_id, options)
         output = output_spec(output_type)
+        check_deps(self.deps_type, deps)
 
         def subscribe(
             observer: abc.ObserverBase[Any], _: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
-            run = RunLoop(self, question, conversation_id, options, output, budget=budget)
+            run = RunLoop(self, question, conversation_id, options, output, deps, budget=budget)
             return self._subscribe(run, observer)
 
         return Observable(subscribe)
@@ -366,6 +412,7 @@ class ReactAgent(AgentViews):
         *,
         options: Mapping[str, Any] | None = None,
         output_type: Any = None,
+        deps: DepsT | None = None,
         budget: Budget | None = None,
     ) -> AgentRun:
         """Start a hot run now, independent of any subscriber, and return its handle.
@@ -373,14 +420,29 @@ class ReactAgent(AgentViews):
         The run's events go to :attr:`event_log`; ``run.events(after=0)`` replays and follows
         them, any number of times, even after the run ended (within retention);
         ``run.cancel()`` stops it; ``run.result()`` / ``await run.aresult()`` wait for the
-        :class:`AgentResult`. See :class:`~rxreact.AgentRun`. ``options`` and ``output_type``
-        as for :meth:`stream`.
+        :class:`AgentResult`. See :class:`~rxreact.AgentRun`. ``options``, ``output_type`` and
+        ``deps`` as for :meth:`stream`.
         """
+        return self._start(question, conversation_id, options, output_type, deps, budget=budget)
+
+    def _start(
+        self,
+        question: Question,
+        conversation_id: str | None,
+        options: Mapping[str, Any] | None,
+        output_type: Any,
+        deps: Any,
+        user: str | None = None,
+        budget: Budget | None = None,
+    ) -> AgentRun:
+        """:meth:`start`, for ``user`` when a server starts it (a resumed run's
+        ``deps_factory`` is told whose it was)."""
         question = check_run(question, conversation_id, options)
         output = output_spec(output_type)
-        return AgentRun(
-            self, RunLoop(self, question, conversation_id, options, output, budget=budget)
-        )
+        check_deps(self.deps_type, deps)
+        run = RunLoop(self, question, conversation_id, options, output, deps, budget=budget)
+        run.user = user
+        return AgentRun(self, run)
 
     def resume_runs(self) -> list[AgentRun]:
         """Claim the runs of :attr:`event_log` whose process died and resume them here.
@@ -439,6 +501,7 @@ class ReactAgent(AgentViews):
         conversation_id: str | None = None,
         *,
         options: Mapping[str, Any] | None = None,
+        deps: DepsT | None = None,
         budget: Budget | None = None,
     ) -> Observable[str]:
         """Only the live answer text of the run (``text_delta`` payloads of the root run: the
@@ -453,7 +516,7 @@ class ReactAgent(AgentViews):
         shows, a passing one (or the draft that stands) comes out at once when judged
         (``stream()`` still shows every draft live).
         """
-        events = self.stream(question, conversation_id, options=options, budget=budget)
+        events = self.stream(question, conversation_id, options=options, deps=deps, budget=budget)
         if self.judge is not None:
             return events.pipe(validated_text())
         return events.pipe(

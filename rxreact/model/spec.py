@@ -4,6 +4,7 @@
 
     model_from("anthropic:claude-sonnet-4-5")      AnthropicModel("claude-sonnet-4-5")
     model_from("gemini:gemini-2.5-flash")          GeminiModel("gemini-2.5-flash"), the native API
+    model_from("bedrock:us.amazon.nova-pro-v1:0")  BedrockModel("us.amazon.nova-pro-v1:0")
     model_from("openai:gpt-5")                     OpenAIResponsesModel("gpt-5")
     model_from("openai-chat:gpt-4o-mini")          OpenAIChatModel("gpt-4o-mini")
     model_from("groq:llama-3.3-70b-versatile")     OpenAIChatModel on Groq's endpoint and key
@@ -59,7 +60,14 @@ CHAT_PRESETS: dict[str, ChatPreset] = {
 }
 """The chat-completions presets (prefix → base URL and key variable)."""
 
-PREFIXES: tuple[str, ...] = ("openai", "openai-chat", "anthropic", "gemini", *CHAT_PRESETS)
+PREFIXES: tuple[str, ...] = (
+    "openai",
+    "openai-chat",
+    "anthropic",
+    "gemini",
+    "bedrock",
+    *CHAT_PRESETS,
+)
 """Every prefix :func:`model_from` knows."""
 
 
@@ -68,8 +76,9 @@ def model_from(spec: str, **kwargs: Any) -> HTTPChatModel | FallbackModel:
 
     Args:
         spec: ``openai:`` (the Responses API), ``openai-chat:`` (chat completions),
-            ``anthropic:``, ``gemini:`` (Gemini's native API), or a chat-completions preset
-            (:data:`CHAT_PRESETS`); a name with no colon is an
+            ``anthropic:``, ``gemini:`` (Gemini's native API), ``bedrock:`` (Bedrock's
+            Converse API: ``region=`` or ``$AWS_REGION``, ``$BEDROCK_BASE_URL``), or a
+            chat-completions preset (:data:`CHAT_PRESETS`); a name with no colon is an
             :class:`~rxreact.OpenAIChatModel` configured as today (``$OPENAI_*``).
             Specs joined by ``|`` make a :class:`~rxreact.FallbackModel` of those models, in
             that order.
@@ -107,6 +116,10 @@ def _one_model(spec: str, kwargs: dict[str, Any]) -> HTTPChatModel:
         from rxreact.model.gemini.client import GeminiModel
 
         return GeminiModel(name, **kwargs)
+    if prefix == "bedrock":
+        from rxreact.model.bedrock.client import BedrockModel
+
+        return BedrockModel(name, **kwargs)  # the id keeps its own colons
     from rxreact.model.openai.client import OpenAIChatModel
 
     if prefix == "openai-chat":
@@ -133,7 +146,7 @@ def base_url_variable(spec: str) -> str:
         return "OPENAI_BASE_URL"
     if prefix == "anthropic":
         return "ANTHROPIC_BASE_URL"
-    return _base_url_env(prefix)
+    return _base_url_env(prefix)  # GEMINI_BASE_URL, BEDROCK_BASE_URL, OLLAMA_BASE_URL...
 
 
 def _base_url_env(prefix: str) -> str:
