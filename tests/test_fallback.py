@@ -327,3 +327,26 @@ def test_the_chat_page_stream_withdraws_the_text_of_the_model_that_failed() -> N
     shown = [p for p in parts if p["type"] == "text-delta"]
     assert [p["delta"] for p in shown if p["id"] in withdrawn] == ["Half an "]
     assert [p["delta"] for p in shown if p["id"] not in withdrawn] == ["Whole."]
+
+
+def test_a_typed_answer_cut_mid_json_is_read_anew_on_the_next_model() -> None:
+    from pydantic import BaseModel
+
+    class Forecast(BaseModel):
+        city: str
+        sky: str
+
+    scheduler = TestScheduler()
+    a = named("a", [cut(ChatChunk(text='{"city": "Os'), ChatChunk(text='lo", "sk'))])
+    b = named("b", [text_reply('{"city": "Bergen", "sky": "rain"}', pieces=4)])
+    agent = ReactAgent(FallbackModel([a, b], breaker=None), scheduler=scheduler)
+    rec = run_virtual(agent, output_type=Forecast)
+    assert rec.error is None
+    kinds = rec.types
+    assert kinds.index("output_reset") > kinds.index("round_restarted")
+    after = [
+        e.output for e in rec.events[kinds.index("output_reset") :] if e.type == "output_partial"
+    ]
+    assert after[-1] == {"city": "Bergen", "sky": "rain"}
+    assert all("Os" not in str(value) for value in after)
+    assert rec.events[-1].output == Forecast(city="Bergen", sky="rain")

@@ -7,6 +7,8 @@
                                          read so far changed: not after every chunk)
     late:    -m-tp-t-M-...               M round_mode_decided(tool_call) after partials:
     result:  -m-tp-t-MR-...              R output_reset (the round calls tools: no answer)
+    restart: -m-tp-X-m-t-...             X round_restarted (a fallback model starts over):
+    result:  -m-tp-XR-m-tp-...           the text is read anew, after an output_reset
 
 The round's text is read once, incrementally (:class:`~rxreact.checks.partial_json.PartialJSON`):
 each chunk costs its own characters, never the whole text so far. Only the root run's own
@@ -21,15 +23,18 @@ from typing import Any
 from reactivex import Observable, abc
 
 from rxreact.checks.partial_json import PartialJSON
-from rxreact.events import OutputReset, RoundModeDecided, TextDelta
+from rxreact.events import OutputReset, RoundModeDecided, RoundRestarted, TextDelta
 from rxreact.events._deltas import unvalidated
 from rxreact.events._output import OutputPartial
 from rxreact.rx._fused import Fused, Keeper, subscribe_observer
 
-__all__ = ["TOOL_ROUND_REASON", "output_partials_"]
+__all__ = ["RESTART_REASON", "TOOL_ROUND_REASON", "output_partials_"]
 
 TOOL_ROUND_REASON = "the round called tools: it is not the answer"
 """``output_reset.reason`` for partials of a round that turned out to call tools."""
+
+RESTART_REASON = "the round started over on another model"
+"""``output_reset.reason`` for partials of a round a fallback model restarted."""
 
 
 def output_partials_(round_number: int) -> Callable[[Observable[Any]], Observable[Any]]:
@@ -71,6 +76,11 @@ class _Partials(Keeper):
         elif kind is RoundModeDecided and event.mode == "tool_call" and self._shown:
             self._shown = False
             emit(OutputReset(round=self._round, reason=TOOL_ROUND_REASON))
+        elif kind is RoundRestarted:  # what was read is void: the answer starts over
+            self._parser = PartialJSON()
+            if self._shown:
+                self._shown = False
+                emit(OutputReset(round=self._round, reason=RESTART_REASON))
 
     def ended(self) -> bool:
         return self.stopped
