@@ -237,7 +237,7 @@ __all__ = [
     "tool",
 ]
 
-# Staying up and inside a budget (issue 31): one block, so merges stay easy.
+# Staying up and inside a budget (fallback models, costs): one block, so merges stay easy.
 from rxreact.costs.budget import Budget
 from rxreact.costs.prices import ModelPrice, register_price
 from rxreact.errors import BudgetExceededError, CircuitOpenError

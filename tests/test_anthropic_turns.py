@@ -113,7 +113,7 @@ def test_the_mock_refuses_a_tool_round_without_its_signed_thinking(serve: Serve)
         tools=(spec,),
     )
     # Another provider's items are dropped, never sent; with no thinking block left the API
-    # would refuse thinking (400), so that request goes without it (issue 31).
+    # would refuse thinking (400), so that request goes without it.
     assert assemble(model.stream(request).pipe(ops.to_list()).run()).content == "never"
     assert server.requests[-1]["messages"][1]["content"][0]["type"] == "tool_use"
     assert "thinking" not in server.requests[-1]
