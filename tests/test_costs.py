@@ -258,3 +258,14 @@ def test_a_fallback_chain_prices_each_model_it_called() -> None:
     assert by_model["openai:gpt-4o-mini"].cost == pytest.approx(
         reference("gpt-4o-mini", "openai", input_tokens=1000, output_tokens=2)
     )
+
+
+def test_the_openai_compatible_usage_record_carries_the_cost() -> None:
+    from rxreact.events import FinalAnswer
+    from rxreact.serve.openai_compat import usage_of
+
+    priced_usage = Usage(prompt_tokens=3, completion_tokens=2, cost=0.25)
+    record = usage_of(FinalAnswer(round=1, text="x", rounds=1, usage=priced_usage))
+    assert record == {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5, "cost": 0.25}
+    unpriced = usage_of(FinalAnswer(round=1, text="x", rounds=1, usage=Usage(prompt_tokens=3)))
+    assert "cost" not in unpriced  # unknown is left out, never 0
