@@ -86,10 +86,12 @@ def test_the_agents_output_type_is_every_runs_default() -> None:
 
 
 def test_a_tool_rounds_prose_gives_no_partials_and_json_before_a_call_is_reset() -> None:
+    """(JSON and the call in one delivery batch give no partial at all.)"""
     agent, scheduler = virtual(
         [
             tool_call_reply(("get_weather", {"city": "Paris"}), text="Let me look it up."),
-            tool_call_reply(("get_weather", {"city": "Paris"}), text='{"city": "Pa'),
+            # chunks a second apart: the partial of '{"city": "Pa' goes out before the call
+            tool_call_reply(("get_weather", {"city": "Paris"}), text='{"city": "Pa', interval=1),
             text_reply(TEXT, size=4),
         ]
     )
@@ -180,8 +182,8 @@ def test_the_marble_diagram_has_an_output_lane() -> None:
 
 
 def _typed_script(request: ChatRequest) -> Any:
-    if request.messages[-1].role == "tool":
-        return text_reply(TEXT, size=4)
+    if request.messages[-1].role == "tool":  # paced, as a model streams: several batches
+        return text_reply(TEXT, size=4, interval=0.01)
     return tool_call_reply(("get_weather", {"city": "Paris"}))
 
 
