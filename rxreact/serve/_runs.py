@@ -9,6 +9,7 @@ run object; a run another process owns is followed through the event log and can
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections import OrderedDict
 from typing import Any
@@ -155,11 +156,35 @@ class RunRegistry:
         else:
             subscription = None
         try:
-            # recorder.wait blocks: a worker thread waits, not the event loop.
-            finished = await asyncio.to_thread(recorder.wait, timeout)
+            finished = await _ended(recorder, timeout)
         finally:
             if subscription is not None:
                 subscription.dispose()
         if not finished:
             return None
         return recorder.recording
+
+
+async def _ended(recorder: Recorder, timeout: float) -> bool:
+    """Whether the recorded run ended within ``timeout``: awaited on a future the recorder's
+    end sets, so a hundred waiting diagrams hold no thread (and none of the loop's default
+    executor, which every other ``to_thread`` of the process shares)."""
+    loop = asyncio.get_running_loop()
+    ended: asyncio.Future[None] = loop.create_future()
+
+    def resolve() -> None:
+        if not ended.done():
+            ended.set_result(None)
+
+    def on_end() -> None:  # on the thread that ended the run
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits
+            loop.call_soon_threadsafe(resolve)
+
+    watch = recorder.when_done(on_end)
+    try:
+        await asyncio.wait_for(ended, timeout)
+    except TimeoutError:
+        return False
+    finally:
+        watch.dispose()
+    return True
