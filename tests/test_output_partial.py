@@ -17,6 +17,7 @@ from test_partial_json import grows
 from rxreact import (
     AnthropicModel,
     FinalAnswer,
+    GeminiModel,
     InvalidArgumentError,
     OpenAIChatModel,
     OpenAIResponsesModel,
@@ -189,7 +190,7 @@ def _typed_script(request: ChatRequest) -> Any:
 
 @pytest.mark.integration
 @pytest.mark.usefixtures("io_mode")
-@pytest.mark.parametrize("wire", ["chat", "responses", "anthropic"])
+@pytest.mark.parametrize("wire", ["chat", "responses", "anthropic", "gemini"])
 def test_over_http_every_wire_format_streams_partials(wire: str) -> None:
     with MockOpenAIServer(_typed_script) as server:
         model: Any = {
@@ -198,6 +199,7 @@ def test_over_http_every_wire_format_streams_partials(wire: str) -> None:
             "anthropic": lambda: AnthropicModel(
                 "m", base_url=server.origin + "/v1/", api_key="k", max_retries=0
             ),
+            "gemini": lambda: GeminiModel("gemini-3-flash", base_url=server.origin, max_retries=0),
         }[wire]()
         with model:
             events = list(ReactAgent(model, [get_weather]).iter("q", output_type=Forecast))
@@ -206,5 +208,10 @@ def test_over_http_every_wire_format_streams_partials(wire: str) -> None:
     assert len(partials) >= 3 and partials[-1] == ANSWER
     assert all(grows(a, b) for a, b in itertools.pairwise(partials))
     assert [e.round for e in events if isinstance(e, RoundStarted)] == [1, 2]
-    asked = {"chat": "response_format", "responses": "text", "anthropic": "output_config"}[wire]
+    asked = {
+        "chat": "response_format",
+        "responses": "text",
+        "anthropic": "output_config",
+        "gemini": "generationConfig",
+    }[wire]
     assert asked in body
