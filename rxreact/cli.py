@@ -1,4 +1,4 @@
-"""The ``rxreact`` command: ``demo``, ``chat``, ``mock`` and ``serve``.
+"""The ``rxreact`` command: ``demo``, ``chat``, ``mock``, ``serve`` and ``eval``.
 
 Each subcommand is one ``add`` function that adds its parser and sets ``run`` to its handler
 (``handler(args) -> exit status``): ``chat``'s is here, the others' beside their handlers in
@@ -26,6 +26,7 @@ from rxreact._cli.chat import (
     run_chat,
 )
 from rxreact._cli.demo import add_demo_command
+from rxreact._cli.eval import add_eval_command
 from rxreact._cli.help import HelpFormatter, command_parser, examples
 from rxreact._cli.mock import add_mock_command
 from rxreact._cli.terminal import TerminalRenderer
@@ -43,6 +44,7 @@ A streaming ReAct agent in your terminal.
   rxreact mock --weather           a loopback mock model that answers weather questions
   rxreact mock replies.json        a loopback mock server playing scripted replies
   rxreact serve                    a chat page and the AI SDK UI stream (needs rxreact[serve])
+  rxreact eval DATASET --agent M:A run a dataset of cases on an agent, score it (for CI)
 
 The endpoint comes from OPENAI_BASE_URL (a local server on 127.0.0.1 needs no key),
 OPENAI_API_KEY and RXREACT_MODEL, or from --base-url and --model.
@@ -197,6 +199,7 @@ COMMANDS: list[Callable[[Any], None]] = [
     _add_chat,
     add_mock_command,
     _add_serve,
+    add_eval_command,
 ]
 """Subcommands, in the order ``--help`` lists them: each adds its parser and sets ``run``."""
 
