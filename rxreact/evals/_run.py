@@ -72,6 +72,9 @@ class RecordedRun:
     """False for a recording that was cut short (a run killed mid-write)."""
     file: str | None = field(default=None, compare=False)
     """The file it was recorded to or read from, if any."""
+    output_types: tuple[str, ...] | None = None
+    """The class names (its class and bases) of the typed output, as recorded; ``None``:
+    read them from the output itself (a run in memory)."""
 
     def __repr__(self) -> str:
         state = "failed" if self.error else "answered"
@@ -131,6 +134,18 @@ class RecordedRun:
         """The answer's text, ``None`` when the run failed."""
         final = self.final
         return None if final is None else final.text
+
+    @cached_property
+    def output_type_names(self) -> tuple[str, ...]:
+        """The class names of the answer's typed output (or of its text: ``str``...), which
+        a recording read from a file keeps although the output reads back as plain JSON."""
+        if self.output_types is not None:
+            return self.output_types
+        final = self.final
+        if final is None:
+            return ()
+        output = final.output if final.output is not None else final.text
+        return tuple(cls.__name__ for cls in type(output).__mro__)
 
     @cached_property
     def tool_calls(self) -> tuple[ToolCallMade, ...]:

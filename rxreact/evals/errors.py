@@ -20,7 +20,7 @@ from rxreact.errors import InvalidArgumentError
 if TYPE_CHECKING:
     from rxreact.evals._report import Report
 
-__all__ = ["DatasetError", "EvaluationInterrupted"]
+__all__ = ["DatasetError", "EvaluationInterrupted", "RecordingWarning"]
 
 
 class DatasetError(InvalidArgumentError):
@@ -67,3 +67,8 @@ class EvaluationInterrupted(KeyboardInterrupt):
         super().__init__(f"evaluation interrupted after {len(report.runs)} run(s)")
         self.report: Report = report
         """The partial report: every run that ended before the interrupt."""
+
+
+class RecordingWarning(UserWarning):
+    """A recording (or a report file) read only in part: cut short, written by another
+    rxreact version, or holding events this one cannot read. The message names the file."""

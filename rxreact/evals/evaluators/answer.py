@@ -33,7 +33,7 @@ def _plain(value: Any) -> Any:
 
 
 def _no_answer(ctx: EvalContext) -> EvalResult:
-    return EvalResult(False, f"no answer: the run failed ({ctx.error})")
+    return EvalResult(False, "no answer: the run failed")
 
 
 def _equal(output: Any, expected: Any) -> bool:
@@ -130,10 +130,10 @@ class IsInstance(Evaluator):
         output = ctx.output
         if output is None:
             return _no_answer(ctx)
-        names = [cls.__name__ for cls in type(output).__mro__]
+        names = ctx.run.output_type_names
         if self.type_name in names:
             return EvalResult(True, f"is a {self.type_name}")
-        return EvalResult(False, f"is a {type(output).__name__}, not a {self.type_name}")
+        return EvalResult(False, f"is a {names[0] if names else '?'}, not a {self.type_name}")
 
 
 @dataclass(frozen=True)

@@ -108,7 +108,7 @@ class LLMJudge(Evaluator):
         from rxreact.checks.judge import structured_reply
 
         if ctx.answer is None:
-            return EvalResult(0.0, f"no answer: the run failed ({ctx.error})", threshold=self.threshold)
+            return EvalResult(0.0, "no answer: the run failed", threshold=self.threshold)
         grade, usage = structured_reply(
             self.judging_model(),
             RUBRIC_INSTRUCTIONS + self.rubric,
