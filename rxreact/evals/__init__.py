@@ -25,8 +25,10 @@ from __future__ import annotations
 from rxreact.evals._case import Case
 from rxreact.evals._context import EvalContext
 from rxreact.evals._dataset import Dataset
+from rxreact.evals._report import CaseResult, Failure, Report, RunResult
+from rxreact.evals._rescore import rescore
 from rxreact.evals._run import RecordedRun, ToolCallMade
-from rxreact.evals.errors import DatasetError, EvaluationInterrupted
+from rxreact.evals.errors import DatasetError, EvaluationInterrupted, RecordingWarning
 from rxreact.evals.evaluators import (
     REGISTRY,
     Contains,
@@ -51,6 +53,7 @@ from rxreact.evals.evaluators import (
 __all__ = [
     "REGISTRY",
     "Case",
+    "CaseResult",
     "Contains",
     "Dataset",
     "DatasetError",
@@ -60,6 +63,7 @@ __all__ = [
     "EqualsExpected",
     "EvaluationInterrupted",
     "Evaluator",
+    "Failure",
     "FirstTokenWithin",
     "IsInstance",
     "LLMJudge",
@@ -72,6 +76,10 @@ __all__ = [
     "NotForced",
     "OutputValid",
     "RecordedRun",
+    "RecordingWarning",
+    "Report",
+    "RunResult",
     "ToolCallMade",
     "ToolCalls",
+    "rescore",
 ]

@@ -111,6 +111,7 @@ def case_run(
                     result=result,
                     virtual=virtual,
                     started_at=started_at,
+                    source=case,
                 )
             )
             observer.on_completed()

@@ -23,11 +23,14 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic_core import to_jsonable_python
 
+from rxreact.evals._case import Case
 from rxreact.evals._run import RecordedRun
 from rxreact.evals.errors import RecordingWarning
 from rxreact.events import AgentEvent, agent_event_adapter
+from rxreact.messages import ContentPart, Message
 from rxreact.result import AgentResult
 
 __all__ = [
@@ -45,6 +48,8 @@ VERSION = 1
 """The recording format's version: a reader warns about files of a newer one."""
 
 _events: TypeAdapter[list[AgentEvent]] = TypeAdapter(list[AgentEvent])
+_messages: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
+_parts: TypeAdapter[list[ContentPart | str]] = TypeAdapter(list[ContentPart | str])
 
 
 def file_name(run: RecordedRun) -> str:
@@ -64,7 +69,37 @@ def _header(run: RecordedRun) -> dict[str, Any]:
         "model": run.model,
         "virtual": run.virtual,
         "started_at": run.started_at,
+        "case_data": None if run.source is None else case_data(run.source),
     }
+
+
+def case_data(case: Case) -> dict[str, Any]:
+    """What a recording keeps of its case: enough to score it again without the dataset."""
+    return {
+        "question": to_jsonable_python(case.question),
+        "expected": to_jsonable_python(case.expected),
+        "metadata": to_jsonable_python(case.metadata),
+        "history": _messages.dump_python(list(case.history), mode="json"),
+    }
+
+
+def case_from(name: str, data: Any) -> Case | None:
+    """The case a recording kept (its evaluators are not kept), ``None`` if unreadable."""
+    if not isinstance(data, dict):
+        return None
+    try:
+        question = data.get("question")
+        if isinstance(question, list):
+            question = _parts.validate_python(question)
+        return Case(
+            name,
+            question,
+            expected=data.get("expected"),
+            metadata=data.get("metadata") or {},
+            history=_messages.validate_python(data.get("history") or []),
+        )
+    except (ValidationError, ValueError, TypeError):
+        return None
 
 
 def _end(run: RecordedRun) -> dict[str, Any]:
@@ -84,7 +119,7 @@ def write_run(directory: str | PathLike[str], run: RecordedRun) -> Path:
     lines = [json.dumps(_header(run)).encode()]
     for time, event in zip(run.times, run.events, strict=True):
         lines.append(
-            b'{"t": ' + json.dumps(time).encode() + b', "event": '
+            b'{"t": ' + repr(float(time)).encode() + b', "event": '
             + agent_event_adapter.dump_json(event) + b"}"
         )
     lines.append(json.dumps({"end": _end(run)}).encode())
@@ -125,19 +160,28 @@ def read_run(path: str | PathLike[str]) -> RecordedRun | None:
     for number, line in enumerate(lines[1:], start=2):
         if not line.strip():
             continue
+        if line.startswith(b'{"t": '):  # an event line: one validation, no json.loads first
+            try:
+                item = _line.validate_json(line)
+                events.append(item.event)
+                times.append(item.t)
+                continue
+            except ValidationError as error:
+                if not _whole(line):
+                    problems.append(f"cut short at line {number}")
+                    break
+                skipped += 1  # an event of another version: the others still tell the run
+                del error
+                continue
         try:
             item = json.loads(line)
         except ValueError:
             problems.append(f"cut short at line {number}")
             break
-        if "end" in item:
+        if isinstance(item, dict) and "end" in item:
             end = item["end"]
             break
-        try:
-            events.append(agent_event_adapter.validate_python(item["event"]))
-            times.append(float(item["t"]))
-        except (ValidationError, KeyError, TypeError, ValueError):
-            skipped += 1  # an event of another version: the others still tell the run
+        skipped += 1
     if skipped:
         problems.append(f"{skipped} event(s) this version cannot read were left out")
     if end is None and not any(p.startswith("cut short") for p in problems):
@@ -180,7 +224,25 @@ def _run(
         complete=end is not None,
         file=file,
         output_types=tuple(output_types) if output_types is not None else None,
+        source=case_from(str(header.get("case", "")), header.get("case_data")),
     )
+
+
+class _Line(BaseModel):
+    t: float
+    event: AgentEvent
+
+
+_line = TypeAdapter(_Line)
+
+
+def _whole(line: bytes) -> bool:
+    """Whether ``line`` is a whole JSON value (not one cut mid-write)."""
+    try:
+        json.loads(line)
+    except ValueError:
+        return False
+    return True
 
 
 def run_to_dict(run: RecordedRun) -> dict[str, Any]:

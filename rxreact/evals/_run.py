@@ -15,11 +15,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rxreact.events import AgentEvent, FinalAnswer, RoundFinished, TextDelta, ToolCallStarted
 from rxreact.messages import Usage
 from rxreact.result import AgentResult
+
+if TYPE_CHECKING:
+    from rxreact.evals._case import Case
 
 __all__ = ["RecordedRun", "ToolCallMade"]
 
@@ -72,6 +75,9 @@ class RecordedRun:
     """False for a recording that was cut short (a run killed mid-write)."""
     file: str | None = field(default=None, compare=False)
     """The file it was recorded to or read from, if any."""
+    source: Case | None = field(default=None, compare=False, repr=False)
+    """The case as it was when the run was made (question, expected, metadata, history),
+    so that re-scoring needs no dataset."""
     output_types: tuple[str, ...] | None = None
     """The class names (its class and bases) of the typed output, as recorded; ``None``:
     read them from the output itself (a run in memory)."""
