@@ -4,18 +4,22 @@ Ctrl-C with what finished written), re-scoring with no model at all."""
 
 from __future__ import annotations
 
-import json
+import contextlib
+import io
 import os
 import signal
 import subprocess
 import sys
 import textwrap
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from rxreact.cli import main
+from rxreact.evals import Report
 from rxreact.messages import ChatRequest
 from rxreact.model.chunks import ChatChunk
 from rxreact.model.scripted.replies import Hang, Reply
@@ -94,11 +98,15 @@ def desk() -> Iterator[tuple[MockOpenAIServer, Desk]]:
         yield server, script
 
 
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    (tmp_path / "weather_agent.py").write_text(AGENTS)
-    (tmp_path / "weather.yaml").write_text(DATASET)
-    return tmp_path
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One directory for the module: its agents' module is imported once in this process."""
+    path = tmp_path_factory.mktemp("eval")
+    (path / "weather_agent.py").write_text(AGENTS)
+    (path / "weather.yaml").write_text(DATASET)
+    (path / "broken.yaml").write_text("cases: [{name: a\n")
+    (path / "unknown.yaml").write_text("cases: [{name: a, inputs: q, evaluators: [Sharpness]}]\n")
+    return path
 
 
 def _env(base_url: str) -> dict[str, str]:
@@ -109,102 +117,147 @@ def _env(base_url: str) -> dict[str, str]:
 
 
 def _eval(work: Path, base_url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``rxreact eval ARGS`` in a process of its own."""
     return subprocess.run(
         [sys.executable, "-m", "rxreact.cli", "eval", *args],
         cwd=work,
         env=_env(base_url),
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=90,
     )
+
+
+@pytest.fixture
+def here(
+    work: Path, desk: tuple[MockOpenAIServer, Desk], monkeypatch: pytest.MonkeyPatch
+) -> Callable[..., tuple[int, str, str]]:
+    """``rxreact eval ARGS`` in this process (the same ``main``): status, stdout, stderr.
+    The process-level behaviour is the subprocess tests'; these check more cases cheaply."""
+    server, _ = desk
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+
+    def run(*args: str) -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = main(["eval", *args])
+        return status, out.getvalue(), err.getvalue()
+
+    return run
+
+
+@pytest.fixture(scope="module")
+def baseline(work: Path, desk: tuple[MockOpenAIServer, Desk]) -> subprocess.CompletedProcess[str]:
+    """The passing evaluation, recorded to runs/ and written to main.json."""
+    server, _ = desk
+    return _eval(
+        work, server.base_url, "weather.yaml", "--agent", "weather_agent:agent",
+        "--out", "main.json", "--record", "runs", "--concurrency", "2",
+    )  # fmt: skip
 
 
 def test_a_passing_dataset_exits_0_with_the_table_on_stdout(
-    work: Path, desk: tuple[MockOpenAIServer, Desk]
+    work: Path, baseline: subprocess.CompletedProcess[str]
+) -> None:
+    assert baseline.returncode == 0, baseline.stderr
+    assert "paris" in baseline.stdout and "rome" in baseline.stdout
+    assert "pass rate 100.0% (2 of 2 runs)" in baseline.stdout
+    assert baseline.stderr == (
+        "rxreact eval: 2 run(s) of 2 case(s) in weather.yaml on weather_agent:agent\n"
+    )  # not a terminal: no progress bar
+    report = Report.from_file(work / "main.json")
+    assert [case.name for case in report.cases] == ["paris", "rome"]
+    assert sorted(p.name.split("-")[0] for p in (work / "runs").iterdir()) == ["paris", "rome"]
+
+
+def test_below_the_pass_rate_or_a_regression_exits_1(
+    work: Path,
+    desk: tuple[MockOpenAIServer, Desk],
+    baseline: subprocess.CompletedProcess[str],
+    here: Callable[..., tuple[int, str, str]],
 ) -> None:
     server, _ = desk
-    done = _eval(
-        work, server.base_url, "weather.yaml", "--agent", "weather_agent:agent",
-        "--out", "report.json", "--record", "runs", "--concurrency", "2",
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    assert "paris" in done.stdout and "rome" in done.stdout
-    assert "2 run(s) of 2 case(s) in weather.yaml on weather_agent:agent" in done.stderr
-    assert "paris" not in done.stderr  # not a terminal: no progress bar, the table on stdout
-    report = json.loads((work / "report.json").read_text())
-    assert report  # the report, as Report.to_file writes it
-    assert len(list((work / "runs").iterdir())) == 2  # one recording per run
-
-
-def test_below_the_pass_rate_exits_1_and_a_lower_bar_passes(
-    work: Path, desk: tuple[MockOpenAIServer, Desk]
-) -> None:
-    server, _ = desk
-    # "changed" calls search: paris's ToolCalls fails, rome's answer differs
-    done = _eval(work, server.base_url, "weather.yaml", "--agent", "weather_agent:changed")
-    assert done.returncode == 1, done.stderr
-    assert "rxreact eval: pass rate 0.0% is below --min-pass-rate 100.0%" in done.stderr
-    assert "paris" in done.stdout
-    lenient = _eval(
-        work, server.base_url, "weather.yaml", "--agent", "weather_agent:changed",
-        "--min-pass-rate", "0",
-    )  # fmt: skip
-    assert lenient.returncode == 0, lenient.stderr
-
-
-def test_a_regression_against_the_baseline_exits_1(
-    work: Path, desk: tuple[MockOpenAIServer, Desk]
-) -> None:
-    server, _ = desk
-    base = _eval(
-        work, server.base_url, "weather.yaml", "--agent", "weather_agent:agent",
-        "--out", "main.json",
-    )  # fmt: skip
-    assert base.returncode == 0, base.stderr
-    same = _eval(
-        work, server.base_url, "weather.yaml", "--agent", "weather_agent:factory",
-        "--baseline", "main.json",
-    )  # fmt: skip
-    assert same.returncode == 0, same.stderr  # a factory, and no regression
+    assert baseline.returncode == 0
+    # "changed" has no weather tool: paris's ToolCalls fails, rome's answer is not the expected
     worse = _eval(
         work, server.base_url, "weather.yaml", "--agent", "weather_agent:changed",
-        "--baseline", "main.json", "--min-pass-rate", "0",
+        "--baseline", "main.json",
     )  # fmt: skip
     assert worse.returncode == 1, worse.stderr
+    assert "rxreact eval: pass rate 0.0% is below --min-pass-rate 100.0%" in worse.stderr
     assert "rxreact eval: regressed against main.json: paris, rome" in worse.stderr
-    assert "get_weather" in worse.stdout and "search" in worse.stdout  # where they diverge
-
-
-def test_rescore_needs_no_model(work: Path, desk: tuple[MockOpenAIServer, Desk]) -> None:
-    server, _ = desk
-    recorded = _eval(
-        work, server.base_url, "weather.yaml", "--agent", "weather_agent:agent", "--record", "runs"
+    assert "get_weather" in worse.stdout and "search" in worse.stdout  # where the runs part
+    # a regression alone fails it, whatever the pass rate
+    status, out, err = here(
+        "weather.yaml", "--agent", "weather_agent:changed", "--baseline", "main.json",
+        "--min-pass-rate", "0",
+    )  # fmt: skip
+    assert status == 1 and "pass rate" not in err and "regressed against main.json" in err
+    # below the bar alone fails it; a lower bar passes
+    assert here("weather.yaml", "--agent", "weather_agent:changed")[0] == 1
+    assert here("weather.yaml", "--agent", "weather_agent:changed", "--min-pass-rate", "0")[0] == 0
+    # a factory, no regression
+    status, out, err = here(
+        "weather.yaml", "--agent", "weather_agent:factory", "--baseline", "main.json"
     )
-    assert recorded.returncode == 0, recorded.stderr
+    assert status == 0, err
+    assert "0 regressed" in out
+
+
+def test_rescore_needs_no_model(
+    work: Path,
+    desk: tuple[MockOpenAIServer, Desk],
+    baseline: subprocess.CompletedProcess[str],
+    here: Callable[..., tuple[int, str, str]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    server, _ = desk
+    assert baseline.returncode == 0
     asked = len(server.requests)
     # nothing listens on port 9 of loopback: a model request would fail the runs
     again = _eval(work, "http://127.0.0.1:9/v1", "--rescore", "runs", "weather.yaml")
     assert again.returncode == 0, again.stderr
-    assert "paris" in again.stdout and "rome" in again.stdout
-    assert len(server.requests) == asked
+    assert "paris" in again.stdout and "pass rate 100.0% (2 of 2 runs)" in again.stdout
     stricter = work / "stricter.yaml"
     stricter.write_text(DATASET.replace("{MaxToolCalls: 1}", "{MaxToolCalls: 0}"))
-    failing = _eval(work, "http://127.0.0.1:9/v1", "--rescore", "runs", "stricter.yaml")
-    assert failing.returncode == 1, failing.stderr
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    status, out, err = here("--rescore", "runs", "stricter.yaml")
+    assert status == 1 and "pass rate 0.0%" in out, err
+    assert len(server.requests) == asked
 
 
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (["missing.yaml", "--agent", "weather_agent:agent"],
-         "rxreact eval: cannot use the dataset: missing.yaml: cannot read the dataset file"),
+         "rxreact eval: cannot use the dataset: missing.yaml: cannot read the dataset file: "
+         "No such file or directory"),
+        (["weather.yaml", "--agent", "no_such_module:agent"],
+         "rxreact eval: --agent no_such_module:agent: cannot import no_such_module: "
+         "No module named 'no_such_module'"),
+    ],
+)  # fmt: skip
+def test_bad_input_exits_2_with_one_line(
+    work: Path, desk: tuple[MockOpenAIServer, Desk], args: list[str], message: str
+) -> None:
+    server, _ = desk
+    asked = len(server.requests)
+    done = _eval(work, server.base_url, *args)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert done.stderr == message + "\n"  # one line, never a traceback
+    assert done.stdout == ""
+    assert len(server.requests) == asked  # checked before any run
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
         (["broken.yaml", "--agent", "weather_agent:agent"],
          "rxreact eval: cannot use the dataset: broken.yaml: not valid YAML"),
         (["unknown.yaml", "--agent", "weather_agent:agent"],
          "unknown.yaml, case 'a', field 'evaluators[0]': unknown evaluator 'Sharpness'"),
-        (["weather.yaml", "--agent", "no_such_module:agent"],
-         "rxreact eval: --agent no_such_module:agent: cannot import no_such_module: "
-         "No module named 'no_such_module'"),
         (["weather.yaml", "--agent", "weather_agent:nobody"],
          "rxreact eval: --agent weather_agent:nobody: weather_agent has no 'nobody'"),
         (["weather.yaml", "--agent", "weather_agent"],
@@ -215,29 +268,43 @@ def test_rescore_needs_no_model(work: Path, desk: tuple[MockOpenAIServer, Desk])
          "--virtual-time needs a factory"),
         (["weather.yaml"],
          "rxreact eval: give --agent MODULE:NAME to run the dataset, or --rescore"),
-        (["weather.yaml", "--agent", "weather_agent:agent", "--rescore", "runs"],
-         "rxreact eval: --rescore runs: no such directory"),
+        (["weather.yaml", "--rescore", "nowhere"],
+         "rxreact eval: --rescore nowhere: no such directory"),
+        (["weather.yaml", "--agent", "weather_agent:agent", "--rescore", "."],
+         "rxreact eval: --rescore scores recorded runs without an agent: leave out --agent"),
         (["weather.yaml", "--agent", "weather_agent:agent", "--baseline", "broken.yaml"],
          "rxreact eval: --baseline broken.yaml: cannot read the report"),
-        (["weather.yaml", "--agent", "weather_agent:agent", "--min-pass-rate", "2"],
-         "argument --min-pass-rate: must be from 0 to 1, got 2"),
-        (["weather.yaml", "--agent", "weather_agent:agent", "--concurrency", "0"],
-         "argument --concurrency: must be at least 1, got 0"),
     ],
 )  # fmt: skip
-def test_bad_input_exits_2_in_the_commands_terms(
-    work: Path, desk: tuple[MockOpenAIServer, Desk], args: list[str], message: str
+def test_every_bad_input_exits_2_in_the_commands_terms(
+    desk: tuple[MockOpenAIServer, Desk],
+    here: Callable[..., tuple[int, str, str]],
+    args: list[str],
+    message: str,
 ) -> None:
     server, _ = desk
-    (work / "broken.yaml").write_text("cases: [{name: a\n")
-    (work / "unknown.yaml").write_text("cases: [{name: a, inputs: q, evaluators: [Sharpness]}]\n")
     asked = len(server.requests)
-    done = _eval(work, server.base_url, *args)
-    assert done.returncode == 2, (done.stdout, done.stderr)
-    assert message in done.stderr
-    assert len(done.stderr.strip().splitlines()) == 1  # one line, never a traceback
-    assert done.stdout == ""
-    assert len(server.requests) == asked  # checked before any run
+    status, out, err = here(*args)
+    assert status == 2 and message in err and out == "", err
+    assert len(err.strip().splitlines()) == 1
+    assert len(server.requests) == asked
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--min-pass-rate", "2"], "argument --min-pass-rate: must be from 0 to 1, got 2"),
+        (["--concurrency", "0"], "argument --concurrency: must be at least 1, got 0"),
+        (["--timeout", "-1"], "argument --timeout: must be more than 0, got -1"),
+    ],
+)
+def test_usage_errors_exit_2(
+    here: Callable[..., tuple[int, str, str]], args: list[str], message: str, capsys: Any
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["eval", "weather.yaml", "--agent", "weather_agent:agent", *args])
+    assert exited.value.code == 2
+    assert message in capsys.readouterr().err
 
 
 def test_ctrl_c_exits_130_with_what_finished_written(
@@ -249,8 +316,10 @@ def test_ctrl_c_exits_130_with_what_finished_written(
         textwrap.dedent(
             """\
             cases:
-            - {name: paris, inputs: What is the weather in Paris?}
-            - {name: slow, inputs: Think it over slowly.}
+            - name: paris
+              inputs: What is the weather in Paris?
+            - name: slow
+              inputs: Think it over slowly.
             evaluators: [NoErrors]
             """
         )
@@ -259,7 +328,7 @@ def test_ctrl_c_exits_130_with_what_finished_written(
     process = subprocess.Popen(
         [sys.executable, "-m", "rxreact.cli", "eval", "slow.yaml",
          "--agent", "weather_agent:agent", "--concurrency", "1",
-         "--out", "partial.json", "--record", "runs"],
+         "--out", "partial.json", "--record", "partial_runs"],
         cwd=work, env=_env(server.base_url),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
@@ -278,9 +347,7 @@ def test_ctrl_c_exits_130_with_what_finished_written(
         in err
     )
     assert "Traceback" not in err and out == ""
-    report = json.loads((work / "partial.json").read_text())
-    assert "paris" in json.dumps(report) and "slow" not in json.dumps(report)
-    assert [p.name.startswith("paris") for p in (work / "runs").iterdir()] == [True]
-    assert (
-        server.disconnects > disconnects
-    )  # the run in flight was cancelled: its connection closed
+    assert [case.name for case in Report.from_file(work / "partial.json").cases] == ["paris"]
+    assert [p.name.split("-")[0] for p in (work / "partial_runs").iterdir()] == ["paris"]
+    # the run in flight was cancelled: its connection closed
+    assert server.disconnects > disconnects

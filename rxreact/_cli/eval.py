@@ -61,12 +61,16 @@ def add_eval_command(commands: Any) -> None:
             ("rxreact eval --rescore runs/ weather.yaml", "score the recorded runs again"),
         ),
     )
-    parser.add_argument("dataset", metavar="DATASET", help="the dataset file (.yaml, .yml, .json)")
+    parser.add_argument(
+        "dataset",
+        metavar="DATASET",
+        help="the dataset file, .yaml, .yml or .json (required: no default)",
+    )
     parser.add_argument(
         "--agent",
         metavar="MODULE:NAME",
         default=None,
-        help="the agent, or a factory of agents (required unless --rescore)",
+        help="the agent, or a factory of agents (no default: required unless --rescore)",
     )
     parser.add_argument(
         "--rescore",
@@ -187,7 +191,7 @@ def run_eval(args: argparse.Namespace) -> int:
         print()
         print(comparison)
         if comparison.regressed:
-            names = ", ".join(_case_name(c) for c in comparison.regressed)
+            names = ", ".join(change.case for change in comparison.regressed)
             print(f"rxreact eval: regressed against {args.baseline}: {names}", file=sys.stderr)
             status = FAILED
     return status
@@ -268,7 +272,3 @@ def _report(args: argparse.Namespace, dataset: Dataset, agent: Any) -> Any:
 def _write(path: str | None, report: Any) -> None:
     if path is not None:
         report.to_file(path)
-
-
-def _case_name(case: Any) -> str:
-    return str(getattr(case, "name", case))
