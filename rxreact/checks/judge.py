@@ -133,7 +133,9 @@ def structured_reply(
     ]
     usage: Usage | None = None
     for attempt in range(2):
-        request = ChatRequest(messages=tuple(messages), options={"response_format": response_format})
+        request = ChatRequest(
+            messages=tuple(messages), options={"response_format": response_format}
+        )
         try:
             response = model.complete(request)
         except RxReactError as error:

@@ -3,16 +3,27 @@ virtual time, and compare reports.
 
 ::
 
-    from rxreact.evals import Case, Contains, Dataset, MaxRounds, ToolCalls
+    import tempfile
+
+    from rxreact import OpenAIChatModel, ReactAgent, tool
+    from rxreact.evals import Case, Contains, Dataset, MaxRounds, ToolCalls, rescore
+
+    @tool
+    def get_weather(city: str) -> str:
+        \"\"\"Current weather for a city.\"\"\"
+        return f"{city}: sunny, 21°C"
 
     dataset = Dataset(
-        [Case("paris", "Weather in Paris?", expected="sunny")],
-        evaluators=[Contains("sunny", case_sensitive=False), ToolCalls(["get_weather"]),
-                    MaxRounds(2)],
+        [Case("paris", "Weather in Paris?"), Case("oslo", "Weather in Oslo?")],
+        evaluators=[Contains("sunny"), ToolCalls(["get_weather"]), MaxRounds(2)],
     )
-    report = dataset.evaluate(agent, record_to="runs/")   # or a factory, virtual_time=True
-    print(report)                                          # the table, averages, latencies
-    report.assert_passed(min_pass_rate=0.9, baseline=Report.from_file("baseline.json"))
+    runs = tempfile.mkdtemp()
+    with OpenAIChatModel() as model:          # a factory and virtual_time=True work too
+        report = dataset.evaluate(ReactAgent(model, [get_weather]), record_to=runs)
+    print(report)                             # the table, averages, latencies, usage
+    report.assert_passed(min_pass_rate=1.0)   # what a pytest test calls
+    offline = rescore(runs, [Contains("21°C")])   # no request to the model
+    assert offline.passed
 
 A run is data: its typed events with their ``seq`` and times. Evaluators are functions of
 that record, so :func:`rescore` scores recordings again without calling the agent's model,
@@ -23,6 +34,7 @@ diffs two event streams down to the first event where they part.
 from __future__ import annotations
 
 from rxreact.evals._case import Case
+from rxreact.evals._compare import CaseChange, Comparison
 from rxreact.evals._context import EvalContext
 from rxreact.evals._dataset import Dataset
 from rxreact.evals._report import CaseResult, Failure, Report, RunResult
@@ -32,9 +44,9 @@ from rxreact.evals.errors import DatasetError, EvaluationInterrupted, RecordingW
 from rxreact.evals.evaluators import (
     REGISTRY,
     Contains,
-    EvalResult,
     Equals,
     EqualsExpected,
+    EvalResult,
     Evaluator,
     FirstTokenWithin,
     IsInstance,
@@ -53,14 +65,16 @@ from rxreact.evals.evaluators import (
 __all__ = [
     "REGISTRY",
     "Case",
+    "CaseChange",
     "CaseResult",
+    "Comparison",
     "Contains",
     "Dataset",
     "DatasetError",
-    "EvalContext",
-    "EvalResult",
     "Equals",
     "EqualsExpected",
+    "EvalContext",
+    "EvalResult",
     "EvaluationInterrupted",
     "Evaluator",
     "Failure",

@@ -49,7 +49,7 @@ class Case:
         *,
         expected: Any = None,
         history: Sequence[Message | tuple[str, str]] = (),
-        metadata: Mapping[str, Any] = {},  # noqa: B006  never mutated: copied below
+        metadata: Mapping[str, Any] = {},
         evaluators: Sequence[Any] = (),
     ) -> None:
         if not isinstance(name, str) or not name:
@@ -64,7 +64,9 @@ class Case:
         self.history: tuple[Message, ...] = _history(name, history)
         if not isinstance(metadata, Mapping):
             raise DatasetError(
-                f"metadata must be a mapping, got {described(metadata)}", case=name, field="metadata"
+                f"metadata must be a mapping, got {described(metadata)}",
+                case=name,
+                field="metadata",
             )
         self.metadata: dict[str, Any] = dict(metadata)
         self.evaluators: tuple[Any, ...] = check_evaluators(evaluators, case=name)
@@ -83,8 +85,7 @@ class Case:
 def _history(case: str, items: Sequence[Any]) -> tuple[Message, ...]:
     if isinstance(items, str) or not isinstance(items, Sequence):
         raise DatasetError(
-            f"history must be a sequence of messages or (role, text) pairs, got "
-            f"{described(items)}",
+            f"history must be a sequence of messages or (role, text) pairs, got {described(items)}",
             case=case,
             field="history",
         )

@@ -140,7 +140,9 @@ def marble_lines(run: RunResult, baseline: RunResult, width: int = 60) -> str:
     longest = max(ours.duration, theirs.duration)
     unit = longest / width if longest > 0 else 1.0
     lanes = [lane for lane in ours.lanes if lane in theirs.lanes] + [
-        lane for lane in (*ours.lanes, *theirs.lanes) if lane not in ours.lanes or lane not in theirs.lanes
+        lane
+        for lane in (*ours.lanes, *theirs.lanes)
+        if lane not in ours.lanes or lane not in theirs.lanes
     ]
     lines = [f"marbles (one character = {unit:.3g} s)"]
     for lane in dict.fromkeys(lanes):

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable, Sequence
 from os import PathLike
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rxreact._validate import described
 from rxreact.evals._case import Case, check_evaluators
@@ -48,8 +49,11 @@ class Dataset:
             if not isinstance(case, Case):
                 raise DatasetError(f"cases[{i}] must be a Case, got {described(case)}")
             if case.name in seen:
-                raise DatasetError("two cases have this name; case names must be unique",
-                                   case=case.name, field="name")
+                raise DatasetError(
+                    "two cases have this name; case names must be unique",
+                    case=case.name,
+                    field="name",
+                )
             seen.add(case.name)
         if name is not None and not isinstance(name, str):
             raise DatasetError(f"name must be a str, got {described(name)}", field="name")
@@ -79,22 +83,16 @@ class Dataset:
         Raises:
             DatasetError: the file cannot be read or used (naming the file, case, field).
         """
-        from rxreact.evals._files import load_dataset
-
-        return load_dataset(path)
+        return cast(Dataset, _files().load_dataset(path))
 
     def to_file(self, path: str | PathLike[str]) -> None:
         """Write the dataset as YAML or JSON (by the file's suffix), pydantic-evals' format."""
-        from rxreact.evals._files import save_dataset
-
-        save_dataset(self, path)
+        _files().save_dataset(self, path)
 
     @staticmethod
     def json_schema() -> dict[str, Any]:
         """The JSON schema of dataset files, for editors (``$schema``)."""
-        from rxreact.evals._files import dataset_json_schema
-
-        return dataset_json_schema()
+        return cast(dict[str, Any], _files().dataset_json_schema())
 
     # -- running ---------------------------------------------------------------------------------
 
@@ -169,3 +167,8 @@ class Dataset:
             output_type=output_type,
         )
 
+
+def _files() -> Any:
+    """The dataset file codec (pydantic-evals' format), imported when a file is used: it
+    needs PyYAML (the ``evals`` extra)."""
+    return importlib.import_module("rxreact.evals._files")

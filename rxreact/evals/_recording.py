@@ -69,6 +69,7 @@ def _header(run: RecordedRun) -> dict[str, Any]:
         "model": run.model,
         "virtual": run.virtual,
         "started_at": run.started_at,
+        "start": run.start,
         "case_data": None if run.source is None else case_data(run.source),
     }
 
@@ -119,8 +120,11 @@ def write_run(directory: str | PathLike[str], run: RecordedRun) -> Path:
     lines = [json.dumps(_header(run)).encode()]
     for time, event in zip(run.times, run.events, strict=True):
         lines.append(
-            b'{"t": ' + repr(float(time)).encode() + b', "event": '
-            + agent_event_adapter.dump_json(event) + b"}"
+            b'{"t": '
+            + repr(float(time)).encode()
+            + b', "event": '
+            + agent_event_adapter.dump_json(event)
+            + b"}"
         )
     lines.append(json.dumps({"end": _end(run)}).encode())
     path.write_bytes(b"\n".join(lines) + b"\n")
@@ -221,6 +225,7 @@ def _run(
         result=result,
         virtual=bool(header.get("virtual", False)),
         started_at=float(header.get("started_at", 0.0)),
+        start=float(header.get("start", 0.0)),
         complete=end is not None,
         file=file,
         output_types=tuple(output_types) if output_types is not None else None,
@@ -275,5 +280,3 @@ def run_from_dict(data: dict[str, Any], file: str | None = None) -> RecordedRun:
         )
     run = _run(data, events, times, data.get("end") if data.get("complete", True) else None, file)
     return run
-
-

@@ -71,6 +71,9 @@ class RecordedRun:
     """True when the run's clock was virtual (a ``TestScheduler``)."""
     started_at: float = 0.0
     """Wall-clock time (epoch seconds) at which the run started."""
+    start: float = 0.0
+    """The run's clock when it started: virtual seconds on the evaluation's scheduler (runs
+    in flight at once overlap), monotonic seconds for a live run."""
     complete: bool = True
     """False for a recording that was cut short (a run killed mid-write)."""
     file: str | None = field(default=None, compare=False)

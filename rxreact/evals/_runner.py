@@ -234,7 +234,10 @@ class Evaluation:
             if not finished.done():
                 finished.set_result(None)
 
-        self._notify = lambda: loop.call_soon_threadsafe(settle)
+        def notify() -> None:
+            loop.call_soon_threadsafe(settle)
+
+        self._notify = notify
         with self.kept:
             subscription = self._subscribe()
             try:

@@ -106,7 +106,9 @@ def _usage_words(usage: Usage | None) -> str:
 def _aligned(rows: list[list[str]]) -> list[str]:
     widths = [max(len(row[i]) for row in rows if i < len(row)) for i in range(len(rows[0]))]
     return [
-        "  ".join(value.ljust(widths[i]) if i < len(widths) else value for i, value in enumerate(row)).rstrip()
+        "  ".join(
+            value.ljust(widths[i]) if i < len(widths) else value for i, value in enumerate(row)
+        ).rstrip()
         for row in rows
     ]
 
@@ -118,8 +120,16 @@ def report_text(report: Report) -> str:
     repeated = any(len(c.runs) > 1 for c in report.cases)
     header = ["case", *names, "duration", "first token", "tokens"]
     if repeated:
-        header = ["case", *names, "mean duration", "mean first token", "tokens", "pass rate",
-                  "pass@k", "pass^k"]
+        header = [
+            "case",
+            *names,
+            "mean duration",
+            "mean first token",
+            "tokens",
+            "pass rate",
+            "pass@k",
+            "pass^k",
+        ]
     averages = report.averages()
     rows = [header, *(_case_row(c, names, repeated) for c in report.cases)]
     rows.append(["average", *(f"{averages[n]:.2f}" if n in averages else "" for n in names)])

@@ -59,4 +59,3 @@ class EvalScheduler(TestScheduler):
     def seconds(self) -> float:
         """The virtual clock, in seconds."""
         return self.to_seconds(self._clock)
-

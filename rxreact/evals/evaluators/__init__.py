@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from rxreact.evals.evaluators._base import (
     EvalResult,
-    EvalValue,
     Evaluator,
     EvaluatorLike,
+    EvalValue,
     evaluator_name,
 )
 from rxreact.evals.evaluators.answer import (
@@ -39,10 +39,10 @@ from rxreact.evals.evaluators.trajectory import (
 __all__ = [
     "REGISTRY",
     "Contains",
-    "EvalResult",
-    "EvalValue",
     "Equals",
     "EqualsExpected",
+    "EvalResult",
+    "EvalValue",
     "Evaluator",
     "EvaluatorLike",
     "FirstTokenWithin",

@@ -48,7 +48,7 @@ class EvalResult:
 
     value: EvalValue
     reason: str = ""
-    passed: bool | None = None  # type: ignore[assignment]  # resolved in __post_init__
+    passed: bool | None = None  # resolved in __post_init__: never None afterwards
     threshold: float = 0.5
     usage: Usage | None = None
     error: str | None = None
@@ -104,7 +104,8 @@ class Evaluator:
         return self.evaluate(ctx)
 
 
-EvaluatorLike: TypeAlias = "Evaluator | Callable[[EvalContext], EvalResult | EvalValue | Awaitable[EvalResult | EvalValue]]"
+Verdict: TypeAlias = "EvalResult | EvalValue"
+EvaluatorLike: TypeAlias = "Evaluator | Callable[[EvalContext], Verdict | Awaitable[Verdict]]"
 """An :class:`Evaluator`, or a function of the context returning (or awaiting) a verdict."""
 
 

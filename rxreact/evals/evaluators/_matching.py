@@ -87,7 +87,9 @@ def expected_calls(items: Any) -> tuple[ExpectedCall, ...]:
 
 def _pair(i: int, name: Any, args: Any) -> ExpectedCall:
     if not isinstance(name, str) or not isinstance(args, Mapping):
-        raise ValueError(f"expected[{i}] must be a (name, {{arguments}}) pair, got {shown((name, args))}")
+        raise ValueError(
+            f"expected[{i}] must be a (name, {{arguments}}) pair, got {shown((name, args))}"
+        )
     return ExpectedCall(name, dict(args))
 
 
@@ -154,5 +156,7 @@ def _strict(expected: Sequence[ExpectedCall], actual: Sequence[ToolCallMade]) ->
             return EvalResult(False, f"round {round_number}: called {stray}, {wanted}")
         position += len(calls)
     if position < len(expected):
-        return EvalResult(False, f"missing {_listing(expected[position:])} (after {position} call(s))")
+        return EvalResult(
+            False, f"missing {_listing(expected[position:])} (after {position} call(s))"
+        )
     return EvalResult(True, f"{len(actual)} call(s) as expected, in order")

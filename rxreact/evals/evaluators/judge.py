@@ -87,7 +87,7 @@ class LLMJudge(Evaluator):
                 else:
                     made = model_from(self.model)
                 object.__setattr__(self, "_made", made)
-            return made  # type: ignore[no-any-return]
+            return made
 
     def prompt(self, ctx: EvalContext) -> str:
         """The user message of the judge's request."""

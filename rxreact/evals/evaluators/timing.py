@@ -41,7 +41,9 @@ class MaxDuration(Evaluator):
         if duration is None:
             return EvalResult(False, "the recording ends before the run did")
         verdict = "within" if duration <= self.seconds else "over"
-        return EvalResult(duration <= self.seconds, f"{duration:.3g} s: {verdict} {self.seconds:g} s")
+        return EvalResult(
+            duration <= self.seconds, f"{duration:.3g} s: {verdict} {self.seconds:g} s"
+        )
 
 
 @dataclass(frozen=True)

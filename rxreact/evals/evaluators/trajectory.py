@@ -81,7 +81,9 @@ class MaxToolCalls(Evaluator):
     def evaluate(self, ctx: EvalContext) -> EvalResult:
         count = len(ctx.tool_calls)
         verdict = "at most" if count <= self.max_calls else "more than"
-        return EvalResult(count <= self.max_calls, f"{count} tool call(s): {verdict} {self.max_calls}")
+        return EvalResult(
+            count <= self.max_calls, f"{count} tool call(s): {verdict} {self.max_calls}"
+        )
 
 
 @dataclass(frozen=True)
