@@ -3,7 +3,7 @@
 ::
 
     a  1,000 scripted two-round cases in virtual time (a tool round after a 1 s pause, its tool
-       0.5 s on a reactivex timer, then an answer streamed in 8 chunks 0.25 s apart), with five
+       a marble line "--s|" 0.25 s a character, then 8 text chunks 0.25 s apart), with five
        evaluators each: dataset.evaluate(factory, virtual_time=True) against the same 1,000
        runs subscribed by hand on one TestScheduler with nothing recorded or scored.
     b  the same 1,000 cases with pydantic-evals on a pydantic-ai agent with its TestModel (a
