@@ -272,6 +272,8 @@ def test_bad_input_exits_2_with_one_line(
          "rxreact eval: --rescore nowhere: no such directory"),
         (["weather.yaml", "--agent", "weather_agent:agent", "--rescore", "."],
          "rxreact eval: --rescore scores recorded runs without an agent: leave out --agent"),
+        (["weather.yaml", "--agent", "weather_agent:agent", "--out", "nowhere/report.json"],
+         "rxreact eval: --out nowhere/report.json: its directory does not exist"),
         (["weather.yaml", "--agent", "weather_agent:agent", "--baseline", "broken.yaml"],
          "rxreact eval: --baseline broken.yaml: cannot read the report"),
     ],

@@ -205,6 +205,9 @@ def _inputs(args: argparse.Namespace) -> tuple[Dataset, Any]:
         raise _BadInput("--rescore scores recorded runs without an agent: leave out --agent")
     if args.rescore is not None and not Path(args.rescore).is_dir():
         raise _BadInput(f"--rescore {args.rescore}: no such directory of recorded runs")
+    if args.out is not None and not Path(args.out).resolve().parent.is_dir():
+        # found now, not after every case has run
+        raise _BadInput(f"--out {args.out}: its directory does not exist")
     from rxreact.evals import Dataset, Report
 
     try:
