@@ -65,9 +65,11 @@ from starlette.routing import BaseRoute, Route
 
 from rxreact.errors import RunNotFoundError, RxReactError
 from rxreact.serve._a2a_card import agent_card, card_route
+from rxreact.serve._a2a_parts import question
 from rxreact.serve._a2a_stream import resumed, settle
 from rxreact.serve._body import HTTPProblem, check_conversation_id, message_too_long
 from rxreact.serve._guard import user_of
+from rxreact.serve._media import text_chars
 from rxreact.serve._protocols import ServeContext
 from rxreact.serve.a2a import TERMINAL_STATES, A2AUpdate, new_task, to_a2a_events
 from rxreact.serve.auth import conversation_key
@@ -154,10 +156,11 @@ class _RunHandler(RequestHandler):
                 message="a task here ends with its run: send a new message with the same "
                 "contextId to continue the conversation"
             )
-        question = "\n".join(p.text for p in message.parts if p.HasField("text"))
-        if not question.strip():
-            raise InvalidParamsError(message="the message has no text part")
-        if len(question) > self.context.max_message_chars:
+        try:
+            asked_for = question(message)
+        except HTTPProblem as invalid:
+            raise InvalidParamsError(message=invalid.detail) from None
+        if text_chars(asked_for) > self.context.max_message_chars:
             limit = self.context.max_message_chars
             raise InvalidParamsError(message=message_too_long(limit).detail)
         context_id = message.context_id or uuid.uuid4().hex
@@ -166,7 +169,7 @@ class _RunHandler(RequestHandler):
         except HTTPProblem as invalid:
             raise InvalidParamsError(message=f"contextId: {invalid.detail}") from None
         try:
-            run = await run_in_threadpool(self.runs.start, question, key, user)
+            run = await run_in_threadpool(self.runs.start, asked_for, key, user)
         except RxReactError as error:
             refusal = self.context.refuse(error)
             if refusal is None:

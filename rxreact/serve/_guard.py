@@ -30,7 +30,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import HTTPConnection, Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from rxreact.serve._body import HTTPProblem
+from rxreact.serve._body import HTTPProblem, problem_body
 
 __all__ = ["ANONYMOUS", "Authenticate", "Guard", "guard_middleware", "user_of"]
 
@@ -111,7 +111,7 @@ class Guard:
             if websocket:  # closing before accept: the server answers 403
                 await send({"type": "websocket.close", "code": 1008, "reason": problem.error})
             else:
-                await _answer(problem, send)
+                await _answer(problem, scope.get("path", ""), send)
             return
         await self.app(scope, receive, send)
 
@@ -228,8 +228,8 @@ def _hostname(host: str) -> str:
     return host.rsplit(":", 1)[0] if ":" in host else host
 
 
-async def _answer(problem: HTTPProblem, send: Send) -> None:
-    body = json.dumps({"error": problem.error, "detail": problem.detail}).encode()
+async def _answer(problem: HTTPProblem, path: str, send: Send) -> None:
+    body = json.dumps(problem_body(problem, path)).encode()
     headers: list[tuple[bytes, bytes]] = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),

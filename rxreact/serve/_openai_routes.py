@@ -22,14 +22,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from rxreact._validate import check_question
 from rxreact.agent.react_agent import ReactAgent
 from rxreact.errors import RxReactError
 from rxreact.events import FinalAnswer
 from rxreact.memory.in_memory import InMemoryChatMemory
-from rxreact.messages import AssistantMessage, Message, SystemMessage, UserMessage
+from rxreact.messages import AssistantMessage, File, Image, Message, SystemMessage, UserMessage
+from rxreact.messages._labels import Question
 from rxreact.serve._body import HTTPProblem, _validated, check_conversation_id, message_too_long
 from rxreact.serve._bridge import ChunkPipe
 from rxreact.serve._guard import user_of
+from rxreact.serve._media import as_image, media_part, question_of, text_chars, unsupported
 from rxreact.serve._runs import RunRegistry
 from rxreact.serve.auth import conversation_key
 from rxreact.serve.openai_compat import chat_completion, error_body, to_chat_completion_chunks
@@ -52,7 +55,49 @@ class _ChatMessage(BaseModel):
         if isinstance(self.content, str):
             return self.content
         parts = self.content or []
-        return "".join(str(p.get("text") or "") for p in parts if p.get("type") == "text")
+        return "".join(str(p.get("text") or "") for p in parts if p.get("type") in _TEXT_PARTS)
+
+    def question(self) -> Question:
+        """The content as the agent's question: text, images and files (see :func:`_part`)."""
+        if isinstance(self.content, str) or self.content is None:
+            return question_of([self.content or ""])
+        return question_of([_part(i, p) for i, p in enumerate(self.content)])
+
+
+_TEXT_PARTS = ("text", "input_text")
+
+
+def _part(index: int, part: dict[str, Any]) -> str | Image | File:
+    """One content part of a user message: ``text``, ``image_url`` (a data URL or an
+    ``http(s)`` URL), ``file`` (``file_data`` a data URL, with its ``filename``), and the
+    Responses API's ``input_text`` / ``input_image`` / ``input_file`` that some clients send
+    here; anything else (``input_audio``, a ``file_id`` of an upload this server never saw)
+    is a 400 naming it."""
+    kind = part.get("type")
+    where = f"content[{index}]"
+    if kind in _TEXT_PARTS:
+        return str(part.get("text") or "")
+    if kind in ("image_url", "input_image"):
+        image = part.get("image_url")
+        url = image.get("url") if isinstance(image, dict) else image
+        if not isinstance(url, str) or not url:
+            raise unsupported(f"{where}: an image part needs image_url.url")
+        return as_image(media_part(url))
+    if kind in ("file", "input_file"):
+        file = part.get("file") if kind == "file" else part
+        file = file if isinstance(file, dict) else {}
+        name = file.get("filename") if isinstance(file.get("filename"), str) else None
+        source = file.get("file_data") or file.get("file_url")
+        if not isinstance(source, str) or not source:
+            raise unsupported(
+                f"{where}: a file part needs file_data (a data: URL): this server has no "
+                "uploaded files (file_id)"
+            )
+        return media_part(source, None, name)
+    raise unsupported(
+        f"{where}: a {str(kind)[:40]!r} part cannot be sent to the agent (it takes text, "
+        "image_url and file parts)"
+    )
 
 
 class CompletionBody(BaseModel):
@@ -86,10 +131,10 @@ def openai_routes(
         user = user_of(request)
         body = _validated(CompletionBody, await request.body())
         last = body.messages[-1]
-        question = last.text()
-        if last.role != "user" or not question.strip():
+        if last.role != "user":
             raise HTTPProblem(422, "invalid_body", "the last message must be a user message")
-        if len(question) > max_message_chars:
+        question = last.question()
+        if text_chars(question) > max_message_chars:
             raise message_too_long(max_message_chars)
         named = request.headers.get(CONVERSATION_HEADER) or body.user
         agent: ReactAgent | None = None
@@ -174,8 +219,9 @@ def _with_history(agent: ReactAgent, key: str, messages: list[_ChatMessage]) -> 
         text = message.text()
         if message.role in ("system", "developer") and text:
             history.append(SystemMessage(content=text))
-        elif message.role == "user" and text:
-            history.append(UserMessage(content=text))
+        elif message.role == "user" and (text or message.content):
+            asked = message.question()  # a user's earlier images are the history too
+            history.append(UserMessage(content=check_question(asked)))
         elif message.role == "assistant" and text:
             history.append(AssistantMessage(content=text))
         # tool calls and results of the caller's own tools are not this agent's history

@@ -19,6 +19,7 @@ from rxreact.agent.react_agent import ReactAgent
 from rxreact.errors import ApprovalDecisionError, TooManyRunsError
 from rxreact.events import AgentEvent
 from rxreact.marbles import Recorder, Recording
+from rxreact.messages._labels import Question
 from rxreact.runs import AgentRun, follow
 
 __all__ = ["RunRegistry"]
@@ -47,7 +48,7 @@ class RunRegistry:
 
     def start(
         self,
-        question: str,
+        question: Question,
         conversation_id: str | None,
         user: str = "",
         agent: ReactAgent | None = None,

@@ -36,6 +36,7 @@ from rxreact.serve._body import (
 )
 from rxreact.serve._bridge import ChunkPipe
 from rxreact.serve._guard import user_of
+from rxreact.serve._media import text_chars, ui_question
 from rxreact.serve._runs import RunRegistry
 from rxreact.serve.auth import RunIds, conversation_key
 from rxreact.serve.ui_stream import UI_MESSAGE_STREAM_HEADERS, to_ui_message_stream
@@ -117,8 +118,9 @@ def ui_routes(
     async def post_chat(request: Request) -> Response:
         user = user_of(request)
         body = parse_chat_body(await request.body())
-        question = body.question()
-        if len(question) > max_message_chars:
+        last = body.messages[-1]
+        question = ui_question(last.role, last.parts)
+        if text_chars(question) > max_message_chars:
             raise message_too_long(max_message_chars)
         key = conversation_key(user, body.id)
         try:

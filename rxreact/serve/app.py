@@ -37,7 +37,7 @@ from starlette.routing import Route
 
 from rxreact.agent.react_agent import ReactAgent
 from rxreact.errors import InvalidArgumentError
-from rxreact.serve._body import HTTPProblem
+from rxreact.serve._body import HTTPProblem, problem_body
 from rxreact.serve._guard import Authenticate, guard_middleware, user_of
 from rxreact.serve._protocols import PROTOCOLS, ServeContext, installed, protocol_routes
 from rxreact.serve._runs import RunRegistry
@@ -132,13 +132,13 @@ def create_app(
 
     async def problem(request: Request, error: Exception) -> Response:
         assert isinstance(error, HTTPProblem)
-        return JSONResponse(
-            {"error": error.error, "detail": error.detail}, error.status, headers=error.headers
-        )
+        body = problem_body(error, request.url.path)
+        return JSONResponse(body, error.status, headers=error.headers)
 
     async def crash(request: Request, error: Exception) -> Response:
         # Never a traceback to the client; the server log has it (uvicorn logs the exception).
-        return JSONResponse({"error": "internal_error", "detail": type(error).__name__}, 500)
+        failure = HTTPProblem(500, "internal_error", type(error).__name__)
+        return JSONResponse(problem_body(failure, request.url.path), 500)
 
     context = ServeContext(
         runs,
