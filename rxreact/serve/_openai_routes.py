@@ -4,8 +4,10 @@ The last message is the question. The conversation is the ``x-rxreact-conversati
 the body's ``user`` field (the agent's memory holds its history, the messages sent before the
 last are ignored); with neither the request is stateless: the messages sent are the history,
 kept in a throwaway memory for this one run. Streamed or not, the mapping is
-:mod:`rxreact.serve.openai_compat`'s. A streamed response whose client leaves cancels its run
-(nobody can resume it: it has no chat page behind it).
+:mod:`rxreact.serve.openai_compat`'s. A response whose client leaves, streamed or not, cancels
+its run at once (nobody can resume it: it has no chat page behind it). A run that failed
+answers ``x-should-retry: false`` (the SDKs retry twice by default: the agent and its tools
+would run three times) except where nothing ran (:data:`SAFE_TO_RETRY`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from rxreact.messages import AssistantMessage, File, Image, Message, SystemMessa
 from rxreact.messages._labels import Question
 from rxreact.serve._body import HTTPProblem, _validated, check_conversation_id, message_too_long
 from rxreact.serve._bridge import ChunkPipe
+from rxreact.serve._disconnect import ClientLeft, while_connected
 from rxreact.serve._guard import user_of
 from rxreact.serve._media import as_image, media_part, question_of, text_chars, unsupported
 from rxreact.serve._runs import RunRegistry
@@ -162,22 +165,25 @@ def openai_routes(
             ops.map(_as_sse),
         )
         pipe = ChunkPipe(chunks, heartbeat=heartbeat)
-        first = await pipe.first()
-        if failure and first is not None and len(first) == 1 and "error" in first[0].part:
-            pipe.close()  # refused before it began (a busy conversation): a plain HTTP error
-            status, error_json = error_body(failure[0])
-            return JSONResponse(error_json, status)
-        if not body.stream:
-            collected = [c.part for c in first or ()]
-            try:
-                async for piece in _rest(pipe):
-                    collected.extend(piece)
-            finally:
-                pipe.close()
-            if failure:
-                status, error_json = error_body(failure[0])
-                return JSONResponse(error_json, status)
-            return JSONResponse(chat_completion(collected, answers[-1] if answers else None))
+        try:
+            # A run queued behind another, or one not streamed, writes nothing for a while:
+            # the client leaving must still cancel it at once (its SDK retries ~0.5 s later).
+            first = await while_connected(request, pipe.first())
+            if failure and first is not None and len(first) == 1 and "error" in first[0].part:
+                pipe.close()  # refused before it began (a busy conversation): an HTTP error
+                return _failed(failure[0])
+            if not body.stream:
+                try:
+                    collected = await while_connected(request, _collected(pipe, first))
+                finally:
+                    pipe.close()
+                if failure:
+                    return _failed(failure[0])
+                return JSONResponse(chat_completion(collected, answers[-1] if answers else None))
+        except ClientLeft:
+            run.cancel()  # nobody can read this run: it has no chat page behind it
+            pipe.close()
+            return Response(status_code=499)
 
         async def body_text() -> AsyncIterator[str]:
             ended = False
@@ -202,13 +208,25 @@ def _as_sse(chunk: dict[str, Any]) -> UIChunk:
     return UIChunk(None, chunk)
 
 
-async def _rest(pipe: ChunkPipe) -> AsyncIterator[list[dict[str, Any]]]:
-    """The pipe's remaining chunks, batch by batch, until the run ends."""
-    while True:
-        batch = await pipe.first()  # the next batch: "first" of what is left
-        if batch is None:
-            return
-        yield [c.part for c in batch]
+async def _collected(pipe: ChunkPipe, first: list[UIChunk] | None) -> list[dict[str, Any]]:
+    """Every chunk of the run: ``first``, then the pipe's batches until the run ends."""
+    collected = [c.part for c in first or ()]
+    while (batch := await pipe.first()) is not None:  # the next batch: "first" of what is left
+        collected.extend(c.part for c in batch)
+    return collected
+
+
+SAFE_TO_RETRY = frozenset({409, 429})
+"""The statuses of ``/v1/chat/completions`` a client may retry: nothing ran (a busy
+conversation, too many runs in flight). Every other failure of a run that started answers
+``x-should-retry: false``: a retry would run the agent, and its tools, again."""
+
+
+def _failed(error: BaseException) -> Response:
+    """A run's failure as OpenAI's error object and status, telling SDKs whether to retry."""
+    status, error_json = error_body(error)
+    headers = {} if status in SAFE_TO_RETRY else {"x-should-retry": "false"}
+    return JSONResponse(error_json, status, headers=headers)
 
 
 def _with_history(agent: ReactAgent, key: str, messages: list[_ChatMessage]) -> ReactAgent:

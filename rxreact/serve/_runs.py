@@ -9,6 +9,7 @@ run object; a run another process owns is followed through the event log and can
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from collections import OrderedDict
 
@@ -16,13 +17,15 @@ from reactivex import Observable
 from reactivex import operators as ops
 
 from rxreact.agent.react_agent import ReactAgent
-from rxreact.errors import ApprovalDecisionError, TooManyRunsError
+from rxreact.errors import ApprovalDecisionError, RunCancelledError, TooManyRunsError
 from rxreact.events import AgentEvent
 from rxreact.marbles import Recorder, Recording
 from rxreact.messages._labels import Question
 from rxreact.runs import AgentRun, follow
 
 __all__ = ["RunRegistry"]
+
+_log = logging.getLogger("rxreact.serve")
 
 
 class RunRegistry:
@@ -83,8 +86,16 @@ class RunRegistry:
                 self._runs.pop(run.id, None)
             self._release(user)
 
+        def failed(error: Exception) -> None:
+            # Clients get the error's class and a text without endpoints (_client_errors): the
+            # whole of it is for the operator, here.
+            if not isinstance(error, RunCancelledError):
+                _log.warning("run %s failed: %s: %s", run.id, type(error).__name__, error)
+
         # the recorder first: a marble request that sees the run gone finds it recorded
-        run.events().pipe(ops.finally_action(forget)).subscribe(recorder)
+        run.events().pipe(ops.do_action(on_error=failed), ops.finally_action(forget)).subscribe(
+            recorder
+        )
         return run
 
     def _release(self, user: str) -> None:
