@@ -67,6 +67,7 @@ from rxreact.errors import RunNotFoundError, RxReactError
 from rxreact.serve._a2a_card import agent_card, card_route
 from rxreact.serve._a2a_parts import question
 from rxreact.serve._a2a_stream import resumed, settle
+from rxreact.serve._a2a_tasks import AskedMessages, busy_at_start, with_history_length
 from rxreact.serve._body import HTTPProblem, check_conversation_id, message_too_long
 from rxreact.serve._guard import user_of
 from rxreact.serve._media import text_chars
@@ -124,6 +125,7 @@ class _RunHandler(RequestHandler):
     def __init__(self, context: ServeContext) -> None:
         self.context = context
         self.runs = context.runs
+        self.asked = AskedMessages()
 
     # -- tasks and ids -------------------------------------------------------------------------
 
@@ -170,6 +172,11 @@ class _RunHandler(RequestHandler):
             raise InvalidParamsError(message=f"contextId: {invalid.detail}") from None
         try:
             run = await run_in_threadpool(self.runs.start, asked_for, key, user)
+            # An agent that rejects a second run on a busy conversation fails it at once: that
+            # is the answer "busy", as on every protocol, not a task that failed.
+            busy = await busy_at_start(run) if self.runs.agent.on_busy == "reject" else None
+            if busy is not None:
+                raise busy
         except RxReactError as error:
             refusal = self.context.refuse(error)
             if refusal is None:
@@ -180,6 +187,7 @@ class _RunHandler(RequestHandler):
         asked = Message()
         asked.CopyFrom(message)
         asked.context_id, asked.task_id = context_id, task_id
+        self.asked.keep(run.id, asked)
         return task_id, asked, run.events().pipe(to_a2a_events(task_id, context_id))
 
     async def on_message_send(
@@ -189,8 +197,9 @@ class _RunHandler(RequestHandler):
         if params.configuration.return_immediately:
             task = new_task(task_id, asked.context_id)
             task.history.append(asked)
-            return task
-        return await settle(updates, asked, timeout=None)
+        else:
+            task = await settle(updates, asked, timeout=None)
+        return with_history_length(task, params.configuration)
 
     async def on_message_send_stream(
         self, params: SendMessageRequest, context: ServerCallContext
@@ -216,7 +225,7 @@ class _RunHandler(RequestHandler):
         updates = self.runs.event_log.read(run_id).pipe(
             ops.do_action(on_error=failures.append), to_a2a_events(task_id, context_id)
         )
-        task = await settle(updates, None, SETTLE_TIMEOUT)
+        task = await settle(updates, self.asked.get(run_id), SETTLE_TIMEOUT)
         if any(isinstance(f, RunNotFoundError) for f in failures):
             raise TaskNotFoundError(message=f"no task {task_id[:200]!r}")
         return task
@@ -225,8 +234,13 @@ class _RunHandler(RequestHandler):
         user: str = context.state[_USER]
         run_id, context_id = self._owned(user, params.id)
         if not await self._ended(user, run_id, context_id):
-            return new_task(params.id, context_id)
-        return await self._read(run_id, params.id, context_id)
+            task = new_task(params.id, context_id)
+            asked = self.asked.get(run_id)
+            if asked is not None:
+                task.history.append(asked)
+        else:
+            task = await self._read(run_id, params.id, context_id)
+        return with_history_length(task, params)
 
     async def on_cancel_task(self, params: CancelTaskRequest, context: ServerCallContext) -> Task:
         user: str = context.state[_USER]

@@ -17,7 +17,12 @@ from reactivex import Observable
 from reactivex import operators as ops
 
 from rxreact.agent.react_agent import ReactAgent
-from rxreact.errors import ApprovalDecisionError, RunCancelledError, TooManyRunsError
+from rxreact.errors import (
+    ApprovalDecisionError,
+    ConversationBusyError,
+    RunCancelledError,
+    TooManyRunsError,
+)
 from rxreact.events import AgentEvent
 from rxreact.marbles import Recorder, Recording
 from rxreact.messages._labels import Question
@@ -89,7 +94,7 @@ class RunRegistry:
         def failed(error: Exception) -> None:
             # Clients get the error's class and a text without endpoints (_client_errors): the
             # whole of it is for the operator, here.
-            if not isinstance(error, RunCancelledError):
+            if not isinstance(error, RunCancelledError | ConversationBusyError):  # no failure
                 _log.warning("run %s failed: %s: %s", run.id, type(error).__name__, error)
 
         # the recorder first: a marble request that sees the run gone finds it recorded
