@@ -29,6 +29,7 @@ from rxreact.errors import (
     BadRequestError,
     ChatMemoryError,
     ConfigurationError,
+    ContentBlockedError,
     ConversationBusyError,
     GuardrailTrippedError,
     InvalidArgumentError,
@@ -99,6 +100,7 @@ from rxreact.messages import (
 from rxreact.model.anthropic.client import AnthropicModel
 from rxreact.model.base import ChatModel
 from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
+from rxreact.model.gemini.client import GeminiModel
 from rxreact.model.openai.client import OpenAIChatModel
 from rxreact.model.openai.responses import OpenAIResponsesModel
 from rxreact.model.scripted.model import ScriptedModel
@@ -139,12 +141,14 @@ __all__ = [
     "ChatModel",
     "ChatRequest",
     "ConfigurationError",
+    "ContentBlockedError",
     "ContextBudget",
     "ContextTrimmed",
     "ConversationBusyError",
     "EventLog",
     "File",
     "FinalAnswer",
+    "GeminiModel",
     "GuardrailPassed",
     "GuardrailResult",
     "GuardrailStarted",

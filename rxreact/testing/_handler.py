@@ -112,10 +112,10 @@ class _Handler(BaseHTTPRequestHandler):
             reply = owner._next_reply(body, dialect)
         except Exception as exc:  # a script bug: tell the client instead of dropping it
             return self._error(500, f"{type(exc).__name__}: {exc}")
-        model = str(body.get("model") or "mock-model")
+        stream, model = dialect.kind(body, self.path)
         if isinstance(reply, HTTPErrorReply):
             return self._error(reply.status, reply.message, reply.headers)
-        if body.get("stream"):
+        if stream:
             self._stream(reply, model)
         else:
             self._complete(reply, model)

@@ -74,6 +74,7 @@ class Endpoint:
         "keyless_ok",
         "target",
         "url",
+        "whole_target",
     )
 
     def __init__(
@@ -92,6 +93,8 @@ class Endpoint:
         self.target = httpx.URL(url)
         """``url`` parsed once: httpx parses a string URL at every request (some sixty Python
         calls), and the pool lookups after an attempt parsed it again."""
+        self.whole_target: httpx.URL | None = None
+        """Where whole (non-streaming) requests go when that is not ``url`` (:meth:`retarget`)."""
         self.base_url = base_url
         self._origin = f"{parsed.host}:{parsed.port or (443 if parsed.scheme == 'https' else 80)}"
         self.key = Secret(api_key) if api_key else None
@@ -107,6 +110,13 @@ class Endpoint:
             http_client, no_tls if plain_local else httpx.create_ssl_context
         )
         """The user's client, else many small pools of our own, made on first use."""
+
+    def retarget(self, url: str, whole_url: str) -> None:
+        """Send streamed requests to ``url`` and whole ones to ``whole_url``: for a wire format
+        whose path names the model and the kind of answer (Gemini's ``models/{model}:
+        streamGenerateContent?alt=sse`` and ``:generateContent``), on the same origin."""
+        self.url, self.target = url, httpx.URL(url)
+        self.whole_target = httpx.URL(whole_url)
 
     @contextlib.contextmanager
     def exchange(
@@ -170,9 +180,10 @@ class Endpoint:
         """The arguments of ``client.stream`` for one attempt."""
         headers = self.headers_for(stream)
         log.debug("POST %s (stream=%s)", self.url, stream)
+        whole = None if stream else self.whole_target
         return {
             "method": "POST",
-            "url": self.target,
+            "url": self.target if whole is None else whole,
             "content": content,
             "headers": headers,
             "extensions": {"timeout": call.httpx_timeout},
