@@ -220,3 +220,16 @@ def test_error_texts_name_no_endpoint_on_any_protocol(
     # the operator's log has the whole of it, once per run
     logged = [r.getMessage() for r in caplog.records if r.name == "rxreact.serve"]
     assert len(logged) == 5 and all(port in line for line in logged)
+
+
+def test_scrub_replaces_urls_hosts_and_addresses_not_times() -> None:
+    from rxreact.serve._client_errors import scrub
+
+    text = (
+        "cannot connect to 127.0.0.1:1 ('10.0.0.5', 1); POST http://10.255.255.1:9/v1/x → 404; "
+        "model.internal:8080, [::1]:80, localhost:1234; at 12:30 context_length_exceeded"
+    )
+    assert scrub(text) == (
+        "cannot connect to <endpoint> ('<endpoint>', 1); POST <endpoint> → 404; "
+        "<endpoint>, <endpoint>, <endpoint>; at 12:30 context_length_exceeded"
+    )

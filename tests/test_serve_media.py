@@ -252,3 +252,22 @@ def test_a2a_raw_and_url_parts_reach_the_model(server: Server) -> None:
         image_url("https://example.com/cat.jpg"),
         {"type": "file", "file": {"filename": "a.pdf", "file_data": PDF_URL}},
     ]
+
+
+def test_a2a_0_3_file_parts_reach_the_model(server: Server) -> None:
+    pytest.importorskip("a2a")
+    png = {"bytes": base64.b64encode(PNG).decode(), "mimeType": "image/png", "name": "dot.png"}
+    parts = [
+        {"kind": "text", "text": "See?"},
+        {"kind": "file", "file": png},
+        {"kind": "file", "file": {"uri": "https://example.com/c.jpg", "mimeType": "image/jpeg"}},
+    ]
+    message = {"role": "user", "messageId": "m", "kind": "message", "parts": parts}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": message}}
+    answered = httpx.post(f"{server.url}/a2a", json=body, timeout=30).json()
+    assert answered["result"]["status"]["state"] == "completed"
+    assert server.asked() == [
+        {"type": "text", "text": "See?"},
+        image_url(PNG_URL),
+        image_url("https://example.com/c.jpg"),
+    ]

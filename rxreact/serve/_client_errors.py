@@ -25,8 +25,8 @@ __all__ = ["error_text", "scrub"]
 
 _URL = re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]*")
 _IPV6 = re.compile(r"\[[0-9a-fA-F:.%]+\](?::\d+)?")
-_HOST_PORT = re.compile(r"\b[\w.-]+:\d{1,5}\b")
-_IPV4 = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b")
+_HOST_PORT = re.compile(r"\b[A-Za-z][\w-]*(?:\.[\w-]+)*:\d{1,5}\b")  # not a time (12:30)
+_IPV4 = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?\b")
 
 
 def scrub(text: str) -> str:

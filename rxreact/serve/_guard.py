@@ -158,7 +158,8 @@ class Guard:
                 "host_not_allowed",
                 f"this server answers only {sorted(self.hosts)} as its host, not {host!r}: "
                 "without authentication it serves loopback only (a non-loopback host needs "
-                "authentication, or rxreact serve --insecure-no-auth)",
+                "authentication, or naming: allowed_hosts, rxreact serve --insecure-no-auth "
+                "--allowed-host NAME)",
             )
 
     def _check_origin(self, request: Request, *, always: bool = False) -> None:
