@@ -32,7 +32,7 @@ from a2a.types.a2a_pb2 import (
     TaskState,
 )
 
-GATE = Gate()
+GATES: list[Gate] = []  # the test's own (another module's teardown opens every gate made)
 
 
 def reply(request: Any) -> Reply:
@@ -42,7 +42,7 @@ def reply(request: Any) -> Reply:
         return text_reply("Sunny in Paris.")
     if content_text(last.content) == "wait":
         answer = text_reply("Waited.")
-        return GATE.reply(answer[:2], answer[2:])
+        return GATES[-1].reply(answer[:2], answer[2:])
     return tool_call_reply(("get_weather", {"city": "Paris"}))
 
 
@@ -107,6 +107,8 @@ def test_a_message_to_a_busy_context_is_refused_and_creates_nothing(
     server: tuple[str, MockOpenAIServer],
 ) -> None:
     url, mock = server
+    gate = Gate()
+    GATES.append(gate)
     message = {
         "role": "ROLE_USER",
         "messageId": "m",
@@ -123,6 +125,6 @@ def test_a_message_to_a_busy_context_is_refused_and_creates_nothing(
         requests = len(mock.requests)
         busy = httpx.post(f"{url}/a2a", json=send, headers=headers, timeout=30)
         assert busy.status_code == 409 and busy.json()["error"] == "conversation_busy"
-        GATE.open()
+        gate.open()
         assert "TASK_STATE_COMPLETED" in list(events)[-1]
     assert len(mock.requests) == requests  # the refused message never reached the model
