@@ -16,6 +16,8 @@ from rxreact.errors import RunCancelledError
 from rxreact.events import (
     FinalAnswer,
     GuardrailTripped,
+    OutputPartial,
+    OutputReset,
     ReasoningDelta,
     RoundFinished,
     RoundRestarted,
@@ -29,7 +31,7 @@ from rxreact.events import (
     ToolResult,
 )
 from rxreact.serve._client_errors import error_text
-from rxreact.serve._data_parts import DataParts
+from rxreact.serve._data_parts import DataParts, output_part
 from rxreact.serve._nested_parts import NestedParts
 
 __all__ = ["Part", "UIPartMapper", "error_text"]
@@ -164,7 +166,12 @@ class UIPartMapper:
                         "output": event.content,
                     }
                 )
+        elif isinstance(event, OutputPartial | OutputReset):
+            out.append(output_part(event))
         elif isinstance(event, FinalAnswer):
+            self._close_open(out)
+            if event.output is not None:
+                out.append(output_part(event))
             self._finish_step(out)
             out.append({"type": "finish", "finishReason": "stop"})
         # round_mode_decided, max_rounds_reached and event kinds this
