@@ -12,12 +12,20 @@ replayed (:mod:`rxreact.evals._rescore`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from rxreact.events import AgentEvent, FinalAnswer, RoundFinished, TextDelta, ToolCallStarted
+from rxreact.events import (
+    AgentEvent,
+    FinalAnswer,
+    RoundFinished,
+    TextDelta,
+    ToolCallArgsDelta,
+    ToolCallStarted,
+)
 from rxreact.messages import Usage
 from rxreact.result import AgentResult
 
@@ -164,10 +172,6 @@ class RecordedRun:
 
 def tool_calls_of(events: Sequence[AgentEvent]) -> tuple[ToolCallMade, ...]:
     """The root run's tool calls in ``events``, their arguments joined from the deltas."""
-    import json
-
-    from rxreact.events import ToolCallArgsDelta
-
     started: dict[tuple[int, int], ToolCallStarted] = {}
     pieces: dict[tuple[int, int], list[str]] = {}
     for event in events:
