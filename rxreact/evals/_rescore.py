@@ -14,8 +14,12 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from functools import partial
 from os import PathLike
 from typing import Any
+
+import reactivex
+from reactivex import operators as ops
 
 from rxreact.evals._case import Case
 from rxreact.evals._dataset import Dataset
@@ -25,6 +29,7 @@ from rxreact.evals._report import CaseResult, Report, RunResult
 from rxreact.evals._run import RecordedRun
 from rxreact.evals._score import Scorer
 from rxreact.evals.errors import RecordingWarning
+from rxreact.scheduling import shared_scheduler
 
 __all__ = ["rescore", "rescore_runs"]
 
@@ -75,14 +80,41 @@ def rescore_runs(
                 cases[run.case] = _bare(run)
                 order.append(run.case)
         scorer = Scorer(list(dataset_or_evaluators), cases)
-    scored: list[RunResult] = []
-    replay(runs, lambda run: scored.append(scorer.score(run)))
+    scored = _scored(runs, scorer)
     position = {case: i for i, case in enumerate(order)}
     scored.sort(key=lambda r: (position[r.case], r.repeat))
     by_case: dict[str, list[RunResult]] = {}
     for result in scored:
         by_case.setdefault(result.case, []).append(result)
     return Report((CaseResult(n, tuple(r)) for n, r in by_case.items()), name=name)
+
+
+def _scored(runs: Sequence[RecordedRun], scorer: Scorer) -> list[RunResult]:
+    """Every run replayed and scored: inline for pure evaluators; on the tools' pool, many at
+    once, when some wait (an ``LLMJudge``'s requests).
+
+    ::
+
+        replayed:  -r1-r2-r3-|
+        scored:    ---s2--s1-s3|      (flat_map onto the tools' pool: order of completion)
+    """
+    if not any(scorer.blocking(case) for case in scorer.cases.values()):
+        inline: list[RunResult] = []
+        replay(runs, lambda run: inline.append(scorer.score(run)))
+        return inline
+    replayed: list[RecordedRun] = []
+    replay(runs, replayed.append)
+    if not replayed:
+        return []
+    pool = shared_scheduler("tools", 16)
+
+    def on_pool(run: RecordedRun) -> reactivex.Observable[RunResult]:
+        return reactivex.start(partial(scorer.score, run), pool)
+
+    scored: reactivex.Observable[list[RunResult]] = reactivex.from_iterable(replayed).pipe(
+        ops.flat_map(on_pool), ops.to_list()
+    )
+    return scored.run()
 
 
 def _bare(run: RecordedRun) -> Case:
