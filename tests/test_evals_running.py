@@ -321,3 +321,15 @@ def test_cancelling_aevaluate_cancels_the_runs_in_flight() -> None:
     ):
         asyncio.run(cancel_midway(server, model))
         assert server.wait_for_disconnects(1, timeout=10)
+
+
+def test_the_collector_is_left_as_it_was() -> None:
+    import gc
+
+    dataset = Dataset([Case(f"c{i}", "Hi?") for i in range(130)])
+
+    def factory(scheduler: Any) -> ReactAgent:
+        return ReactAgent(ScriptedModel([text_reply("ok")]), scheduler=scheduler)
+
+    report = dataset.evaluate(factory, virtual_time=True, progress=False)
+    assert report.pass_rate == 1.0 and gc.get_freeze_count() == 0 and gc.isenabled()

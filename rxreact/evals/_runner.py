@@ -98,7 +98,9 @@ class Evaluation:
         self._open = 1  # the runs' stream, plus each scoring on the tools' pool
         self._notify: Callable[[], None] | None = None
         self._running: dict[int, Callable[[str], None]] = {}  # virtual time: ends a stalled run
-        self.kept = FinishedRuns()
+        # Only in virtual time, where runs come fast enough for the collector to matter; a
+        # live evaluation leaves the process's collector alone.
+        self.kept = FinishedRuns(enabled=self.scheduler is not None)
 
     def _agents(self, agent: Any, virtual_time: bool) -> Callable[[], ReactAgent]:
         """What gives each run its agent: the agent itself, or the factory's (called once
