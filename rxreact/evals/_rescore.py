@@ -23,6 +23,7 @@ from reactivex import operators as ops
 
 from rxreact.evals._case import Case
 from rxreact.evals._dataset import Dataset
+from rxreact.evals._gc import FinishedRuns
 from rxreact.evals._recording import read_runs
 from rxreact.evals._replay import replay
 from rxreact.evals._report import CaseResult, Report, RunResult
@@ -47,7 +48,9 @@ def rescore(
     A recording cut short or written by another version is read as far as it goes, with a
     :class:`~rxreact.evals.errors.RecordingWarning` naming the file.
     """
-    return rescore_runs(read_runs(runs_dir), dataset_or_evaluators)
+    with FinishedRuns() as kept:
+        runs = read_runs(runs_dir, kept.add)
+        return rescore_runs(runs, dataset_or_evaluators, kept=kept)
 
 
 def rescore_runs(
@@ -55,8 +58,13 @@ def rescore_runs(
     dataset_or_evaluators: Dataset | Sequence[Any],
     *,
     name: str | None = None,
+    kept: FinishedRuns | None = None,
 ) -> Report:
-    """``runs`` replayed in virtual time and scored by ``dataset_or_evaluators``."""
+    """``runs`` replayed in virtual time and scored by ``dataset_or_evaluators``; ``kept``
+    (made here when not given) keeps the scored runs out of the collector's way."""
+    if kept is None:
+        with FinishedRuns() as kept:
+            return rescore_runs(runs, dataset_or_evaluators, name=name, kept=kept)
     if isinstance(dataset_or_evaluators, Dataset):
         dataset = dataset_or_evaluators
         cases = {case.name: case for case in dataset.cases}
@@ -80,7 +88,7 @@ def rescore_runs(
                 cases[run.case] = _bare(run)
                 order.append(run.case)
         scorer = Scorer(list(dataset_or_evaluators), cases)
-    scored = _scored(runs, scorer)
+    scored = _scored(runs, scorer, kept)
     position = {case: i for i, case in enumerate(order)}
     scored.sort(key=lambda r: (position[r.case], r.repeat))
     by_case: dict[str, list[RunResult]] = {}
@@ -89,7 +97,7 @@ def rescore_runs(
     return Report((CaseResult(n, tuple(r)) for n, r in by_case.items()), name=name)
 
 
-def _scored(runs: Sequence[RecordedRun], scorer: Scorer) -> list[RunResult]:
+def _scored(runs: Sequence[RecordedRun], scorer: Scorer, kept: FinishedRuns) -> list[RunResult]:
     """Every run replayed and scored: inline for pure evaluators; on the tools' pool, many at
     once, when some wait (an ``LLMJudge``'s requests).
 
@@ -100,7 +108,12 @@ def _scored(runs: Sequence[RecordedRun], scorer: Scorer) -> list[RunResult]:
     """
     if not any(scorer.blocking(case) for case in scorer.cases.values()):
         inline: list[RunResult] = []
-        replay(runs, lambda run: inline.append(scorer.score(run)))
+
+        def score(run: RecordedRun) -> None:
+            inline.append(scorer.score(run))
+            kept.add()
+
+        replay(runs, score)
         return inline
     replayed: list[RecordedRun] = []
     replay(runs, replayed.append)
