@@ -14,7 +14,10 @@ interrupts that wait: the runs in flight are disposed, their connections closed,
 :class:`~rxreact.evals._virtual.EvalScheduler` carries every run on the calling thread; a
 run that waits forever (a scripted ``Hang`` and no timeout) is ended as failed once
 nothing else is left to happen. Built-in evaluators score inline (pure functions of the
-record); custom and judge evaluators, which may wait, score on the tools' pool.
+record); live, custom and judge evaluators, which may wait, score on the tools' pool (in
+virtual time everything scores inline, on the calling thread, where waiting is allowed).
+A file in ``record_to`` is named after its case and repeat: evaluating again into the same
+directory replaces the recordings of the same runs.
 """
 
 from __future__ import annotations
