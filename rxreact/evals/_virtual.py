@@ -31,6 +31,7 @@ class EvalScheduler(TestScheduler):
         # The queue is compacted each time it doubles from its size after the last compaction:
         # linear in all, however many runs are in flight.
         limit = _COMPACT_FROM
+        now = self.now  # as a datetime, which due times are: converted when it moves only
         try:
             while True:
                 with self._lock:
@@ -39,8 +40,9 @@ class EvalScheduler(TestScheduler):
                     if not self._is_enabled or not self._queue:
                         break
                     item = self._queue.dequeue()
-                    if item.duetime > self.now:
-                        self._clock = self.to_seconds(item.duetime)
+                    if item.duetime > now:
+                        now = item.duetime
+                        self._clock = self.to_seconds(now)
                 if not item.is_cancelled():
                     item.invoke()
         finally:
