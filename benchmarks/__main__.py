@@ -17,7 +17,8 @@ Workloads (``--only`` takes their numbers or names):
 13. ``anthropic`` AnthropicModel vs a hand-written httpx reader and the anthropic SDK
 14. ``responses`` OpenAIResponsesModel vs a hand-written httpx reader and the openai SDK
 15. ``gemini``    GeminiModel vs a hand-written httpx reader and google-genai
-16. ``evals``     1,000 cases evaluated in virtual time: vs the runs alone, pydantic-evals
+16. ``bedrock``   BedrockModel (Converse) vs a hand-written reader
+17. ``evals``     1,000 cases evaluated in virtual time: vs the runs alone, pydantic-evals
 
 ``--quick`` shrinks every workload (about a minute in all); the default takes about
 five minutes on a 2-core machine. ``--json FILE`` also writes the raw numbers.
@@ -33,6 +34,7 @@ from typing import Any
 
 from benchmarks import (
     anthropic_adapter,
+    bedrock_adapter,
     conversations,
     evals,
     fixed_cost,
@@ -67,6 +69,7 @@ WORKLOADS = (
     "anthropic",
     "responses",
     "gemini",
+    "bedrock",
     "evals",
 )
 
@@ -127,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
         tables["responses"] = responses.run(args.quick)
     if "gemini" in chosen:
         tables["gemini"], tables["gemini_per_chunk"] = gemini_adapter.run(args.quick)
+    if "bedrock" in chosen:
+        tables["bedrock"], tables["bedrock_per_chunk"] = bedrock_adapter.run(args.quick)
     if "evals" in chosen:  # scripted and in-process: no mock server
         tables["evals"] = evals.run(None, args.quick)
     if "peers" in chosen:

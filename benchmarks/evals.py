@@ -1,4 +1,4 @@
-"""Workload 16: evaluations (``rxreact.evals``), their overhead, a peer, and re-scoring.
+"""Workload 17: evaluations (``rxreact.evals``), their overhead, a peer, and re-scoring.
 
 ::
 
@@ -237,7 +237,7 @@ def run(url: str | None, quick: bool, cases: int | None = None) -> Table:
             gc.collect()
             keep("rescore", rescored(runs_dir)[0])
     table = Table(
-        f"16. Evals: {n} two-round cases, five evaluators each (best of {rounds})",
+        f"17. Evals: {n} two-round cases, five evaluators each (best of {rounds})",
         ["what", "wall s", "CPU s", "CPU ms per case", "CPU ratio", "wall ratio", "target"],
     )
 

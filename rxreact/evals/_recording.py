@@ -19,6 +19,7 @@ import hashlib
 import json
 import re
 import warnings
+from collections.abc import Callable
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -131,8 +132,11 @@ def write_run(directory: str | PathLike[str], run: RecordedRun) -> Path:
     return path
 
 
-def read_runs(directory: str | PathLike[str]) -> list[RecordedRun]:
-    """Every recording (``*.jsonl``) in ``directory``, in file-name order."""
+def read_runs(
+    directory: str | PathLike[str], on_run: Callable[[], None] | None = None
+) -> list[RecordedRun]:
+    """Every recording (``*.jsonl``) in ``directory``, in file-name order; ``on_run`` is
+    called after each one read."""
     folder = Path(directory)
     if not folder.is_dir():
         raise FileNotFoundError(f"no directory of recorded runs at {folder}")
@@ -141,6 +145,8 @@ def read_runs(directory: str | PathLike[str]) -> list[RecordedRun]:
         run = read_run(path)
         if run is not None:
             runs.append(run)
+            if on_run is not None:
+                on_run()
     return runs
 
 
@@ -170,12 +176,11 @@ def read_run(path: str | PathLike[str]) -> RecordedRun | None:
                 events.append(item.event)
                 times.append(item.t)
                 continue
-            except ValidationError as error:
+            except ValidationError:
                 if not _whole(line):
                     problems.append(f"cut short at line {number}")
                     break
                 skipped += 1  # an event of another version: the others still tell the run
-                del error
                 continue
         try:
             item = json.loads(line)
@@ -278,5 +283,4 @@ def run_from_dict(data: dict[str, Any], file: str | None = None) -> RecordedRun:
             RecordingWarning,
             3,
         )
-    run = _run(data, events, times, data.get("end") if data.get("complete", True) else None, file)
-    return run
+    return _run(data, events, times, data.get("end") if data.get("complete", True) else None, file)

@@ -14,7 +14,10 @@ interrupts that wait: the runs in flight are disposed, their connections closed,
 :class:`~rxreact.evals._virtual.EvalScheduler` carries every run on the calling thread; a
 run that waits forever (a scripted ``Hang`` and no timeout) is ended as failed once
 nothing else is left to happen. Built-in evaluators score inline (pure functions of the
-record); custom and judge evaluators, which may wait, score on the tools' pool.
+record); live, custom and judge evaluators, which may wait, score on the tools' pool (in
+virtual time everything scores inline, on the calling thread, where waiting is allowed).
+A file in ``record_to`` is named after its case and repeat: evaluating again into the same
+directory replaces the recordings of the same runs.
 """
 
 from __future__ import annotations
@@ -78,6 +81,7 @@ class Evaluation:
         virtual_time: bool = False,
         output_type: Any = None,
     ) -> None:
+        self._lock = threading.Lock()
         self.dataset = dataset
         self.concurrency = check_int("concurrency", concurrency, 1)
         repeat = check_int("repeat", repeat, 1)
@@ -94,23 +98,24 @@ class Evaluation:
         self.scored: list[RunResult] = []
         self.failure: BaseException | None = None
         self.done = threading.Event()
-        self._lock = threading.Lock()
         self._open = 1  # the runs' stream, plus each scoring on the tools' pool
         self._notify: Callable[[], None] | None = None
         self._running: dict[int, Callable[[str], None]] = {}  # virtual time: ends a stalled run
-        self.kept = FinishedRuns()
+        # Only in virtual time, where runs come fast enough for the collector to matter; a
+        # live evaluation leaves the process's collector alone.
+        self.kept = FinishedRuns(enabled=self.scheduler is not None)
 
     def _agents(self, agent: Any, virtual_time: bool) -> Callable[[], ReactAgent]:
         """What gives each run its agent: the agent itself, or the factory's (called once
         for live runs, once per run in virtual time: a scripted model plays one script)."""
         if isinstance(agent, ReactAgent):
-            if virtual_time:
-                if not isinstance(agent.scheduler, VirtualTimeScheduler):
-                    raise InvalidArgumentError(
-                        "virtual_time=True needs a factory (scheduler) -> ReactAgent, or an "
-                        "agent on a TestScheduler"
-                    )
-                self.scheduler = agent.scheduler
+            if isinstance(agent.scheduler, VirtualTimeScheduler):
+                self.scheduler = agent.scheduler  # its time moves only when this moves it
+            elif virtual_time:
+                raise InvalidArgumentError(
+                    "virtual_time=True needs a factory (scheduler) -> ReactAgent, or an "
+                    "agent on a TestScheduler"
+                )
             return lambda: agent
         if not callable(agent):
             raise InvalidArgumentError(

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from rxreact.evals._results import sum_usage
 from rxreact.messages import Usage
 
 if TYPE_CHECKING:
@@ -75,21 +76,13 @@ def _case_row(case: CaseResult, names: Sequence[str], repeated: bool) -> list[st
     row += [
         seconds(sum(durations) / len(durations) if durations else None),
         seconds(sum(firsts) / len(firsts) if firsts else None),
-        tokens(_total(r.usage for r in runs)),
+        tokens(sum_usage(r.usage for r in runs)),
         f"{case.pass_rate:.2f}",
         f"{case.pass_at_k:.2f}",
         f"{case.pass_hat_k:.2f}",
     ]
     errors = sum(1 for r in runs if r.error)
     return row + ([f"{errors} error(s)"] if errors else [])
-
-
-def _total(usages: object) -> Usage | None:
-    total: Usage | None = None
-    for usage in usages:  # type: ignore[attr-defined]
-        if usage is not None:
-            total = usage + total
-    return total
 
 
 def _usage_words(usage: Usage | None) -> str:
