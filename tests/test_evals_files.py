@@ -16,7 +16,7 @@ import pydantic_evals.evaluators as pe
 import pytest
 import yaml
 
-from rxreact import AssistantMessage, Image, UserMessage
+from rxreact import AssistantMessage, Image, Text, UserMessage
 from rxreact.errors import ConfigurationError
 from rxreact.evals import (
     Case,
@@ -38,7 +38,6 @@ from rxreact.evals import (
     OutputValid,
     ToolCalls,
 )
-from rxreact.evals._file_inputs import Text
 
 PeDataset = pydantic_evals.Dataset[Any, Any, Any]
 
