@@ -39,6 +39,7 @@ if _typing.TYPE_CHECKING:
         BadRequestError,
         ChatMemoryError,
         ConfigurationError,
+        ContentBlockedError,
         ConversationBusyError,
         GuardrailTrippedError,
         InvalidArgumentError,
@@ -76,6 +77,8 @@ if _typing.TYPE_CHECKING:
         GuardrailTripped,
         Handoff,
         MaxRoundsReached,
+        OutputPartial,
+        OutputReset,
         ReasoningDelta,
         RoundFinished,
         RoundModeDecided,
@@ -108,7 +111,9 @@ if _typing.TYPE_CHECKING:
     )
     from rxreact.model.anthropic.client import AnthropicModel
     from rxreact.model.base import ChatModel
+    from rxreact.model.bedrock.client import BedrockModel
     from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
+    from rxreact.model.gemini.client import GeminiModel
     from rxreact.model.openai.client import OpenAIChatModel
     from rxreact.model.openai.responses import OpenAIResponsesModel
     from rxreact.model.scripted.model import ScriptedModel
@@ -123,6 +128,7 @@ if _typing.TYPE_CHECKING:
         follow,
     )
     from rxreact.tools.approval import ApprovalDecision, Approver
+    from rxreact.tools.run_context import RunContext, RunInfo
     from rxreact.tools.source import ToolSource
     from rxreact.tools.tool import Tool, tool
 
@@ -142,6 +148,7 @@ __all__ = [
     "AssistantMessage",
     "AuthenticationError",
     "BadRequestError",
+    "BedrockModel",
     "CancellationToken",
     "ChatChunk",
     "ChatMemory",
@@ -149,12 +156,14 @@ __all__ = [
     "ChatModel",
     "ChatRequest",
     "ConfigurationError",
+    "ContentBlockedError",
     "ContextBudget",
     "ContextTrimmed",
     "ConversationBusyError",
     "EventLog",
     "File",
     "FinalAnswer",
+    "GeminiModel",
     "GuardrailPassed",
     "GuardrailResult",
     "GuardrailStarted",
@@ -178,6 +187,8 @@ __all__ = [
     "NotFoundError",
     "OpenAIChatModel",
     "OpenAIResponsesModel",
+    "OutputPartial",
+    "OutputReset",
     "OutputValidationError",
     "ProviderStreamError",
     "RateLimitError",
@@ -191,7 +202,9 @@ __all__ = [
     "RoundRestarted",
     "RoundStarted",
     "RunCancelledError",
+    "RunContext",
     "RunError",
+    "RunInfo",
     "RunLostError",
     "RunNotFoundError",
     "RunStalledError",
@@ -235,8 +248,8 @@ __all__ = [
 ]
 
 _EXPORTS: dict[str, str] = {
-    "AgentResult": "rxreact.agent.react_agent",
     "FORCED_FINAL_INSTRUCTION": "rxreact.agent.react_agent",
+    "AgentResult": "rxreact.agent.react_agent",
     "ReactAgent": "rxreact.agent.react_agent",
     "CancellationToken": "rxreact.cancellation",
     "GuardrailResult": "rxreact.checks.guardrails",
@@ -249,6 +262,7 @@ _EXPORTS: dict[str, str] = {
     "BadRequestError": "rxreact.errors",
     "ChatMemoryError": "rxreact.errors",
     "ConfigurationError": "rxreact.errors",
+    "ContentBlockedError": "rxreact.errors",
     "ConversationBusyError": "rxreact.errors",
     "GuardrailTrippedError": "rxreact.errors",
     "InvalidArgumentError": "rxreact.errors",
@@ -284,6 +298,8 @@ _EXPORTS: dict[str, str] = {
     "GuardrailTripped": "rxreact.events",
     "Handoff": "rxreact.events",
     "MaxRoundsReached": "rxreact.events",
+    "OutputPartial": "rxreact.events",
+    "OutputReset": "rxreact.events",
     "ReasoningDelta": "rxreact.events",
     "RoundFinished": "rxreact.events",
     "RoundModeDecided": "rxreact.events",
@@ -316,9 +332,11 @@ _EXPORTS: dict[str, str] = {
     "UserMessage": "rxreact.messages",
     "AnthropicModel": "rxreact.model.anthropic.client",
     "ChatModel": "rxreact.model.base",
+    "BedrockModel": "rxreact.model.bedrock.client",
     "ChatChunk": "rxreact.model.chunks",
     "ModelResponse": "rxreact.model.chunks",
     "ToolCallDelta": "rxreact.model.chunks",
+    "GeminiModel": "rxreact.model.gemini.client",
     "OpenAIChatModel": "rxreact.model.openai.client",
     "OpenAIResponsesModel": "rxreact.model.openai.responses",
     "ScriptedModel": "rxreact.model.scripted.model",
@@ -334,6 +352,8 @@ _EXPORTS: dict[str, str] = {
     "follow": "rxreact.runs",
     "ApprovalDecision": "rxreact.tools.approval",
     "Approver": "rxreact.tools.approval",
+    "RunContext": "rxreact.tools.run_context",
+    "RunInfo": "rxreact.tools.run_context",
     "ToolSource": "rxreact.tools.source",
     "Tool": "rxreact.tools.tool",
     "tool": "rxreact.tools.tool",

@@ -10,19 +10,30 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import threading
 from collections import OrderedDict
+from typing import Any
 
 from reactivex import Observable
 from reactivex import operators as ops
 
 from rxreact.agent.react_agent import ReactAgent
-from rxreact.errors import ApprovalDecisionError, TooManyRunsError
+from rxreact.errors import (
+    ApprovalDecisionError,
+    ConversationBusyError,
+    RunCancelledError,
+    TooManyRunsError,
+)
 from rxreact.events import AgentEvent
 from rxreact.marbles import Recorder, Recording
+from rxreact.messages._labels import Question
 from rxreact.runs import AgentRun, follow
+from rxreact.serve._deps import RequestDeps, served_deps
 
 __all__ = ["RunRegistry"]
+
+_log = logging.getLogger("rxreact.serve")
 
 
 class RunRegistry:
@@ -35,9 +46,15 @@ class RunRegistry:
     """
 
     def __init__(
-        self, agent: ReactAgent, *, keep_recordings: int = 256, max_runs_per_user: int = 0
+        self,
+        agent: ReactAgent[Any],
+        *,
+        keep_recordings: int = 256,
+        max_runs_per_user: int = 0,
+        deps_factory: RequestDeps | None = None,
     ) -> None:
         self.agent = agent
+        self.deps_factory = deps_factory
         self.event_log = agent.event_log
         self._keep = keep_recordings
         self._max_per_user = max_runs_per_user
@@ -48,16 +65,17 @@ class RunRegistry:
 
     def start(
         self,
-        question: str,
+        question: Question,
         conversation_id: str | None,
         user: str = "",
-        agent: ReactAgent | None = None,
+        agent: ReactAgent[Any] | None = None,
     ) -> AgentRun:
         """Start a run for ``user`` (on ``agent``, default the registry's).
 
         Raises ``ConversationBusyError`` when the agent rejects a busy conversation, and
         ``TooManyRunsError`` when ``user`` already has ``max_runs_per_user`` runs in flight
-        in this process.
+        in this process. With a ``deps_factory`` the run gets the deps it makes for the
+        request being served and ``user``.
         """
         with self._lock:
             running = self._in_flight.get(user, 0)
@@ -67,7 +85,9 @@ class RunRegistry:
                 )
             self._in_flight[user] = running + 1
         try:
-            run = (agent or self.agent).start(question, conversation_id=conversation_id)
+            factory = self.deps_factory
+            deps = served_deps(factory, user) if factory is not None else None
+            run = (agent or self.agent)._start(question, conversation_id, None, None, deps, user)
         except BaseException:
             self._release(user)
             raise
@@ -83,8 +103,16 @@ class RunRegistry:
                 self._runs.pop(run.id, None)
             self._release(user)
 
+        def failed(error: Exception) -> None:
+            # Clients get the error's class and a text without endpoints (_client_errors): the
+            # whole of it is for the operator, here.
+            if not isinstance(error, RunCancelledError | ConversationBusyError):  # no failure
+                _log.warning("run %s failed: %s: %s", run.id, type(error).__name__, error)
+
         # the recorder first: a marble request that sees the run gone finds it recorded
-        run.events().pipe(ops.finally_action(forget)).subscribe(recorder)
+        run.events().pipe(ops.do_action(on_error=failed), ops.finally_action(forget)).subscribe(
+            recorder
+        )
         return run
 
     def _release(self, user: str) -> None:
