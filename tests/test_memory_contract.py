@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from postgres_server import PostgresServer
 from redis_server import RedisServer
 
 from rxreact import ConversationBusyError
@@ -19,6 +20,7 @@ from rxreact.memory import (
     RedisChatMemory,
     SQLiteChatMemory,
 )
+from rxreact.memory.postgres import PostgresChatMemory
 from rxreact.messages import (
     AssistantMessage,
     File,
@@ -35,7 +37,7 @@ from rxreact.messages import (
 MakeMemory = Callable[..., Any]
 
 
-@pytest.fixture(params=["in_memory", "sqlite", "redis"])
+@pytest.fixture(params=["in_memory", "sqlite", "redis", "postgres", "postgres_bouncer"])
 def make_memory(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[MakeMemory]:
     """A factory of fresh, empty memories of one backend: ``make_memory(max_turns=...)``."""
     made: list[Any] = []
@@ -46,6 +48,9 @@ def make_memory(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[MakeM
 
         with redis.Redis.from_url(server.url) as client:
             client.flushdb()
+    if backend.startswith("postgres"):
+        pg: PostgresServer = request.getfixturevalue("postgres_server")
+        dsn = pg.dsn(bouncer=backend == "postgres_bouncer")
 
     def make(**kw: Any) -> Any:
         memory: Any
@@ -53,6 +58,8 @@ def make_memory(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[MakeM
             memory = InMemoryChatMemory(**kw)
         elif backend == "sqlite":
             memory = SQLiteChatMemory(tmp_path / f"memory{len(made)}.db", **kw)
+        elif backend.startswith("postgres"):
+            memory = PostgresChatMemory(dsn, table_prefix=pg.new_prefix(), **kw)
         else:
             memory = RedisChatMemory(server.url, prefix=f"test{len(made)}:", **kw)
         made.append(memory)
