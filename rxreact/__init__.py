@@ -82,6 +82,7 @@ from rxreact.events import (
 )
 from rxreact.history import ensure_tool_calls_closed
 from rxreact.memory import ChatMemory, InMemoryChatMemory, RedisChatMemory, SQLiteChatMemory
+from rxreact.memory.postgres import PostgresChatMemory
 from rxreact.messages import (
     AssistantMessage,
     ChatRequest,
@@ -112,6 +113,7 @@ from rxreact.runs import (
     SQLiteEventLog,
     follow,
 )
+from rxreact.runs.postgres import PostgresEventLog
 from rxreact.tools.approval import ApprovalDecision, Approver
 from rxreact.tools.source import ToolSource
 from rxreact.tools.tool import Tool, tool
@@ -169,6 +171,8 @@ __all__ = [
     "OpenAIChatModel",
     "OpenAIResponsesModel",
     "OutputValidationError",
+    "PostgresChatMemory",
+    "PostgresEventLog",
     "ProviderStreamError",
     "RateLimitError",
     "ReactAgent",
