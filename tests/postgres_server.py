@@ -170,6 +170,15 @@ class PostgresServer:
     def has_bouncer(self) -> bool:
         return self.bouncer is not None
 
+    def new_database(self) -> str:
+        """A new empty database (for a program whose table names are its defaults); its name."""
+        import psycopg
+
+        name = f"db{os.getpid()}_{next(_names)}"
+        with psycopg.connect(self.dsn("postgres"), autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+        return name
+
     def new_prefix(self) -> str:
         """A table prefix no test used before: the tables a test makes are its own."""
         return f"t{next(_names)}_"
