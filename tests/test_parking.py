@@ -2,8 +2,9 @@
 
 Real OS processes (SIGKILL), a real SQLite file, redis-server and postgres: a worker parks a
 run on an approval and is killed; a decision is made while no worker runs; a new worker
-resumes the run and applies it. The paid count (a file) shows the tool ran at most once; a follower attached before the kill
-never sees RunLostError, though its log gives up on lost runs much sooner than the wait.
+resumes the run and applies it. The paid count (a file) shows the tool ran at most once; a
+follower attached before the kill never sees RunLostError, though its log gives up on lost
+runs much sooner than the wait.
 """
 
 from __future__ import annotations
