@@ -163,6 +163,9 @@ class PostgresServer:
         return False
 
     def dsn(self, database: str = DATABASE, *, bouncer: bool = False) -> str:
+        """A direct connection's DSN, or PgBouncer's (skips, or fails, without pgbouncer)."""
+        if bouncer and self.bouncer is None:
+            unavailable("pgbouncer is not on PATH (apt-get install pgbouncer)")
         port = self.bouncer_port if bouncer else self.port
         return f"postgresql://{USER}@127.0.0.1:{port}/{database}"
 
