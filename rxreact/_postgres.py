@@ -66,7 +66,8 @@ def _psycopg(user: str) -> tuple[Any, Any]:
 
 class PostgresPool:
     """The connections of one backend object: a pool made from a DSN (this object's: closed
-    by :meth:`close`) or the caller's ``psycopg_pool.ConnectionPool`` (left open).
+    by :meth:`close`; ``min_size`` connections, and no more unless ``max_size`` says so) or
+    the caller's ``psycopg_pool.ConnectionPool`` (left open, sized as its owner chose).
 
     Every psycopg failure, and a text psycopg cannot encode, becomes ``error_type(action)``.
     """
@@ -78,7 +79,7 @@ class PostgresPool:
         user: str,
         error_type: type[RxReactError],
         min_size: int = 4,
-        max_size: int = 16,
+        max_size: int | None = None,
     ) -> None:
         psycopg, psycopg_pool = _psycopg(user)
         self.psycopg: Any = psycopg
@@ -91,7 +92,7 @@ class PostgresPool:
                 self.pool: Any = psycopg_pool.ConnectionPool(
                     dsn_or_pool,
                     min_size=min_size,
-                    max_size=max(min_size, max_size),
+                    max_size=min_size if max_size is None else max(min_size, max_size),
                     kwargs={"autocommit": True, "prepare_threshold": None},
                     name=f"rxreact {user}",
                     open=False,

@@ -39,7 +39,7 @@ def open_log(where: str, **options: Any) -> Any:
     if is_postgres(where):
         dsn, prefix = split_place(where)
         options.setdefault("listen_dsn", dsn)
-        return PostgresEventLog(dsn, table_prefix=prefix, min_size=1, **options)
+        return PostgresEventLog(dsn, table_prefix=prefix, min_size=1, max_size=4, **options)
     return SQLiteEventLog(where, **options)
 
 
@@ -47,5 +47,5 @@ def open_memory(where: str) -> Any:
     """The chat memory at ``where``: a SQLite file, or a Postgres place."""
     if is_postgres(where):
         dsn, prefix = split_place(where)
-        return PostgresChatMemory(dsn, table_prefix=prefix, min_size=1)
+        return PostgresChatMemory(dsn, table_prefix=prefix, min_size=1, max_size=4)
     return SQLiteChatMemory(where)

@@ -59,7 +59,9 @@ def make_memory(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[MakeM
         elif backend == "sqlite":
             memory = SQLiteChatMemory(tmp_path / f"memory{len(made)}.db", **kw)
         elif backend.startswith("postgres"):
-            memory = PostgresChatMemory(dsn, table_prefix=pg.new_prefix(), **kw)
+            memory = PostgresChatMemory(
+                dsn, table_prefix=pg.new_prefix(), min_size=1, max_size=8, **kw
+            )
         else:
             memory = RedisChatMemory(server.url, prefix=f"test{len(made)}:", **kw)
         made.append(memory)

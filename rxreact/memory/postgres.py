@@ -61,6 +61,7 @@ class PostgresChatMemory(Closeable):
         table_prefix: the start of every table name, to share a database with others.
         max_turns: keep only the last this many turns of each conversation.
         min_size: connections an owned pool keeps open.
+        max_size: connections an owned pool may grow to under load (default ``min_size``).
 
     Raises:
         ConfigurationError: psycopg is not installed (``pip install 'rxreact[postgres]'``).
@@ -74,13 +75,18 @@ class PostgresChatMemory(Closeable):
         table_prefix: str = "rxreact_",
         max_turns: int | None = None,
         min_size: int = 4,
+        max_size: int | None = None,
     ) -> None:
         if max_turns is not None and max_turns < 1:
             raise ValueError("max_turns must be at least 1")
         self.table_prefix: str = check_prefix(table_prefix)
         self._max_turns = max_turns
         self._db = PostgresPool(
-            dsn_or_pool, user="Postgres chat memory", error_type=ChatMemoryError, min_size=min_size
+            dsn_or_pool,
+            user="Postgres chat memory",
+            error_type=ChatMemoryError,
+            min_size=min_size,
+            max_size=max_size,
         )
         self._sql = {name: text.format(p=table_prefix) for name, text in _SQL.items()}
         try:

@@ -86,6 +86,8 @@ class PostgresEventLog(Closeable):
         max_runs: finished runs of this process kept in its memory for local subscribers.
         poll: seconds between two reads of the reader thread when it does not listen.
         min_size: connections an owned pool keeps open.
+        max_size: connections an owned pool may grow to under load (default ``min_size``: a
+            process holds ``min_size`` connections, plus one to listen).
         scheduler: where subscribers receive events when they subscribe without a scheduler.
 
     Raises:
@@ -106,6 +108,7 @@ class PostgresEventLog(Closeable):
         max_runs: int = 1000,
         poll: float = 0.05,
         min_size: int = 4,
+        max_size: int | None = None,
         scheduler: abc.SchedulerBase | None = None,
     ) -> None:
         self.lost_after: float = _positive(lost_after, "lost_after")
@@ -119,7 +122,11 @@ class PostgresEventLog(Closeable):
         self._channel = f"{table_prefix}runs"
         self._sql = {name: text.format(p=table_prefix) for name, text in SQL.items()}
         self._db = PostgresPool(
-            dsn_or_pool, user="Postgres event log", error_type=RunError, min_size=min_size
+            dsn_or_pool,
+            user="Postgres event log",
+            error_type=RunError,
+            min_size=min_size,
+            max_size=max_size,
         )
         try:
             self._db.ensure_schema(
