@@ -128,6 +128,7 @@ class PostgresServer:
             f"auth_file = {self.workdir / 'users.txt'}\n"
             "pool_mode = transaction\ndefault_pool_size = 20\nmax_client_conn = 500\n"
             "server_reset_query =\nignore_startup_parameters = extra_float_digits\n"
+            "server_login_retry = 1\n"
         )
         if self._as:
             os.chown(config, *_owner(self.workdir))

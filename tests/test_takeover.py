@@ -37,19 +37,10 @@ from rxreact.messages import UserMessage
 from rxreact.model.scripted.replies import Hang, text_reply, tool_call_reply
 from rxreact.runs import AgentRun
 from rxreact.testing import MockOpenAIServer
+from rxreact.testing.conformance._event_log import wait_until
 
 CHILD = Path(__file__).with_name("takeover_child.py")
 LOST_AFTER = 0.6
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = 15.0) -> bool:
-    """Look at ``condition`` every 10 ms until it holds (False after ``timeout``)."""
-    tick = threading.Event()
-    for _ in range(int(timeout / 0.01)):
-        if condition():
-            return True
-        tick.wait(0.01)
-    return condition()
 
 
 class World:
