@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from hypothesis import settings
-from postgres_server import PostgresServer, running_postgres_server
+from postgres_server import PostgresServer, shared_postgres_server
 from redis_server import RedisServer, running_redis_server
 
 from rxreact.model.openai.client import OpenAIChatModel
@@ -81,5 +81,4 @@ def postgres_server() -> Iterator[PostgresServer]:
     """A real PostgreSQL server (and PgBouncer in transaction mode before it) on loopback
     ports, one per test session (skips, or fails with ``RXREACT_REQUIRE_POSTGRES=1``, where
     there is none); each test takes table names of its own with ``new_prefix()``."""
-    with running_postgres_server() as server:
-        yield server
+    yield shared_postgres_server()

@@ -15,6 +15,7 @@ Where the binaries (or psycopg) are missing the tests skip, unless
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import os
 import pwd
@@ -23,7 +24,7 @@ import signal
 import subprocess
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import IO, NoReturn
 
@@ -230,3 +231,16 @@ def running_postgres_server() -> Iterator[PostgresServer]:
             yield server
         finally:
             server.stop()
+
+
+_shared: list[PostgresServer] = []
+_shared_stack = ExitStack()
+
+
+def shared_postgres_server() -> PostgresServer:
+    """The process's one server, started on first use and stopped when the process exits:
+    the test session's fixture and the docs' examples share it (each start costs seconds)."""
+    if not _shared:
+        _shared.append(_shared_stack.enter_context(running_postgres_server()))
+        atexit.register(_shared_stack.close)
+    return _shared[0]
