@@ -81,4 +81,4 @@ def postgres_server() -> Iterator[PostgresServer]:
     """A real PostgreSQL server (and PgBouncer in transaction mode before it) on loopback
     ports, one per test session (skips, or fails with ``RXREACT_REQUIRE_POSTGRES=1``, where
     there is none); each test takes table names of its own with ``new_prefix()``."""
-    yield shared_postgres_server()
+    return shared_postgres_server()
