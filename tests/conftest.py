@@ -77,7 +77,7 @@ def redis_server() -> Iterator[RedisServer]:
 
 
 @pytest.fixture(scope="session")
-def postgres_server() -> Iterator[PostgresServer]:
+def postgres_server() -> PostgresServer:
     """A real PostgreSQL server (and PgBouncer in transaction mode before it) on loopback
     ports, one per test session (skips, or fails with ``RXREACT_REQUIRE_POSTGRES=1``, where
     there is none); each test takes table names of its own with ``new_prefix()``."""
