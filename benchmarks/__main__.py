@@ -16,6 +16,7 @@ Workloads (``--only`` takes their numbers or names):
 12. ``gc``        tracked objects per live streaming run (counted, not timed)
 13. ``anthropic`` AnthropicModel vs a hand-written httpx reader and the anthropic SDK
 14. ``responses`` OpenAIResponsesModel vs a hand-written httpx reader and the openai SDK
+15. ``gemini``    GeminiModel vs a hand-written httpx reader and google-genai
 
 ``--quick`` shrinks every workload (about a minute in all); the default takes about
 five minutes on a 2-core machine. ``--json FILE`` also writes the raw numbers.
@@ -31,9 +32,11 @@ from typing import Any
 
 from benchmarks import (
     anthropic_adapter,
+    bedrock_adapter,
     conversations,
     fixed_cost,
     gc_objects,
+    gemini_adapter,
     peers,
     per_chunk,
     queued_run,
@@ -62,6 +65,8 @@ WORKLOADS = (
     "gc",
     "anthropic",
     "responses",
+    "gemini",
+    "bedrock",
 )
 
 
@@ -119,6 +124,10 @@ def main(argv: list[str] | None = None) -> int:
         tables["anthropic_per_chunk"] = per_chunk_table
     if "responses" in chosen:
         tables["responses"] = responses.run(args.quick)
+    if "gemini" in chosen:
+        tables["gemini"], tables["gemini_per_chunk"] = gemini_adapter.run(args.quick)
+    if "bedrock" in chosen:
+        tables["bedrock"], tables["bedrock_per_chunk"] = bedrock_adapter.run(args.quick)
     if "peers" in chosen:
         ratio = None
         if "per_chunk" in tables:

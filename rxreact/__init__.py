@@ -29,6 +29,7 @@ from rxreact.errors import (
     BadRequestError,
     ChatMemoryError,
     ConfigurationError,
+    ContentBlockedError,
     ConversationBusyError,
     GuardrailTrippedError,
     InvalidArgumentError,
@@ -66,6 +67,8 @@ from rxreact.events import (
     GuardrailTripped,
     Handoff,
     MaxRoundsReached,
+    OutputPartial,
+    OutputReset,
     ReasoningDelta,
     RoundFinished,
     RoundModeDecided,
@@ -99,7 +102,9 @@ from rxreact.messages import (
 )
 from rxreact.model.anthropic.client import AnthropicModel
 from rxreact.model.base import ChatModel
+from rxreact.model.bedrock.client import BedrockModel
 from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
+from rxreact.model.gemini.client import GeminiModel
 from rxreact.model.openai.client import OpenAIChatModel
 from rxreact.model.openai.responses import OpenAIResponsesModel
 from rxreact.model.scripted.model import ScriptedModel
@@ -115,6 +120,7 @@ from rxreact.runs import (
 )
 from rxreact.runs.postgres import PostgresEventLog
 from rxreact.tools.approval import ApprovalDecision, Approver
+from rxreact.tools.run_context import RunContext, RunInfo
 from rxreact.tools.source import ToolSource
 from rxreact.tools.tool import Tool, tool
 
@@ -134,6 +140,7 @@ __all__ = [
     "AssistantMessage",
     "AuthenticationError",
     "BadRequestError",
+    "BedrockModel",
     "CancellationToken",
     "ChatChunk",
     "ChatMemory",
@@ -141,12 +148,14 @@ __all__ = [
     "ChatModel",
     "ChatRequest",
     "ConfigurationError",
+    "ContentBlockedError",
     "ContextBudget",
     "ContextTrimmed",
     "ConversationBusyError",
     "EventLog",
     "File",
     "FinalAnswer",
+    "GeminiModel",
     "GuardrailPassed",
     "GuardrailResult",
     "GuardrailStarted",
@@ -170,6 +179,8 @@ __all__ = [
     "NotFoundError",
     "OpenAIChatModel",
     "OpenAIResponsesModel",
+    "OutputPartial",
+    "OutputReset",
     "OutputValidationError",
     "PostgresChatMemory",
     "PostgresEventLog",
@@ -185,7 +196,9 @@ __all__ = [
     "RoundRestarted",
     "RoundStarted",
     "RunCancelledError",
+    "RunContext",
     "RunError",
+    "RunInfo",
     "RunLostError",
     "RunNotFoundError",
     "RunStalledError",

@@ -21,7 +21,8 @@ call such as ``agent.call``) is an instance of :class:`RxReactError`::
     │   ├── StreamInterruptedError    the stream ended without [DONE] and without finish_reason
     │   ├── ResponseTooLargeError     past a size cap (an SSE line, a response's tool arguments)
     │   ├── ModelConnectionError      could not connect / the connection broke
-    │   └── ModelTimeoutError         connect, first-chunk or between-chunk timeout
+    │   ├── ModelTimeoutError         connect, first-chunk or between-chunk timeout
+    │   └── ContentBlockedError       the provider blocked the prompt or the answer (not retried)
     ├── AgentError                    the agent loop itself could not go on
     │   ├── ToolErrorBudgetExceededError  too many failed tool calls in one run
     │   ├── JudgeError                the judge could not reach a verdict
@@ -59,6 +60,7 @@ __all__ = [
     "BadRequestError",
     "ChatMemoryError",
     "ConfigurationError",
+    "ContentBlockedError",
     "ConversationBusyError",
     "GuardrailTrippedError",
     "InvalidArgumentError",
@@ -246,6 +248,32 @@ class ModelTimeoutError(ModelError):
         self.phase = phase
         self.seconds = seconds
         super().__init__(f"{phase.replace('_', ' ')} timeout after {seconds:g} s")
+
+
+class ContentBlockedError(ModelError):
+    """The provider blocked the prompt or the answer (Gemini's ``SAFETY``, ``RECITATION``, a
+    prompt blocked in ``promptFeedback``). Not retried: the same request is blocked again.
+
+    Attributes:
+        reason: the provider's reason (``"SAFETY"``, ``"RECITATION"``, ``"PROHIBITED_CONTENT"``...).
+        blocked: ``"prompt"`` (refused before any answer) or ``"answer"`` (stopped mid-answer).
+        provider_message: the provider's own message, when it sent one.
+        payload: what the provider sent about it (safety ratings, prompt feedback).
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        blocked: str = "answer",
+        provider_message: str = "",
+        payload: dict[str, Any] | None = None,
+    ) -> None:
+        self.reason = reason
+        self.blocked = blocked
+        self.provider_message = provider_message
+        self.payload: dict[str, Any] = payload or {}
+        detail = f": {provider_message}" if provider_message else ""
+        super().__init__(f"the provider blocked the {blocked} ({reason}){detail}")
 
 
 class AgentError(RxReactError):

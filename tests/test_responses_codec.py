@@ -50,9 +50,9 @@ def test_the_history_as_instructions_and_input_items() -> None:
     sent = body(ChatRequest(messages=HISTORY, tools=(TOOL,), tool_choice="none"))
     assert sent["instructions"] == "Be brief.\n\nUse metric units."
     assert sent["input"] == [
-        {"role": "user", "content": "Weather in Oslo?"},
+        {"type": "message", "role": "user", "content": "Weather in Oslo?"},
         REASONING.data,  # unchanged, before what it led to; the other provider's item dropped
-        {"role": "assistant", "content": "Checking."},
+        {"type": "message", "role": "assistant", "content": "Checking."},
         {
             "type": "function_call",
             "call_id": "call_1",
@@ -60,7 +60,7 @@ def test_the_history_as_instructions_and_input_items() -> None:
             "arguments": '{"city":"Oslo"}',
         },
         {"type": "function_call_output", "call_id": "call_1", "output": "sunny"},
-        {"role": "system", "content": "Answer now."},
+        {"type": "message", "role": "system", "content": "Answer now."},
     ]
     assert sent["tools"] == [
         {
@@ -85,7 +85,7 @@ def test_the_phase_of_the_text_goes_back_with_it() -> None:
     assert isinstance(items, list)
     assert items[1:3] == [
         REASONING.data,
-        {"role": "assistant", "content": "Checking.", "phase": "commentary"},
+        {"type": "message", "role": "assistant", "content": "Checking.", "phase": "commentary"},
     ]
 
 

@@ -115,7 +115,7 @@ def test_a_text_answer_is_streamed_from_a_responses_request() -> None:
     assert (response.content, response.finish_reason) == ("Hello there.", "stop")
     assert response.usage == USAGE
     body = server.requests[0]
-    assert body["input"] == [{"role": "user", "content": "hi"}]
+    assert body["input"] == [{"type": "message", "role": "user", "content": "hi"}]
     assert (body["stream"], body["store"]) == (True, False)
 
 

@@ -16,6 +16,8 @@ from rxreact.errors import RunCancelledError, RxReactError
 from rxreact.events import (
     FinalAnswer,
     GuardrailTripped,
+    OutputPartial,
+    OutputReset,
     ReasoningDelta,
     RoundFinished,
     RoundRestarted,
@@ -28,7 +30,7 @@ from rxreact.events import (
     ToolProgress,
     ToolResult,
 )
-from rxreact.serve._data_parts import DataParts
+from rxreact.serve._data_parts import DataParts, output_part
 from rxreact.serve._nested_parts import NestedParts
 
 __all__ = ["Part", "UIPartMapper", "error_text"]
@@ -163,7 +165,12 @@ class UIPartMapper:
                         "output": event.content,
                     }
                 )
+        elif isinstance(event, OutputPartial | OutputReset):
+            out.append(output_part(event))
         elif isinstance(event, FinalAnswer):
+            self._close_open(out)
+            if event.output is not None:
+                out.append(output_part(event))
             self._finish_step(out)
             out.append({"type": "finish", "finishReason": "stop"})
         # round_mode_decided, max_rounds_reached and event kinds this

@@ -29,8 +29,10 @@ size). A user sees only their own conversations and runs: another user's id is a
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -38,6 +40,7 @@ from starlette.routing import Route
 from rxreact.agent.react_agent import ReactAgent
 from rxreact.errors import InvalidArgumentError
 from rxreact.serve._body import HTTPProblem
+from rxreact.serve._deps import RequestDeps, RequestScope, check_deps_factory
 from rxreact.serve._guard import Authenticate, guard_middleware, user_of
 from rxreact.serve._protocols import PROTOCOLS, ServeContext, installed, protocol_routes
 from rxreact.serve._runs import RunRegistry
@@ -49,7 +52,7 @@ __all__ = ["STATIC_DIR", "create_app"]
 
 
 def create_app(
-    agent: ReactAgent,
+    agent: ReactAgent[Any],
     *,
     heartbeat: float = 15.0,
     marbles_timeout: float = 30.0,
@@ -63,6 +66,7 @@ def create_app(
     run_id_secret: bytes | None = None,
     model_name: str = "rxreact",
     protocols: Sequence[str] | None = None,
+    deps_factory: RequestDeps | None = None,
 ) -> Starlette:
     """An ASGI app serving ``agent``'s runs to browsers.
 
@@ -95,6 +99,8 @@ def create_app(
             ``/v1/models``), ``"a2a"`` (``/a2a`` and its agent card, with the ``a2a`` extra),
             and the others of :data:`~rxreact.serve._protocols.PROTOCOLS`; by default every one
             whose optional package is installed.
+        deps_factory: ``fn(request, user) -> deps`` (sync or async): the ``deps`` of each run
+            the app starts, on every protocol (``user`` is ``""`` for the anonymous one).
 
     Returns:
         A Starlette application (serve it with uvicorn, or ``rxreact serve``).
@@ -115,7 +121,11 @@ def create_app(
             raise InvalidArgumentError(f"{name} must be positive, not {value!r}")
     if max_runs_per_user is None:
         max_runs_per_user = 16 if authenticate is not None else 0
-    runs = RunRegistry(agent, max_runs_per_user=max_runs_per_user)
+    runs = RunRegistry(
+        agent,
+        max_runs_per_user=max_runs_per_user,
+        deps_factory=check_deps_factory(deps_factory),
+    )
     run_ids = RunIds(run_id_secret)
     ui = ui_routes(
         agent,
@@ -155,12 +165,15 @@ def create_app(
             *(ui if "ui" in chosen else ()),
             *protocol_routes(chosen, context),
         ],
-        middleware=guard_middleware(
-            authenticate=authenticate,
-            cors_origins=cors_origins,
-            allowed_hosts=allowed_hosts,
-            max_body_bytes=max_body_bytes,
-        ),
+        middleware=[
+            *guard_middleware(
+                authenticate=authenticate,
+                cors_origins=cors_origins,
+                allowed_hosts=allowed_hosts,
+                max_body_bytes=max_body_bytes,
+            ),
+            Middleware(RequestScope),
+        ],
         exception_handlers={HTTPProblem: problem, Exception: crash},
     )
     app.state.runs = runs

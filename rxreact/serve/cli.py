@@ -67,7 +67,7 @@ def add_serve_command(commands: Any) -> None:
     parser.add_argument(
         "--tools", metavar="MODULE:NAME", action="append", default=[],
         help="tools to offer: a @tool function or a list of them, repeatable "
-        "(default: the demo's tools)",
+        "(default: none; the demo's tools with --demo)",
     )  # fmt: skip
     parser.add_argument(
         "--redis", metavar="URL", default=None,
@@ -287,7 +287,7 @@ def app_from_env() -> Any:
         model = open_model(config.get("model"), base_url)
     require_key(model)  # at start-up, not in the first visitor's answer
     tools = load_tools(config.get("tools") or [])
-    if not tools:
+    if not tools and config.get("demo"):  # a real model gets no fake tools it did not ask for
         from rxreact.demo import demo_tools
 
         tools = list(demo_tools())

@@ -24,6 +24,7 @@ from rxreact.model.chunks import ChatChunk, ModelResponse
 from rxreact.model.http.sse import SSEDecoder
 from rxreact.testing._anthropic_decode import decode_request
 from rxreact.testing._anthropic_rules import check_messages_body, issue_redacted, sign_thinking
+from rxreact.testing._dialect import kind_in_body
 
 __all__ = ["MESSAGES"]
 
@@ -172,6 +173,9 @@ class _Messages:
     """``POST /v1/messages``."""
 
     path = "/v1/messages"
+
+    def kind(self, body: dict[str, Any], path: str) -> tuple[bool, str]:
+        return kind_in_body(body)
 
     def decode(self, body: dict[str, Any]) -> ChatRequest:
         return decode_request(body)

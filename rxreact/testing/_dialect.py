@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from rxreact.messages import ChatRequest
 from rxreact.model.chunks import ChatChunk, ModelResponse
 
-__all__ = ["Dialect", "StreamWriter", "dialect_for"]
+__all__ = ["Dialect", "StreamWriter", "dialect_for", "kind_in_body"]
 
 
 class StreamWriter(Protocol):
@@ -48,6 +48,11 @@ class Dialect(Protocol):
         """A request body as a :class:`ChatRequest` (for script functions)."""
         ...
 
+    def kind(self, body: dict[str, Any], path: str) -> tuple[bool, str]:
+        """Whether the request asks for a stream, and the model it names (:func:`kind_in_body`
+        where the body says both; Gemini's path does)."""
+        ...
+
     def problem(self, body: dict[str, Any]) -> str | None:
         """The 400 message the real API gives for this body, if any."""
         ...
@@ -69,6 +74,11 @@ class Dialect(Protocol):
         ...
 
 
+def kind_in_body(body: dict[str, Any]) -> tuple[bool, str]:
+    """``stream`` and ``model`` as the body gives them (every API but Gemini's)."""
+    return bool(body.get("stream")), str(body.get("model") or "mock-model")
+
+
 def dialect_for(path: str) -> Dialect | None:
     """The dialect that answers ``path``, or ``None`` (404)."""
     path = path.split("?", 1)[0].rstrip("/")
@@ -81,7 +91,21 @@ def dialect_for(path: str) -> Dialect | None:
 def _dialects() -> tuple[Dialect, ...]:
     # Imported here: the dialect modules import the model layer, which is heavier than this.
     from rxreact.testing._anthropic import MESSAGES
-    from rxreact.testing._responses import RESPONSES
+    from rxreact.testing._bedrock import BEDROCK_STREAM, BEDROCK_WHOLE
+    from rxreact.testing._gemini import GEMINI_STREAM, GEMINI_WHOLE
+    from rxreact.testing._gemini_openai import GEMINI_OPENAI
+    from rxreact.testing._responses import LLAMA_SERVER_RESPONSES, RESPONSES
     from rxreact.testing._wire import CHAT_COMPLETIONS
 
-    return (CHAT_COMPLETIONS, MESSAGES, RESPONSES)
+    # The first whose path ends the request's answers: a strict variant before its base.
+    return (
+        GEMINI_OPENAI,
+        CHAT_COMPLETIONS,
+        MESSAGES,
+        LLAMA_SERVER_RESPONSES,
+        RESPONSES,
+        GEMINI_STREAM,
+        GEMINI_WHOLE,
+        BEDROCK_STREAM,
+        BEDROCK_WHOLE,
+    )

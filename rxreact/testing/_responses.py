@@ -9,7 +9,8 @@ so that it can tell, when the item comes back, that it came back unchanged. A sc
 :class:`~rxreact.model.scripted.replies.Fail` is an ``error`` event, then ``response.failed``.
 A function call that follows a reasoning item has that item's id after an ``@`` in its
 ``call_id`` (``call_0@rs_mock_1_0``), so that the mock can tell when a history drops the
-reasoning a call needs. The stream's events are written by
+reasoning a call needs. At ``/llama-server/v1/responses`` the same dialect is as strict as
+llama.cpp's server: every input item must carry its ``type``. The stream's events are written by
 :mod:`rxreact.testing._responses_writer`; the requests it refuses, as the real API does, are
 :mod:`rxreact.testing._responses_request`'s.
 """
@@ -23,17 +24,21 @@ from rxreact.model.assembly import assemble
 from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
 from rxreact.model.http.sse import SSEDecoder
 from rxreact.model.openai.responses_wire import ResponsesParser
+from rxreact.testing._dialect import kind_in_body
 from rxreact.testing._responses_request import decode_request, request_problem
 from rxreact.testing._responses_writer import ResponseWriter
 from rxreact.testing._wire import error_body
 
-__all__ = ["RESPONSES"]
+__all__ = ["LLAMA_SERVER_RESPONSES", "RESPONSES"]
 
 
 class _Responses:
     """``POST /v1/responses``."""
 
     path = "/responses"
+
+    def kind(self, body: dict[str, Any], path: str) -> tuple[bool, str]:
+        return kind_in_body(body)
 
     def decode(self, body: dict[str, Any]) -> ChatRequest:
         return decode_request(body)
@@ -77,3 +82,19 @@ class _Responses:
 
 RESPONSES = _Responses()
 """The Responses API dialect."""
+
+
+class _LlamaServerResponses(_Responses):
+    """``POST /llama-server/v1/responses``: the Responses API as llama.cpp's ``llama-server``
+    takes it (and LiteLLM in front of it): an input item without its ``type`` is refused with
+    HTTP 400 "Cannot determine type of 'item'", where OpenAI reads a ``role`` as a message."""
+
+    path = "/llama-server/v1/responses"
+
+    def problem(self, body: dict[str, Any]) -> str | None:
+        return request_problem(body, typed_items=True)
+
+
+LLAMA_SERVER_RESPONSES = _LlamaServerResponses()
+"""The strict Responses dialect: every input item typed (base URL
+``origin + "/llama-server/v1"``)."""

@@ -6,7 +6,8 @@ function shape, a ``json_schema`` format without a name, a ``function_call_outpu
 answers no earlier ``function_call``, a reasoning item whose encrypted content was changed
 (or, with ``store: false``, that has none to be read from), and a ``function_call`` from a
 response that reasoned (its item id, or the call id the mock wrote, names the reasoning item)
-without that reasoning item before it.
+without that reasoning item before it; with ``typed_items``, an input item without its
+``type`` (llama-server's rule).
 :func:`decode_request` reads a body back into a :class:`~rxreact.messages.ChatRequest` for
 script functions. :func:`seal` makes the encrypted reasoning these checks recognise.
 """
@@ -100,8 +101,12 @@ def _summary_text(item: dict[str, Any]) -> str:
     return "\n\n".join(str(p.get("text") or "") for p in item.get("summary") or ())
 
 
-def request_problem(body: dict[str, Any]) -> str | None:
-    """The 400 message the real Responses API gives for this body, if any."""
+def request_problem(body: dict[str, Any], *, typed_items: bool = False) -> str | None:
+    """The 400 message the real Responses API gives for this body, if any.
+
+    ``typed_items``: every input item must say its ``type``, as llama.cpp's ``llama-server``
+    (and LiteLLM in front of it) require; OpenAI takes a ``role`` alone as a message.
+    """
     if "response_format" in body:
         return (
             "Unsupported parameter: 'response_format'. In the Responses API, this parameter "
@@ -130,6 +135,8 @@ def request_problem(body: dict[str, Any]) -> str | None:
     for i, item in enumerate(items):
         if not isinstance(item, dict):
             return f"Invalid type for 'input[{i}]': expected an object."
+        if typed_items and "type" not in item:
+            return "Cannot determine type of 'item'"
         kind = item.get("type", "message")
         if kind == "reasoning":
             problem = _reasoning_problem(item, body.get("store", True))

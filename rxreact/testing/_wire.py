@@ -15,6 +15,7 @@ from rxreact.model.http.sse import SSEDecoder
 from rxreact.model.openai.request_codec import decode_request
 from rxreact.model.openai.wire import DONE, parse_chunk
 from rxreact.testing._api_rules import content_error, history_error
+from rxreact.testing._dialect import kind_in_body
 
 __all__ = [
     "CHAT_COMPLETIONS",
@@ -178,6 +179,9 @@ class _ChatCompletions:
     """``POST /v1/chat/completions``."""
 
     path = "/chat/completions"
+
+    def kind(self, body: dict[str, Any], path: str) -> tuple[bool, str]:
+        return kind_in_body(body)
 
     def decode(self, body: dict[str, Any]) -> ChatRequest:
         return decode_request(body)

@@ -23,6 +23,7 @@ from typing import Any, Literal
 import httpx
 from reactivex import Observable, abc
 
+from rxreact.errors import InvalidArgumentError
 from rxreact.messages import ChatRequest
 from rxreact.model.anthropic._turn import TurnSubscription
 from rxreact.model.anthropic.message import PausedResponse, parse_message
@@ -39,6 +40,11 @@ from rxreact.rx._fused import Fused
 __all__ = ["AnthropicModel"]
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
+DEFAULT_VERSION = "2023-06-01"
+"""The ``anthropic-version`` sent unless told otherwise."""
+NO_SAMPLING_VERSION = "2026-10-21"
+"""The first API version that refuses ``temperature``, ``top_p`` and ``top_k``."""
+_SAMPLING_OPTIONS = ("temperature", "top_p", "top_k")
 
 Thinking = Mapping[str, Any] | Literal["adaptive"]
 """``{"type": "enabled", "budget_tokens": N}``, ``{"type": "adaptive"}`` or ``"adaptive"``."""
@@ -71,7 +77,11 @@ class AnthropicModel(HTTPChatModel):
         cache: prompt caching: ``cache_control`` breakpoints on the system prompt, the tools
             and the last message. The cache counts reach ``Usage`` as
             ``cache_creation_input_tokens`` and ``cache_read_input_tokens``.
-        anthropic_version: the ``anthropic-version`` header.
+        anthropic_version: the ``anthropic-version`` header (default ``"2023-06-01"``).
+            From ``"2026-10-21"`` on, the API takes no ``temperature``, ``top_p`` or
+            ``top_k``: with such a version, these options are refused here, before any
+            request is sent (:class:`~rxreact.errors.InvalidArgumentError`, at construction
+            for ``options=``, at the request for a request's own options).
         betas: beta features, sent as one ``anthropic-beta`` header.
         options: body parameters sent with every request (``temperature``, ``top_k``,
             ``stop_sequences``...; anything passes through as given, except
@@ -110,7 +120,7 @@ class AnthropicModel(HTTPChatModel):
         max_tokens: int = 4096,
         thinking: Thinking | None = None,
         cache: bool = False,
-        anthropic_version: str = "2023-06-01",
+        anthropic_version: str = DEFAULT_VERSION,
         betas: Sequence[str] = (),
         options: Mapping[str, Any] | None = None,
         headers: Mapping[str, str] | None = None,
@@ -128,6 +138,12 @@ class AnthropicModel(HTTPChatModel):
         base_url = (base_url or os.environ.get(self.base_url_env) or "").rstrip("/") or None
         if base_url is not None and base_url.endswith("/v1"):
             base_url = base_url[: -len("/v1")]  # the path carries the version: never /v1/v1
+        if not isinstance(anthropic_version, str) or not anthropic_version:
+            raise InvalidArgumentError("anthropic_version must be a non-empty str")
+        self._sampling_refused = anthropic_version >= NO_SAMPLING_VERSION  # ISO dates sort
+        self.anthropic_version = anthropic_version
+        if self._sampling_refused:
+            _check_sampling(options or {}, anthropic_version, "options=")
         fixed = {"anthropic-version": anthropic_version}
         if betas:
             fixed["anthropic-beta"] = ",".join(betas)
@@ -184,6 +200,9 @@ class AnthropicModel(HTTPChatModel):
         return _joined(parts)
 
     def _body(self, request: ChatRequest, stream: bool) -> dict[str, Any]:
+        if self._sampling_refused:
+            _check_sampling(self.options, self.anthropic_version, "the model's options")
+            _check_sampling(request.options, self.anthropic_version, "the request's options")
         return encode_request(
             request,
             model=self.model,
@@ -205,6 +224,18 @@ class AnthropicModel(HTTPChatModel):
 
     def _parse_response(self, body: bytes) -> ModelResponse:
         return parse_message(body)
+
+
+def _check_sampling(options: Mapping[str, Any], version: str, where: str) -> None:
+    """Refuse the sampling options a version of the API no longer takes, in our terms (the
+    API's own 400 would come only after a round trip, and name no rxreact setting)."""
+    refused = [key for key in _SAMPLING_OPTIONS if key in options]
+    if refused:
+        raise InvalidArgumentError(
+            f"anthropic_version {version!r} takes no {', '.join(refused)}: remove "
+            f"{'it' if len(refused) == 1 else 'them'} from {where}, or use "
+            f"anthropic_version='{DEFAULT_VERSION}'"
+        )
 
 
 def _continued(request: ChatRequest, carry: Carry) -> _PausedTurn:

@@ -15,6 +15,7 @@ import httpx
 from reactivex import abc
 
 from rxreact._validate import check_bool
+from rxreact.errors import InvalidArgumentError
 from rxreact.messages import ChatRequest
 from rxreact.model.chunks import ModelResponse
 from rxreact.model.http._aio import run_on_io_loop
@@ -23,6 +24,7 @@ from rxreact.model.http.codec import StreamParser
 from rxreact.model.http.limits import DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_TOOL_ARGUMENTS
 from rxreact.model.http.model import HTTPChatModel
 from rxreact.model.http.think import split_think
+from rxreact.model.openai._call_extras import replay_tag
 from rxreact.model.openai.request_codec import encode_request
 from rxreact.model.openai.wire import ChatCompletionsParser, parse_completion
 from rxreact.model.retry_policy import Backoff
@@ -30,9 +32,6 @@ from rxreact.model.retry_policy import Backoff
 __all__ = ["DEFAULT_IO", "OpenAIChatModel", "run_on_io_loop"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-
-_PARSER = ChatCompletionsParser()
-"""Stateless: one for every stream."""
 
 
 class OpenAIChatModel(HTTPChatModel):
@@ -78,6 +77,13 @@ class OpenAIChatModel(HTTPChatModel):
             (default 1 Mi). Past either cap the stream ends with
             :class:`~rxreact.errors.ResponseTooLargeError` (see
             :mod:`rxreact.model.http.limits`); ``None`` lifts it.
+        signature_placeholder: the thought signature sent on the first tool call of each
+            step of the current turn that has none of its own (calls another model made):
+            Gemini 3 refuses such a history without one. ``None`` (the default) sends none;
+            the ``gemini-openai:`` preset sends Google's documented
+            ``"skip_thought_signature_validator"``. A tool call's own provider extras (its
+            thought signature) are always kept and sent back, to this base URL only
+            (:mod:`rxreact.model.openai._call_extras`).
 
     Raises:
         InvalidArgumentError: a setting of the wrong type or value (the message names it).
@@ -141,7 +147,13 @@ class OpenAIChatModel(HTTPChatModel):
         options: Mapping[str, Any] | None = None,
         max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
         max_tool_arguments: int | None = DEFAULT_MAX_TOOL_ARGUMENTS,
+        signature_placeholder: str | None = None,
     ) -> None:
+        if signature_placeholder is not None and not isinstance(signature_placeholder, str):
+            raise InvalidArgumentError(
+                "signature_placeholder must be a str or None, got "
+                f"{type(signature_placeholder).__name__}"
+            )
         check_bool("send_reasoning", send_reasoning)
         check_bool("think_tags", think_tags)
         check_bool("include_usage", include_usage)
@@ -166,6 +178,9 @@ class OpenAIChatModel(HTTPChatModel):
         self._send_reasoning = send_reasoning
         self.think_tags = think_tags
         self._include_usage = include_usage
+        self._signature_placeholder = signature_placeholder
+        self._replay_tag = replay_tag(self.base_url)
+        self._parser = ChatCompletionsParser(self._replay_tag)  # stateless: one for every stream
 
     def _body(self, request: ChatRequest, stream: bool) -> dict[str, Any]:
         return encode_request(
@@ -175,13 +190,15 @@ class OpenAIChatModel(HTTPChatModel):
             send_reasoning=self._send_reasoning,
             include_usage=self._include_usage,
             default_options=self.options,
+            replay_tag=self._replay_tag,
+            signature_placeholder=self._signature_placeholder,
         )
 
     def _stream_parser(self) -> StreamParser:
-        return _PARSER
+        return self._parser
 
     def _parse_response(self, body: bytes) -> ModelResponse:
-        return parse_completion(body)
+        return parse_completion(body, self._replay_tag)
 
     def _finish_response(self, response: ModelResponse) -> ModelResponse:
         if not self.think_tags or not response.content:

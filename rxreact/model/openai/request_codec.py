@@ -27,6 +27,7 @@ from rxreact.messages import (
     UserMessage,
     content_text,
 )
+from rxreact.model.openai._call_extras import attach_extras
 from rxreact.model.openai._parts_codec import decode_content, encode_content
 from rxreact.model.tool_media import tool_media_to_user_messages
 
@@ -46,6 +47,8 @@ def encode_request(
     send_reasoning: bool = False,
     include_usage: bool = True,
     default_options: Mapping[str, Any] | None = None,
+    replay_tag: str | None = None,
+    signature_placeholder: str | None = None,
 ) -> dict[str, Any]:
     """The JSON body of a ``POST /chat/completions`` for ``request``.
 
@@ -59,6 +62,11 @@ def encode_request(
             (``stream_options.include_usage``).
         default_options: body keys sent unless ``request.options`` sets them (the model's
             own ``options=``).
+        replay_tag: this endpoint's replay tag: the tool calls' provider extras kept with
+            it (a thought signature) go back on their calls; ``None`` sends none
+            (:mod:`rxreact.model.openai._call_extras`).
+        signature_placeholder: the thought signature sent where Gemini requires one and the
+            history has none (calls from another model); ``None`` sends none.
 
     Raises:
         InvalidArgumentError: a part the API cannot take (a file given by URL).
@@ -70,13 +78,12 @@ def encode_request(
         ``request.options``), except that a ``tool_choice`` the request itself sets wins: the
         agent's forced round says ``"none"`` whatever was asked.
     """
-    body: dict[str, Any] = {
-        "model": model,
-        "messages": [
-            _encode_message(m, send_reasoning)
-            for m in tool_media_to_user_messages(request.messages)
-        ],
-    }
+    history = tool_media_to_user_messages(request.messages)
+    messages = [_encode_message(m, send_reasoning) for m in history]
+    if replay_tag is not None:
+        replays = [m.replay if isinstance(m, AssistantMessage) else None for m in history]
+        attach_extras(messages, replays, replay_tag, signature_placeholder)
+    body: dict[str, Any] = {"model": model, "messages": messages}
     if request.tools:
         body["tools"] = [
             {

@@ -2,7 +2,9 @@
 
 - The leading system messages become ``instructions``; a later one (the agent's forced last
   round says why it ends) stays in place as a ``system`` message item.
-- The history becomes ``input`` items: user messages (text, ``input_image``, ``input_file``),
+- The history becomes ``input`` items, each with its ``type`` (OpenAI infers ``"message"``
+  from a ``role``; llama.cpp's ``llama-server`` and LiteLLM answer 400 "Cannot determine
+  type of 'item'"): user messages (text, ``input_image``, ``input_file``),
   for each assistant message its reasoning items (the :class:`~rxreact.messages.ReplayItem` s
   tagged ``"openai-responses"``, sent back unchanged, before what they led to; another
   provider's items are dropped), its text (with the ``phase`` the provider gave it, when it
@@ -93,9 +95,9 @@ def encode_request(
         elif isinstance(message, UserMessage):
             content = message.content
             user = content if isinstance(content, str) else _parts(content)
-            items.append({"role": "user", "content": user})
+            items.append({"type": "message", "role": "user", "content": user})
         else:
-            items.append({"role": "system", "content": message.content})
+            items.append({"type": "message", "role": "system", "content": message.content})
     body["input"] = items
     if request.tools:
         body["tools"] = [
@@ -153,7 +155,7 @@ def _assistant(message: AssistantMessage, items: list[dict[str, Any]]) -> None:
     # Reasoning first: a function call must follow the reasoning item that produced it.
     items.extend(dict(data) for data in own if data.get("type") != "message")
     if message.content:
-        text: dict[str, Any] = {"role": "assistant", "content": message.content}
+        text: dict[str, Any] = {"type": "message", "role": "assistant", "content": message.content}
         phases = [data["phase"] for data in own if data.get("type") == "message"]
         if phases:
             text["phase"] = phases[-1]  # one text per round: the latest label is its own

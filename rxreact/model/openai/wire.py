@@ -19,7 +19,10 @@ Normalization (choice 0 only; choices with another ``index`` are ignored):
 - tool calls: one :class:`ToolCallDelta` per ``tool_calls`` item, values as sent (``""``
   ids included: :class:`~rxreact.model.assembly.ToolCallAssembler` ignores them); arguments
   sent as a JSON object rather than a string are serialized;
-- ``finish_reason``, ``delta.role``, and ``usage`` (provider extras kept).
+- ``finish_reason``, ``delta.role``, and ``usage`` (provider extras kept);
+- a tool call's ``extra_content`` (Gemini's thought signature): a
+  :class:`~rxreact.messages.ReplayItem` tagged with the endpoint that sent it
+  (:mod:`rxreact.model.openai._call_extras`), to go back on the call next request.
 
 A choice whose ``finish_reason`` is ``"error"``, or that carries an ``error`` object of its
 own, is a provider error too (:class:`~rxreact.errors.ProviderStreamError`): the answer was
@@ -41,6 +44,7 @@ takes 2.0 µs. ``ChatChunk`` is built with ``tuple.__new__``, a third of its key
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 
 from pydantic_core import from_json
@@ -56,12 +60,22 @@ from rxreact.model.http.wire_errors import (
     protocol_error,
     provider_error,
 )
+from rxreact.model.openai._call_extras import call_extras
 from rxreact.model.openai._fields import optional_str, text_and_reasoning, tool_call_deltas
 
-__all__ = ["DONE", "ChatCompletionsParser", "parse_chunk", "parse_completion"]
+__all__ = [
+    "DEFAULT_REPLAY_TAG",
+    "DONE",
+    "ChatCompletionsParser",
+    "parse_chunk",
+    "parse_completion",
+]
 
 DONE = "[DONE]"
 """The data of the event that ends an OpenAI-style stream."""
+
+DEFAULT_REPLAY_TAG = "openai-chat"
+"""The tag of replay items parsed without an endpoint (recordings, scripted models)."""
 
 _EMPTY_CHUNK = ChatChunk()
 
@@ -73,12 +87,15 @@ def _new_chunk(fields: tuple[Any, ...]) -> ChatChunk:
 _NO_FIELDS: dict[str, Any] = {}
 
 
-def parse_chunk(data: str | bytes, event: str | None = None) -> ChatChunk | None:
+def parse_chunk(
+    data: str | bytes, event: str | None = None, replay_tag: str = DEFAULT_REPLAY_TAG
+) -> ChatChunk | None:
     """Normalize one ``chat.completion.chunk`` (the data of one SSE event).
 
     Args:
         data: the event's data. ``[DONE]`` is not a chunk: callers stop before it.
         event: the SSE event name; ``"error"`` makes any data a provider error.
+        replay_tag: the provider tag of the replay items a tool call's extras become.
 
     Returns:
         The chunk, or ``None`` when it carries nothing for choice 0 and no usage
@@ -138,7 +155,7 @@ def parse_chunk(data: str | bytes, event: str | None = None) -> ChatChunk | None
                 finish_reason,
                 None if usage is None else parse_usage(usage),
                 role,
-                (),
+                call_extras(raw_calls, replay_tag) if raw_calls else (),
                 None,
             )
         )
@@ -155,13 +172,18 @@ class ChatCompletionsParser(StreamParser):
     """The stream parser of chat completions: each event on its own (:func:`parse_chunk`).
 
     ``[DONE]`` ends the stream; so does the end of the body after a finish reason (some
-    providers never send ``[DONE]``, and a cut after the finish loses nothing).
+    providers never send ``[DONE]``, and a cut after the finish loses nothing). Stateless:
+    one per endpoint serves every stream; ``replay_tag`` names the endpoint.
     """
 
-    __slots__ = ()
+    __slots__ = ("parse",)
 
     terminal_data = DONE
-    parse = staticmethod(parse_chunk)  # no per-chunk method frame of our own
+
+    def __init__(self, replay_tag: str = DEFAULT_REPLAY_TAG) -> None:
+        super().__init__()
+        # A partial, not a method: no per-chunk method frame of our own.
+        self.parse = partial(parse_chunk, replay_tag=replay_tag)  # type: ignore[method-assign]
 
     def end(self, saw_finish_reason: bool) -> None:
         if not saw_finish_reason:
@@ -170,7 +192,9 @@ class ChatCompletionsParser(StreamParser):
             )
 
 
-def parse_completion(body: bytes | str | dict[str, Any]) -> ModelResponse:
+def parse_completion(
+    body: bytes | str | dict[str, Any], replay_tag: str = DEFAULT_REPLAY_TAG
+) -> ModelResponse:
     """Normalize a whole non-streaming ``chat.completion`` response body.
 
     The message is read with the same rules as a streamed delta and assembled by
@@ -215,6 +239,9 @@ def parse_completion(body: bytes | str | dict[str, Any]) -> ModelResponse:
                 finish_reason=finish_reason,
                 usage=None if usage is None else parse_usage(usage),
                 role=role,
+                replay=call_extras([{**c, "index": i} for i, c in enumerate(raw_calls)], replay_tag)
+                if raw_calls
+                else (),
             )
         )
     except (AttributeError, TypeError, ValueError) as exc:

@@ -5,7 +5,7 @@
 // pressed Stop: an ending, not a failure), withdrawn (a guardrail took the answer back) or aborted
 // (the page gave up reconnecting).
 
-import { drawApprovalCard, withdrawnNote } from './cards.js';
+import { drawApprovalCard, drawOutputCard, withdrawnNote } from './cards.js';
 import { el } from './dom.js';
 import { renderMarkdown } from './markdown.js';
 
@@ -78,6 +78,7 @@ export function draw(msg, decide) {
       node.append(drawApprovalCard(part, drawTool(part), (approved) => decide(part, approved)));
     } else if (part.kind === 'tool') node.append(drawTool(part));
   }
+  if (msg.output) node.append(drawOutputCard(msg.output));
   if (msg.error) node.append(el('div', 'error-text', msg.error));
   if (msg.withdrawn) node.append(withdrawnNote(msg.withdrawn));
   if (msg.note) node.append(el('div', 'note-text', msg.note));
