@@ -28,9 +28,9 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from rxreact._postgres import PostgresPool
-from rxreact.errors import RunError, RunLostError, RunNotFoundError
-from rxreact.runs._entries import decode_entry
-from rxreact.runs._follower import Follower, Item
+from rxreact.errors import RunLostError, RunNotFoundError
+from rxreact.runs._delivery import deliver
+from rxreact.runs._follower import Follower
 from rxreact.runs._hub import COUNT
 
 __all__ = ["PostgresReader"]
@@ -214,10 +214,11 @@ class PostgresReader:
                     woken = _EVERYTHING  # a safety net for a notice lost in a reconnect
                 elif woken.any:
                     self._check_alive(everyone=False)
+                # Each in its own guard: a failure reading notices must not starve followers.
                 if woken.notices:
-                    self._read_notices()
+                    self._guarded("cancels and decisions", self._read_notices)
                 if woken.any:
-                    self._read_entries(woken.runs)
+                    self._guarded("entries", self._read_entries, woken.runs)
             except Exception:  # the one reader every follower relies on must not stop
                 log.exception("Postgres event log reader failed; going on in 1 s")
                 woken = self._wait(1.0)
@@ -230,6 +231,13 @@ class PostgresReader:
                 wait = min(self._poll, until_beat)
             woken = self._wait(wait)
 
+    @staticmethod
+    def _guarded(what: str, step: Callable[..., None], *args: Any) -> None:
+        try:
+            step(*args)
+        except Exception:  # logged; the next pass reads again
+            log.exception("Postgres event log reader: reading %s failed", what)
+
     def _read_notices(self) -> None:
         last, seen = self._last, self._seen
         with self._db.read("read cancels and decisions") as cur:
@@ -241,9 +249,10 @@ class PostgresReader:
             seen[kind].add(notice_id)
             last[kind] = max(last[kind], notice_id)
             if kind == "c":
-                self._on_cancel(run_id)
+                self._guarded(f"cancel {notice_id}", self._on_cancel, run_id)
             else:
-                self._on_decision(run_id, call_id, bool(approved), reason)
+                decided = (run_id, call_id, bool(approved), reason)
+                self._guarded(f"decision {notice_id}", self._on_decision, *decided)
         for kind in seen:  # only the margin is ever looked at again
             low = last[kind] - _MARGIN
             seen[kind] = {i for i in seen[kind] if i > low}
@@ -274,7 +283,9 @@ class PostgresReader:
             more: dict[str, list[Follower]] = {}
             for run_id, entries in by_run.items():
                 members = groups[run_id]
-                _dispatch(run_id, members, entries)
+                deliver(
+                    run_id, members, [(seq, _fields(kind, body)) for seq, kind, body in entries]
+                )
                 if len(entries) == COUNT and all(f.wants_more() for f in members):
                     more[run_id] = members
             groups = more
@@ -317,24 +328,10 @@ class PostgresReader:
             follower.checked_at = now
 
 
-def _dispatch(run_id: str, members: list[Follower], rows: list[tuple[int, str, bytes]]) -> None:
-    """Decode the entries once and hand each follower those past its cursor."""
-    decoded: list[Item]
-    try:
-        decoded = [
-            item
-            for seq, kind, body in rows
-            for item in decode_entry(seq, {b"e" if kind == "e" else b"end": body})
-        ]
-    except (ValueError, TypeError) as error:
-        decoded = [RunError(f"unreadable entry of run {run_id!r}: {error}")]
-    last = rows[-1][0]
-    for follower in members:
-        cursor = follower.cursor
-        mine: list[Item] = [i for i in decoded if isinstance(i, Exception) or i.seq > cursor]
-        follower.cursor = max(cursor, last)
-        if mine:
-            follower.push(mine)
+def _fields(kind: str, body: bytes) -> dict[bytes, bytes]:
+    """A row as the fields of a Redis entry (an unknown kind stays unknown to the decoder)."""
+    name = kind.encode()
+    return {name if name in (b"e", b"end") else b"kind:" + name: body}
 
 
 def _lost(run_id: str, why: str) -> RunLostError:
