@@ -4,7 +4,8 @@ yours.
 Two classes of tests, each for one contract, each needing one fixture from you:
 
 - :class:`ChatMemoryConformance` (``make_memory``): histories, whole turns, trimming,
-  concurrency (turns never interleave, readers never see half a turn), leases with fencing
+  concurrency (turns never interleave, readers never see half a turn, concurrent runs on one
+  conversation never start from a stale history), leases with fencing
   tokens (one per conversation, expired and handed-over holders refused in the same atomic
   step as the write), odd ids.
 - :class:`EventLogConformance` (``make_log``): following a run from another log object (as

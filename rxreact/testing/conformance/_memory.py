@@ -378,3 +378,44 @@ class ChatMemoryConformance:
             memory.append("c", turn("late"), lease=old)
         memory.append("c", turn("resumed"), lease=successor)
         assert memory.load("c") == turn("resumed")
+
+    def test_concurrent_runs_on_one_conversation_never_start_from_a_stale_history(
+        self, make_memory: MakeMemory
+    ) -> None:
+        # The race that once gave 47 runs of 200 a history without their predecessors' turns:
+        # with the lease, each run loads the history only once the one before it committed.
+        from rxreact.agent.react_agent import ReactAgent
+        from rxreact.model.scripted.model import ScriptedModel
+        from rxreact.model.scripted.replies import text_reply
+
+        def asked(request: Any) -> list[Any]:
+            return [m.content for m in request.messages if isinstance(m, UserMessage)]
+
+        model = ScriptedModel(lambda request: text_reply(f"seen {len(asked(request))}", 2))
+        memory = make_memory()
+        agent = ReactAgent(model, memory=memory, busy_timeout=None)
+        runs, finished = 40, threading.Semaphore(0)
+        errors: list[Exception] = []
+        start = threading.Barrier(4)
+
+        def failed(error: Exception) -> None:
+            errors.append(error)
+            finished.release()
+
+        def subscribe_some(first: int) -> None:
+            start.wait(timeout=10)
+            for i in range(first, runs, 4):
+                agent.stream(f"q{i}", "shared").subscribe(
+                    on_error=failed, on_completed=finished.release
+                )
+
+        threads = [threading.Thread(target=subscribe_some, args=(i,)) for i in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=10)
+        assert all(finished.acquire(timeout=60) for _ in range(runs))
+        assert errors == []
+        # Request n carried n questions: no two runs started from the same history.
+        assert sorted(len(asked(r)) for r in model.requests) == list(range(1, runs + 1))
+        assert len(memory.load("shared")) == 2 * runs
