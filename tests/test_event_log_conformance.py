@@ -16,11 +16,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from durable_logs import postgres_place
 from postgres_server import PostgresServer
 from redis_server import RedisServer
 
 from rxreact import PostgresEventLog, RedisEventLog, SQLiteEventLog
-from rxreact.testing.conformance import EventLogConformance, MakeLog
+from rxreact.testing.conformance import (
+    EventLogConformance,
+    EventLogProcessConformance,
+    MakeLog,
+)
 
 _GARBAGE = b"\x00\xffnot events"
 
@@ -125,3 +130,25 @@ class TestPostgresEventLog(EventLogConformance):
 
 class TestPostgresEventLogThroughPgBouncer(TestPostgresEventLog):
     bouncer = True
+
+
+class TestSQLiteEventLogAcrossProcesses(EventLogProcessConformance):
+    @pytest.fixture
+    def log_place(self, tmp_path: Path) -> tuple[str, str]:
+        return "rxreact:SQLiteEventLog", str(tmp_path / "runs.db")
+
+
+class TestRedisEventLogAcrossProcesses(EventLogProcessConformance):
+    @pytest.fixture
+    def log_place(self, redis_server: RedisServer) -> tuple[str, str]:
+        import redis
+
+        with redis.Redis.from_url(redis_server.url) as client:
+            client.flushdb()
+        return "rxreact:RedisEventLog", redis_server.url
+
+
+class TestPostgresEventLogAcrossProcesses(EventLogProcessConformance):
+    @pytest.fixture
+    def log_place(self, postgres_server: PostgresServer) -> tuple[str, str]:
+        return "durable_logs:open_log", postgres_place(postgres_server)

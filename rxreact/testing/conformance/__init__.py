@@ -15,9 +15,14 @@ Two classes of tests, each for one contract, each needing one fixture from you:
   its ``seq``; with the optional fixtures ``corrupt_entry`` and ``outage``, corrupt rows (a
   clear error, never a hang) and the store going away and coming back (nothing torn).
 
-rxreact runs both on its in-memory, SQLite, Redis and Postgres stores in ``make test``
-(``tests/test_conformance.py``); the kill tests with real processes (SIGKILL mid-answer,
-mid-tool, while parked) are in ``tests/test_takeover.py`` and ``tests/test_parking.py``.
+- :class:`EventLogProcessConformance` (``log_place``: ``("module:callable", place)``, how a
+  new process opens a log on your store): an owner killed with SIGKILL inside a tool that
+  must never run twice, and one killed while its run is parked on an approval that another
+  process then decides; another process finishes each run.
+
+rxreact runs them on its in-memory, SQLite, Redis and Postgres stores in ``make test``
+(``tests/test_memory_contract.py``, ``tests/test_event_log_conformance.py``); more kill tests
+(mid-answer, racing claimants, conversation leases) are in ``tests/test_takeover.py``.
 
 Your store, in your own tests (``pytest`` is the only requirement)::
 
@@ -51,10 +56,22 @@ Your store, in your own tests (``pytest`` is the only requirement)::
             for log in made:
                 log.close()
 
+    class TestMyLogAcrossProcesses(EventLogProcessConformance):
+        @pytest.fixture
+        def log_place(self, tmp_path):
+            return "my_package.logs:MyEventLog", str(tmp_path / "runs")
+
 Then ``pytest tests/test_my_store.py``: every inherited test runs against your store.
 """
 
 from rxreact.testing.conformance._event_log import EventLogConformance, MakeLog
 from rxreact.testing.conformance._memory import ChatMemoryConformance, MakeMemory
+from rxreact.testing.conformance._processes import EventLogProcessConformance
 
-__all__ = ["ChatMemoryConformance", "EventLogConformance", "MakeLog", "MakeMemory"]
+__all__ = [
+    "ChatMemoryConformance",
+    "EventLogConformance",
+    "EventLogProcessConformance",
+    "MakeLog",
+    "MakeMemory",
+]
