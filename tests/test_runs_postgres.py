@@ -6,6 +6,7 @@ claims that read only the runs that are due."""
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -16,6 +17,7 @@ from test_runs import ANSWER, Collector
 
 from rxreact import (
     ChatMemoryError,
+    ConfigurationError,
     PostgresChatMemory,
     PostgresEventLog,
     ReactAgent,
@@ -226,3 +228,11 @@ def test_a_claim_reads_only_due_runs_however_many_are_parked(
     sql(dsn, f"UPDATE {prefix}runs SET woken = true WHERE run_id = 'parked-7'")
     (claimed,) = log.claim_lost()
     assert claimed.run_id == "parked-7" and claimed.parked and claimed.token == 2
+
+
+def test_without_the_extra_the_error_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # as if it were not installed
+    with pytest.raises(ConfigurationError, match=r"rxreact\[postgres\]"):
+        PostgresChatMemory("postgresql://127.0.0.1/none")
+    with pytest.raises(ConfigurationError, match=r"rxreact\[postgres\]"):
+        PostgresEventLog("postgresql://127.0.0.1/none")
