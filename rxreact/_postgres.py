@@ -121,8 +121,12 @@ class PostgresPool:
         psycopg = self.psycopg
         try:
             with self.pool.connection(timeout=10.0) as conn:
-                conn.prepare_threshold = None
-                yield conn
+                # A caller's pool gets its connection back as it lent it.
+                threshold, conn.prepare_threshold = conn.prepare_threshold, None
+                try:
+                    yield conn
+                finally:
+                    conn.prepare_threshold = threshold
         except (psycopg.Error, UnicodeEncodeError) as error:
             raise self._fail(action, error) from error
         except Exception as error:  # the pool's own PoolTimeout, a closed pool

@@ -119,6 +119,7 @@ def test_a_dsn_pool_is_closed_with_its_owner_and_a_callers_pool_stays_open(
         assert not pool.closed
         with pool.connection() as conn:
             assert conn.execute("SELECT 1").fetchone() == (1,)
+            assert conn.prepare_threshold == 5  # psycopg's default: given back as it was lent
         with PostgresChatMemory(pool, table_prefix=prefix) as again:
             assert again.load("c") == []
 

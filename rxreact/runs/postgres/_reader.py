@@ -163,15 +163,21 @@ class PostgresReader:
             self._followers.discard(follower)
 
     def wake(self) -> None:
-        # Full: a wake-up is pending anyway; closed: the reader is done.
-        with contextlib.suppress(OSError):
-            os.write(self._wake_w, b"w")
+        with self._lock:
+            if self._closed:  # its pipe is closed, and the number may be another file's now
+                return
+            # Full: a wake-up is pending anyway.
+            with contextlib.suppress(OSError):
+                os.write(self._wake_w, b"w")
 
     def close(self) -> None:
         with self._lock:
+            if self._closed:
+                return
             self._closed = True
             thread = self._thread
-        self.wake()
+            with contextlib.suppress(OSError):  # full: a wake-up is pending anyway
+                os.write(self._wake_w, b"w")
         if thread is not None:
             thread.join(10)
         if self._listener is not None:
