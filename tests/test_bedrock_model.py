@@ -246,3 +246,14 @@ def test_a_loopback_endpoint_without_credentials_goes_unsigned_and_asks_no_metad
     with serving([text_reply("Hi."), text_reply("Again.")]) as (server, model):
         assert result(model).completed and result(model).completed
     assert "authorization" not in server.request_headers[0]
+
+
+def test_the_forced_round_keeps_tool_config_and_ends_with_an_answer() -> None:
+    with serving(weather_desk) as (server, model):
+        result = ReactAgent(model, tools=[get_weather], max_rounds=1).run("Weather in Paris?")
+    assert result.forced and "Paris: sunny" in result.answer
+    forced = server.requests[-1]
+    # Converse has no "no tools" choice and requires toolConfig while the history holds tool
+    # blocks: the tools stay declared, no choice is sent, the loop's instruction asks for the
+    # answer (the mock refuses a body without toolConfig, as Bedrock does).
+    assert forced["toolConfig"]["tools"] and "toolChoice" not in forced["toolConfig"]

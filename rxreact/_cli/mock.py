@@ -228,6 +228,9 @@ def weather_script(interval: float) -> Script:
     return functools.partial(weather_desk, interval=interval)
 
 
+_ROOT_VARIABLES = frozenset({"ANTHROPIC_BASE_URL", "GEMINI_BASE_URL", "BEDROCK_BASE_URL"})
+
+
 def endpoint_variables(base_url: str, origin: str) -> dict[str, str]:
     """Every variable that points a model spec's prefix at the mock (``OPENAI_BASE_URL`` first),
     then ``RXREACT_MODEL``: what to export to run any example against it."""
@@ -236,8 +239,9 @@ def endpoint_variables(base_url: str, origin: str) -> dict[str, str]:
     variables = {}
     for prefix in PREFIXES:
         name = base_url_variable(f"{prefix}:mock")
-        # Anthropic's base URL is the API root (the path carries /v1); the others end in /v1.
-        variables[name] = origin if name == "ANTHROPIC_BASE_URL" else base_url
+        # Anthropic's, Gemini's and Bedrock's base URLs are the API root (their paths carry
+        # the version); the others end in /v1.
+        variables[name] = origin if name in _ROOT_VARIABLES else base_url
     return {**variables, "RXREACT_MODEL": "mock"}
 
 

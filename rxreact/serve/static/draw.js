@@ -45,12 +45,27 @@ function drawReasoning(part) {
   return details;
 }
 
+// A run's diagram is fetched once (fetch carries the page's token, auth.js; no cookie does) and
+// shown from a blob: URL, which every re-render of the message reuses.
+const marbleUrls = new Map();
+
+function marbleUrl(runId) {
+  if (!marbleUrls.has(runId)) {
+    const url = fetch(`/api/runs/${encodeURIComponent(runId)}/marbles.svg`)
+      .then((response) => (response.ok ? response.blob() : Promise.reject(response.status)))
+      .then((blob) => URL.createObjectURL(blob));
+    url.catch(() => marbleUrls.delete(runId)); // a later render asks again
+    marbleUrls.set(runId, url);
+  }
+  return marbleUrls.get(runId);
+}
+
 function drawMarbles(runId) {
   const marbles = el('details', 'marbles');
   marbles.open = true;
   const img = el('img', 'marble-svg');
   img.alt = 'marble diagram of the run';
-  img.src = `/api/runs/${encodeURIComponent(runId)}/marbles.svg`;
+  marbleUrl(runId).then((url) => { img.src = url; }, () => {});
   marbles.append(el('summary', '', 'the run as a marble diagram'), img);
   return marbles;
 }
