@@ -95,6 +95,7 @@ if _typing.TYPE_CHECKING:
     )
     from rxreact.history import ensure_tool_calls_closed
     from rxreact.memory import ChatMemory, InMemoryChatMemory, RedisChatMemory, SQLiteChatMemory
+    from rxreact.memory.postgres import PostgresChatMemory
     from rxreact.messages import (
         AssistantMessage,
         ChatRequest,
@@ -127,6 +128,7 @@ if _typing.TYPE_CHECKING:
         SQLiteEventLog,
         follow,
     )
+    from rxreact.runs.postgres import PostgresEventLog
     from rxreact.tools.approval import ApprovalDecision, Approver
     from rxreact.tools.run_context import RunContext, RunInfo
     from rxreact.tools.source import ToolSource
@@ -190,6 +192,8 @@ __all__ = [
     "OutputPartial",
     "OutputReset",
     "OutputValidationError",
+    "PostgresChatMemory",
+    "PostgresEventLog",
     "ProviderStreamError",
     "RateLimitError",
     "ReactAgent",
@@ -316,6 +320,8 @@ _EXPORTS: dict[str, str] = {
     "ensure_tool_calls_closed": "rxreact.history",
     "ChatMemory": "rxreact.memory",
     "InMemoryChatMemory": "rxreact.memory",
+    "PostgresChatMemory": "rxreact.memory.postgres",
+    "PostgresEventLog": "rxreact.runs.postgres",
     "RedisChatMemory": "rxreact.memory",
     "SQLiteChatMemory": "rxreact.memory",
     "AssistantMessage": "rxreact.messages",
