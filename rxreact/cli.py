@@ -12,28 +12,35 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from rxreact._cli.chat import (
-    check_endpoint,
-    default_memory_path,
-    load_tools,
-    open_memory,
-    open_model,
-    read_attachments,
-    read_question,
-    require_key,
-    run_chat,
-)
 from rxreact._cli.demo import add_demo_command
 from rxreact._cli.eval import add_eval_command
 from rxreact._cli.help import HelpFormatter, command_parser, examples
 from rxreact._cli.mock import add_mock_command
-from rxreact._cli.terminal import TerminalRenderer
-from rxreact.agent.react_agent import ReactAgent
 from rxreact.errors import ConfigurationError, InvalidArgumentError, RxReactError
 
+if TYPE_CHECKING:
+    from rxreact._cli.chat import default_memory_path
+    from rxreact._cli.terminal import TerminalRenderer
+
 __all__ = ["COMMANDS", "TerminalRenderer", "build_parser", "default_memory_path", "main"]
+
+# What a command runs is imported when it runs: building the parser (--version, --help) loads
+# a handful of modules, not the agent, the models and pydantic.
+_LAZY = {
+    "TerminalRenderer": "rxreact._cli.terminal",
+    "default_memory_path": "rxreact._cli.chat",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'rxreact.cli' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(_LAZY[name]), name)
+
 
 DESCRIPTION = """\
 A streaming ReAct agent in your terminal.
@@ -163,6 +170,18 @@ def _add_chat(commands: Any) -> None:
 
 
 def _chat(args: argparse.Namespace) -> int:
+    from rxreact._cli.chat import (
+        check_endpoint,
+        load_tools,
+        open_memory,
+        open_model,
+        read_attachments,
+        read_question,
+        require_key,
+        run_chat,
+    )
+    from rxreact.agent.react_agent import ReactAgent
+
     check_endpoint(args.model, args.base_url)
     if args.question is not None:  # before anything is set up, as a usage error would be
         args.question = read_question(args, sys.stdin)
