@@ -33,7 +33,9 @@ def imported_by(*args: str) -> list[str]:
     return modules
 
 
-@pytest.mark.parametrize("args", [["--version"], ["--help"], ["serve", "--help"]])
+@pytest.mark.parametrize(
+    "args", [["--version"], ["--help"], ["serve", "--help"], ["eval", "--help"]]
+)
 def test_the_command_line_imports_a_handful_of_modules(args: list[str]) -> None:
     modules = imported_by(*args)
     assert len(modules) < MOST, modules
