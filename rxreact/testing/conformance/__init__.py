@@ -28,7 +28,11 @@ Your store, in your own tests (``pytest`` is the only requirement)::
 
     # tests/test_my_store.py
     import pytest
-    from rxreact.testing.conformance import ChatMemoryConformance, EventLogConformance
+    from rxreact.testing.conformance import (
+        ChatMemoryConformance,
+        EventLogConformance,
+        EventLogProcessConformance,
+    )
 
     class TestMyMemory(ChatMemoryConformance):
         @pytest.fixture
