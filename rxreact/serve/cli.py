@@ -134,6 +134,16 @@ def add_serve_command(commands: Any) -> None:
         "repeatable (default: the page's own origin only)",
     )  # fmt: skip
     parser.add_argument(
+        "--request-deadline", metavar="SECONDS", type=float, default=60.0,
+        help="seconds a request's headers and body may take to arrive, in total: a slower "
+        "sender gets 408 and is disconnected (default: 60)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--limit-concurrency", metavar="N", type=int, default=1000,
+        help="connections (and tasks) per worker past which new requests get 503 "
+        "(default: 1000; each open answer stream is one)",
+    )  # fmt: skip
+    parser.add_argument(
         "--allowed-host", metavar="NAME", action="append", default=[], dest="allowed_hosts",
         help="another Host name the server answers (a LAN name, a proxy's); repeatable (default: "
         "any with --token-file, else loopback names and the --host address)",
@@ -178,6 +188,13 @@ def serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.request_deadline <= 0 or args.limit_concurrency < 1:
+        print(
+            "rxreact serve: --request-deadline takes a positive number of seconds, "
+            "--limit-concurrency a positive count",
+            file=sys.stderr,
+        )
+        return 2
     config = {
         key: getattr(args, key)
         for key in (
@@ -213,7 +230,11 @@ def serve(args: argparse.Namespace) -> int:
         workers=args.workers,
         log_level="info",
         timeout_graceful_shutdown=5,
+        limit_concurrency=args.limit_concurrency,
     )
+    from rxreact.serve.deadline import with_request_deadline
+
+    with_request_deadline(settings, args.request_deadline)  # slow senders are cut off
     # Listening before the workers start: a request sent at once waits in the backlog instead of
     # being refused while they import, and the address printed is the one bound (--port 0).
     sock = settings.bind_socket()
