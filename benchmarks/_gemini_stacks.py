@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -13,7 +12,7 @@ from typing import Any
 import httpx
 
 from benchmarks._harness import MODEL, PROMPT, BenchError, check_answer, mock_headers
-from benchmarks._stacks import Session, _result, _ToolLog
+from benchmarks._stacks import Session, _result, _ToolLog, agent_session
 
 DECLARATION = {
     "name": "get_weather",
@@ -28,10 +27,8 @@ STREAM_PATH = f"/v1beta/models/{MODEL}:streamGenerateContent?alt=sse"
 
 
 def rxreact_session(url: str, chunks: int, io: str) -> tuple[Session, Callable[[], None]]:
-    from rxreact import GeminiModel, ReactAgent, tool
-    from rxreact.events import TextDelta
+    from rxreact import GeminiModel
 
-    log = _ToolLog()
     model = GeminiModel(
         MODEL,
         base_url=url,
@@ -39,37 +36,7 @@ def rxreact_session(url: str, chunks: int, io: str) -> tuple[Session, Callable[[
         headers=mock_headers(chunks),
         io=io,  # type: ignore[arg-type]
     )
-    agent = ReactAgent(model, [tool(log.sync_tool(0.0))])
-
-    def session() -> dict[str, Any]:
-        log.calls.clear()
-        deltas: list[str] = []
-        first: list[float] = []
-        failure: list[Exception] = []
-        done = threading.Event()
-
-        def on_next(event: Any) -> None:
-            if type(event) is TextDelta and event.delta:
-                if not first:
-                    first.append(time.perf_counter())
-                deltas.append(event.delta)
-
-        def on_error(error: Exception) -> None:
-            failure.append(error)
-            done.set()
-
-        t0, c0 = time.perf_counter(), time.process_time()
-        subscription = agent.stream(PROMPT).subscribe(on_next, on_error, done.set)
-        finished = done.wait(120)
-        result = _result(t0, c0, first[0] - t0 if first else None, len(deltas), 0.0)
-        subscription.dispose()
-        if not finished or failure:
-            raise BenchError(f"rxreact session failed: {failure[:1] or 'timeout'}")
-        check_answer("".join(deltas), chunks)
-        result["tool_span_s"] = log.span(2)
-        return result
-
-    return session, model.close
+    return agent_session(model, chunks)
 
 
 async def _stream(
