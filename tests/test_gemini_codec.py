@@ -417,3 +417,17 @@ def test_a_body_that_ends_before_a_finish_reason_was_cut() -> None:
     with pytest.raises(StreamInterruptedError):
         GeminiStreamParser().end(saw_finish_reason=False)
     GeminiStreamParser().end(saw_finish_reason=True)
+
+
+def test_the_forced_round_keeps_its_turn_for_the_placeholder() -> None:
+    call = ToolCall(id="c1", name="get_weather", arguments="{}")
+    request = ChatRequest(
+        messages=(
+            UserMessage(content="Oslo?"),
+            AssistantMessage(tool_calls=(call,)),
+            ToolMessage(tool_call_id="c1", content="sunny"),
+            UserMessage(content="Answer now."),  # shares the results' content
+        )
+    )
+    part = encode_request(request)["contents"][1]["parts"][0]
+    assert part["thoughtSignature"] == SKIP_SIGNATURE
