@@ -431,3 +431,21 @@ def test_the_forced_round_keeps_its_turn_for_the_placeholder() -> None:
     )
     part = encode_request(request)["contents"][1]["parts"][0]
     assert part["thoughtSignature"] == SKIP_SIGNATURE
+
+
+def test_the_mock_pairs_responses_with_calls_by_name_and_id() -> None:
+    call = {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {}, "id": "a"}}]}
+
+    def answer(**fields: str) -> dict[str, object]:
+        response = {"name": "f", "response": {"result": "ok"}, **fields}
+        return {"role": "user", "parts": [{"functionResponse": response}]}
+
+    first = {"role": "user", "parts": [{"text": "hi"}]}
+    signed = json.loads(json.dumps(call))
+    signed["parts"][0]["thoughtSignature"] = SKIP_SIGNATURE
+    assert request_problem({"contents": [first, signed, answer(id="a")]}) is None
+    assert "matches no function call id" in str(
+        request_problem({"contents": [first, signed, answer(id="b")]})
+    )
+    assert "function response turn" in str(request_problem({"contents": [first, signed]}))
+    assert "alternate" in str(request_problem({"contents": [first, first]}))
