@@ -32,6 +32,7 @@ from typing import Any
 
 from benchmarks import (
     anthropic_adapter,
+    bedrock_adapter,
     conversations,
     fixed_cost,
     gc_objects,
@@ -65,6 +66,7 @@ WORKLOADS = (
     "anthropic",
     "responses",
     "gemini",
+    "bedrock",
 )
 
 
@@ -124,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
         tables["responses"] = responses.run(args.quick)
     if "gemini" in chosen:
         tables["gemini"], tables["gemini_per_chunk"] = gemini_adapter.run(args.quick)
+    if "bedrock" in chosen:
+        tables["bedrock"], tables["bedrock_per_chunk"] = bedrock_adapter.run(args.quick)
     if "peers" in chosen:
         ratio = None
         if "per_chunk" in tables:

@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 
+from benchmarks._agent_session import agent_session
 from benchmarks._harness import MODEL, PROMPT, BenchError, check_answer, mock_headers
 from benchmarks._stacks import Session, _result, _ToolLog, agent_session
 

@@ -67,6 +67,8 @@ from rxreact.events import (
     GuardrailTripped,
     Handoff,
     MaxRoundsReached,
+    OutputPartial,
+    OutputReset,
     ReasoningDelta,
     RoundFinished,
     RoundModeDecided,
@@ -99,6 +101,7 @@ from rxreact.messages import (
 )
 from rxreact.model.anthropic.client import AnthropicModel
 from rxreact.model.base import ChatModel
+from rxreact.model.bedrock.client import BedrockModel
 from rxreact.model.chunks import ChatChunk, ModelResponse, ToolCallDelta
 from rxreact.model.gemini.client import GeminiModel
 from rxreact.model.openai.client import OpenAIChatModel
@@ -115,6 +118,7 @@ from rxreact.runs import (
     follow,
 )
 from rxreact.tools.approval import ApprovalDecision, Approver
+from rxreact.tools.run_context import RunContext, RunInfo
 from rxreact.tools.source import ToolSource
 from rxreact.tools.tool import Tool, tool
 
@@ -134,6 +138,7 @@ __all__ = [
     "AssistantMessage",
     "AuthenticationError",
     "BadRequestError",
+    "BedrockModel",
     "CancellationToken",
     "ChatChunk",
     "ChatMemory",
@@ -172,6 +177,8 @@ __all__ = [
     "NotFoundError",
     "OpenAIChatModel",
     "OpenAIResponsesModel",
+    "OutputPartial",
+    "OutputReset",
     "OutputValidationError",
     "ProviderStreamError",
     "RateLimitError",
@@ -185,7 +192,9 @@ __all__ = [
     "RoundRestarted",
     "RoundStarted",
     "RunCancelledError",
+    "RunContext",
     "RunError",
+    "RunInfo",
     "RunLostError",
     "RunNotFoundError",
     "RunStalledError",

@@ -1,20 +1,23 @@
 """The no-key demo: the first seed's weather question, answered over real HTTP by a loopback
 mock model, with mock tools that take a little time.
 
-The mock "model" is a function of the request, like a real one: it calls the four tools when a
-question arrives, then writes its report from the tool results it finds in the history, and
-answers the follow-up from the conversation memory. Nothing is pre-written as a finished
+The mock "model" is a function of the request, like a real one: it calls the four tools when the
+report question arrives, then writes its report from the tool results it finds in the history,
+and answers the follow-up from the conversation memory; other questions it answers from the
+question, as the weather desk does. Nothing is pre-written as a finished
 answer and cut up: the text depends on what the tools returned.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from rxreact.cancellation import CancellationToken
 from rxreact.messages import ChatRequest, ToolMessage, UserMessage, content_text
 from rxreact.model.scripted.replies import Reply, text_reply, tool_call_reply
+from rxreact.testing.weather_desk import weather_desk
 from rxreact.tools.tool import Tool, tool
 
 __all__ = ["FOLLOW_UP", "QUESTION", "demo_model_script", "demo_tools"]
@@ -68,11 +71,26 @@ def demo_tools(latency_scale: float = 1.0) -> list[Tool[..., Any]]:
 
 
 def demo_model_script(request: ChatRequest, *, interval: float = 0.012) -> Reply:
-    """The mock model's reply to ``request`` (a function of the whole history)."""
+    """The mock model's reply to ``request`` (a function of the whole history).
+
+    The seeded weather report question calls the four tools and writes the report from
+    their results, the follow-up compares the two cities from the conversation; any other
+    question is answered from itself, as :func:`rxreact.testing.weather_desk` does ("What is
+    2+2?" gets no Beijing report, "Weather in Paris?" calls ``get_weather`` for Paris).
+    """
     messages = request.messages
     last = messages[-1]
-    results = [content_text(m.content) for m in messages if isinstance(m, ToolMessage)]
-    if isinstance(last, UserMessage) and not results:
+    if isinstance(last, ToolMessage):
+        results = [content_text(m.content) for m in _turn(messages) if isinstance(m, ToolMessage)]
+        if any(r.startswith("Mon ") for r in results):  # the report's tools answered
+            return text_reply(
+                _report(results),
+                reasoning="The tools answered; writing the report.",
+                interval=interval,
+            )
+        return weather_desk(request, interval=interval)
+    question = content_text(last.content) if isinstance(last, UserMessage) else ""
+    if _asks_for_report(question):
         return tool_call_reply(
             ("get_weather", {"city": "Beijing"}),
             ("get_forecast", {"city": "Beijing", "days": 7}),
@@ -81,11 +99,26 @@ def demo_model_script(request: ChatRequest, *, interval: float = 0.012) -> Reply
             text="Let me gather the data first. ",
             interval=interval,
         )
-    if isinstance(last, ToolMessage):
-        return text_reply(
-            _report(results), reasoning="The tools answered; writing the report.", interval=interval
-        )
-    return text_reply(_compare(results), interval=interval)
+    if _asks_to_compare(question):
+        results = [content_text(m.content) for m in messages if isinstance(m, ToolMessage)]
+        return text_reply(_compare(results), interval=interval)
+    return weather_desk(request, interval=interval)
+
+
+def _asks_for_report(question: str) -> bool:
+    """A weather report of the demo's cities (the seeded question, or one like it)."""
+    return "report" in question.lower() and any(city in question for city in _TODAY)
+
+
+def _asks_to_compare(question: str) -> bool:
+    words = set(re.findall(r"[a-z]+", question.lower()))
+    return bool(words & {"warmer", "colder", "hotter", "cooler", "compare"})
+
+
+def _turn(messages: Sequence[Any]) -> list[Any]:
+    """The messages since the last question."""
+    questions = [i for i, m in enumerate(messages) if isinstance(m, UserMessage)]
+    return list(messages[questions[-1] :]) if questions else list(messages)
 
 
 def _report(results: list[str]) -> str:

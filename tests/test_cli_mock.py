@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from processes import finish
 
 from rxreact import OpenAIChatModel, ReactAgent, SQLiteChatMemory, tool
 from rxreact._cli.mock import parse_replies
@@ -131,8 +132,65 @@ def test_mock_weather_answers_the_quick_start(tmp_path: Path) -> None:
             assert result.rounds == 2 and "Rome" in result.answer
             assert agent.call("Thanks!", conversation_id="me") == "You are welcome."
     finally:
-        mock.send_signal(signal.SIGINT)
-        _, err = mock.communicate(timeout=10)
+        _, err = finish(mock, interrupt=signal.SIGINT, timeout=10)  # SIGKILLed if it ignores it
     assert mock.returncode == 0
     assert "the weather desk" in err and "export OPENAI_BASE_URL=" in err
-    assert "stopped after 7 requests"  # 2 + 2 + 2 + 1 in err
+    assert "stopped after 7 requests" in err  # 2 + 2 + 2 + 1
+
+
+@pytest.mark.integration
+def test_mock_prints_every_variable_and_serves_every_wire_format(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What `rxreact mock` prints is all a reader exports to run any README example on it."""
+    from rxreact import AnthropicModel, OpenAIResponsesModel
+    from rxreact.model.spec import PREFIXES, base_url_variable
+
+    mock = subprocess.Popen(
+        [sys.executable, "-m", "rxreact.cli", "mock", "--weather", "--interval", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert mock.stdout is not None
+        lines = [mock.stdout.readline().strip()]
+        while not lines[-1].startswith("RXREACT_MODEL="):
+            lines.append(mock.stdout.readline().strip())
+        exported = dict(line.split("=", 1) for line in lines)
+        wanted = {base_url_variable(f"{prefix}:m") for prefix in PREFIXES} | {"RXREACT_MODEL"}
+        assert set(exported) == wanted and lines[0].startswith("OPENAI_BASE_URL=")
+        for name, value in exported.items():
+            monkeypatch.setenv(name, value)
+        for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+            monkeypatch.delenv(key, raising=False)
+        found = "Here is what I found: Paris: sunny, 21°C."
+        for model in (
+            OpenAIChatModel(),
+            OpenAIResponsesModel(),
+            AnthropicModel(),
+            "ollama:llama3.2",
+            "groq:llama-3.3-70b-versatile",
+        ):
+            assert ReactAgent(model, [get_weather]).call("Weather in Paris?") == found, model
+    finally:
+        _, err = finish(mock, interrupt=signal.SIGINT, timeout=10)
+    assert "every wire format" in err and "ANTHROPIC_BASE_URL=" in err
+
+
+def test_a_child_that_ignores_ctrl_c_is_killed_and_reported() -> None:
+    stubborn = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import signal, sys, threading; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+            "print('ready', flush=True); threading.Event().wait()",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert stubborn.stdout is not None and stubborn.stdout.readline() == "ready\n"
+    with pytest.raises(AssertionError, match=r"did not end within 0\.5 s"):
+        finish(stubborn, interrupt=signal.SIGINT, timeout=0.5)
+    assert stubborn.returncode == -signal.SIGKILL

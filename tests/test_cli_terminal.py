@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from processes import finish
 
 from rxreact import BadRequestError, OpenAIChatModel, ReactAgent, __version__, tool
 from rxreact.cli import SIGPIPE_STATUS, main
@@ -134,6 +135,11 @@ ENDLESS = "word " * 6000
 """An answer that streams for a minute: a command that ends sooner was stopped, not finished."""
 
 
+ATTEMPTS = 8
+"""Pipelines in a row: each starts a Python process, seconds on a busy machine, so twenty of
+them overran the test's 60 s."""
+
+
 def chat_into_head(env: dict[str, str], *args: str, merged: bool = False) -> tuple[int, bytes, str]:
     """``rxreact chat ARGS | head -c 3`` (``2>&1`` too when ``merged``): the command's exit
     status, what head printed, and the command's stderr."""
@@ -149,11 +155,11 @@ def chat_into_head(env: dict[str, str], *args: str, merged: bool = False) -> tup
     try:
         printed, _ = head.communicate(timeout=20)
         _, err = command.communicate(timeout=20)
-    finally:
+    finally:  # whatever happened (pytest-timeout's interrupt too): no process, no open pipe
         for process in (command, head):
             if process.poll() is None:
                 process.kill()
-                process.wait()
+            process.communicate(timeout=10)  # reads to EOF and closes its pipes
     return command.returncode, printed, (err or b"").decode()
 
 
@@ -162,15 +168,15 @@ def test_head_ends_the_command_quietly_every_time(env: dict[str, str], tmp_path:
     db = tmp_path / "chat.db"
     with MockOpenAIServer(lambda _: text_reply(ENDLESS, interval=0.01)) as endless:
         environment = {**env, "OPENAI_BASE_URL": endless.base_url}
-        for attempt in range(20):
+        for attempt in range(ATTEMPTS):
             args = ("Tell me everything.", "--conversation", "c", "--memory", str(db))
             status, printed, err = chat_into_head(environment, *args)
             assert printed == b"wor"
             assert status == SIGPIPE_STATUS, f"attempt {attempt}: {err}"
             assert err.splitlines() == ["── round 1 ──"], f"attempt {attempt}: {err}"
         # every run was stopped mid-answer: its stream abandoned, its turn never stored
-        assert endless.wait_for_disconnects(20, timeout=10)
-        assert len(endless.requests) == 20
+        assert endless.wait_for_disconnects(ATTEMPTS, timeout=10)
+        assert len(endless.requests) == ATTEMPTS
     with SQLiteChatMemory(db) as memory:
         assert memory.load("c") == []
 
@@ -387,7 +393,6 @@ def test_mock_serves_replies_from_a_file(env: dict[str, str], tmp_path: Path) ->
             with pytest.raises(BadRequestError, match="no such model here"):
                 agent.call("Again?")
     finally:
-        mock.send_signal(signal.SIGINT)
-        _, err = mock.communicate(timeout=10)
+        _, err = finish(mock, interrupt=signal.SIGINT, timeout=10)  # SIGKILLed if it ignores it
     assert mock.returncode == 0
     assert "stopped after 3 requests" in err

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from processes import finish
 from redis_server import RedisServer
 from test_runs import ANSWER, Collector, Gate, gated_script, serve
 
@@ -62,7 +63,7 @@ def child(*args: str) -> subprocess.Popen[str]:
 
 
 def last_json(process: subprocess.Popen[str]) -> dict[str, Any]:
-    out, err = process.communicate(timeout=30)
+    out, err = finish(process, timeout=30)  # SIGKILLed past it: no process or pipe outlives us
     lines = [line for line in out.splitlines() if line.startswith("{")]
     assert lines, f"child printed no result: {out!r} {err[-2000:]}"
     result: dict[str, Any] = json.loads(lines[-1])

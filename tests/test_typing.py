@@ -122,3 +122,87 @@ def test_a_user_script_type_checks(tmp_path: Path) -> None:
         + 1
     )
     assert lines == [expected], [d["message"] for d in errors]
+
+
+RUN_CONTEXT_SCRIPT = '''
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, NamedTuple
+
+from typing_extensions import assert_type
+
+from rxreact import ReactAgent, RunContext, RunInfo, ScriptedModel, Tool, tool
+
+
+class Desk(NamedTuple):
+    user: str
+    units: str
+
+
+@tool
+def get_weather(ctx: RunContext[Desk], city: str) -> str:
+    """Current weather for a city."""
+    assert_type(ctx.deps, Desk)
+    return f"{city}: 12°{ctx.deps.units} for {ctx.deps.user}"
+
+
+@tool
+async def get_forecast(ctx: RunContext[Desk], city: str) -> list[str]:
+    """The week's forecast."""
+    return [ctx.deps.user, city, ctx.run_id]
+
+
+def who(ctx: RunContext[Desk]) -> str:
+    return f"The user is {ctx.deps.user}."
+
+
+async def when(ctx: RunContext[Desk]) -> str:
+    return f"Round {ctx.round} of {ctx.agent}."
+
+
+def by_role(ctx: RunContext[Desk], tools: list[Tool[..., Any]]) -> list[Tool[..., Any]]:
+    if ctx.deps.user == "admin":
+        return tools
+    return [dataclasses.replace(t, description="read only") for t in tools]
+
+
+def deps_for(info: RunInfo) -> Desk:
+    return Desk(info.user or "guest", "C")
+
+
+agent = ReactAgent[Desk](
+    ScriptedModel([]),
+    [get_weather, get_forecast],
+    deps_type=Desk,
+    instructions=[who, "Be brief.", when],
+    prepare_tools=by_role,
+    deps_factory=deps_for,
+)
+answer: str = agent.call("Weather in Paris?", deps=Desk("alice", "C"))
+assert_type(agent.deps_type, "type[Desk] | None")
+plain = ReactAgent(ScriptedModel([]))
+assert_type(plain, ReactAgent[None])
+plain.call("Hi")
+'''
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(300)  # two type checkers on a loaded machine
+def test_the_documented_run_context_example_type_checks_strictly(tmp_path: Path) -> None:
+    script = tmp_path / "desk.py"
+    script.write_text(RUN_CONTEXT_SCRIPT)
+    (tmp_path / "pyrightconfig.json").write_text('{"typeCheckingMode": "strict"}')
+    report = _run_pyright(["--pythonversion", "3.11", str(script)], cwd=tmp_path)
+    problems = [d["message"] for d in report["generalDiagnostics"] if d["severity"] == "error"]
+    assert problems == []
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(script)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    if "No module named mypy" in done.stderr:
+        pytest.skip("mypy is not installed (pip install -e '.[lint]')")
+    assert done.returncode == 0, done.stdout

@@ -134,3 +134,46 @@ def test_a_judges_request_passes() -> None:
         options={"response_format": {"type": "json_object"}},
     )
     assert json.loads(text(reply)) == {"passed": True, "feedback": ""}
+
+
+TRANSFER = ToolSpec(
+    name="transfer_to_weather_desk",
+    description="Hand the conversation over to weather_desk: answers questions about the weather.",
+    parameters={"type": "object", "properties": {}, "additionalProperties": False},
+)
+
+
+def test_a_city_it_has_no_tool_for_is_handed_off_once_a_turn() -> None:
+    question = UserMessage(content="Is it raining in Paris?")
+    assert calls(ask(question, tools=(TRANSFER,))) == [("transfer_to_weather_desk", {})]
+    assert calls(ask(question, tools=(WEATHER, TRANSFER))) == [("get_weather", {"city": "Paris"})]
+    transfer = ToolCall(id="call_0", name="transfer_to_weather_desk", arguments="{}")
+    handed = (
+        question,
+        AssistantMessage(tool_calls=(transfer,)),
+        ToolMessage(tool_call_id="call_0", content="Transferred to weather_desk."),
+    )
+    # The agent the turn went to decides on the question, not on the transfer's result ...
+    assert calls(ask(*handed, tools=(WEATHER,))) == [("get_weather", {"city": "Paris"})]
+    # ... and never hands it on again.
+    assert calls(ask(*handed, tools=(TRANSFER,))) == []
+
+
+def test_an_input_type_question_in_json_names_its_city() -> None:
+    reply = ask(UserMessage(content='{"city": "Lisbon"}'), tools=(WEATHER,))
+    assert calls(reply) == [("get_weather", {"city": "Lisbon"})]
+
+
+def test_every_reply_reports_its_usage() -> None:
+    usages = [
+        item.usage
+        for reply in (
+            ask(UserMessage(content="Weather in Paris?"), tools=(WEATHER,)),
+            ask(*turn_with_result("Oslo: 12°C, light rain"), tools=(WEATHER,)),
+        )
+        for item in reply
+        if isinstance(item, ChatChunk) and item.usage is not None
+    ]
+    assert len(usages) == 2
+    assert all(u.prompt_tokens and u.completion_tokens for u in usages)
+    assert all(u.total_tokens == u.prompt_tokens + u.completion_tokens for u in usages)  # type: ignore[operator]

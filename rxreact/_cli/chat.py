@@ -47,7 +47,10 @@ __all__ = [
 
 
 def render_run(
-    agent: ReactAgent, question: Question, conversation_id: str | None, renderer: TerminalRenderer
+    agent: ReactAgent[Any],
+    question: Question,
+    conversation_id: str | None,
+    renderer: TerminalRenderer,
 ) -> None:
     """Run one question, rendering it live; raises the run's error, or ``KeyboardInterrupt``,
     or ``BrokenPipeError`` when the reader of the output went away (the run is cancelled
@@ -221,7 +224,7 @@ def require_key(model: HTTPChatModel) -> None:
 
 def run_chat(
     args: argparse.Namespace,
-    agent: ReactAgent,
+    agent: ReactAgent[Any],
     memory: SQLiteChatMemory | None,
     attachments: tuple[Image | File, ...] = (),
 ) -> int:

@@ -31,6 +31,7 @@ from rxreact.model.scripted.replies import (
 __all__ = [
     "FILE_FORMAT",
     "add_mock_command",
+    "endpoint_variables",
     "parse_replies",
     "read_replies",
     "run_mock",
@@ -59,9 +60,12 @@ def add_mock_command(commands: Any) -> None:
         "mock",
         help="a loopback mock model: the weather desk, or replies from a file (no key)",
         description=(
-            "A loopback OpenAI-compatible server (real HTTP + SSE) to try rxreact without a key,\n"
-            "or to test your own front end. It prints OPENAI_BASE_URL=... on stdout; any model\n"
-            "name is accepted and no key is needed.\n\n"
+            "A loopback mock model server (real HTTP + SSE) to try rxreact without a key, or to\n"
+            "test your own front end. It serves every wire format rxreact speaks (OpenAI chat\n"
+            "completions and Responses, Anthropic Messages; the presets such as ollama: are\n"
+            "chat completions) and prints the variables to export, one NAME=value a line on\n"
+            "stdout (OPENAI_BASE_URL first, ANTHROPIC_BASE_URL, OLLAMA_BASE_URL, ...,\n"
+            "RXREACT_MODEL); any model name is accepted and no key is needed.\n\n"
             "--weather answers like a small weather desk, deciding from each request: a question\n"
             'naming a city ("Weather in Paris?") gets a call of the offered tool that fits it\n'
             "best, with the city as its argument; the tool's result gets an answer quoting it.\n\n"
@@ -224,9 +228,23 @@ def weather_script(interval: float) -> Script:
     return functools.partial(weather_desk, interval=interval)
 
 
+def endpoint_variables(base_url: str, origin: str) -> dict[str, str]:
+    """Every variable that points a model spec's prefix at the mock (``OPENAI_BASE_URL`` first),
+    then ``RXREACT_MODEL``: what to export to run any example against it."""
+    from rxreact.model.spec import PREFIXES, base_url_variable
+
+    variables = {}
+    for prefix in PREFIXES:
+        name = base_url_variable(f"{prefix}:mock")
+        # Anthropic's base URL is the API root (the path carries /v1); the others end in /v1.
+        variables[name] = origin if name == "ANTHROPIC_BASE_URL" else base_url
+    return {**variables, "RXREACT_MODEL": "mock"}
+
+
 def run_mock(file: str | None, weather: bool, interval: float, host: str, port: int) -> int:
     """Serve ``file``'s replies, else the weather desk, until interrupted; prints
-    ``OPENAI_BASE_URL=...`` on stdout first."""
+    ``OPENAI_BASE_URL=...`` on stdout first, then every other variable to export
+    (:func:`endpoint_variables`)."""
     from rxreact.testing import MockOpenAIServer
 
     if file is not None and weather:
@@ -239,10 +257,14 @@ def run_mock(file: str | None, weather: bool, interval: float, host: str, port: 
     # The desk's histories are the agent's own, so it checks them as the real API does; a reply
     # file may script any history (a test of what your code does with a bad one).
     with MockOpenAIServer(script, host=host, port=port, validate_history=file is None) as server:
-        print(f"OPENAI_BASE_URL={server.base_url}", flush=True)
+        exports = endpoint_variables(server.base_url, server.origin)
+        print("\n".join(f"{name}={value}" for name, value in exports.items()), flush=True)
         print(
-            f"rxreact mock: {what} at {server.base_url} (any model name, no key; Ctrl-C stops)\n"
-            f"  in another shell: export OPENAI_BASE_URL={server.base_url} RXREACT_MODEL=mock",
+            f"rxreact mock: {what} at {server.base_url} (any model name, no key; Ctrl-C stops),\n"
+            "  in every wire format rxreact speaks: OpenAI chat completions and Responses,\n"
+            "  Anthropic Messages, and the chat-completions presets (ollama:, groq:, ...).\n"
+            "  In another shell:\n    export "
+            + " \\\n      ".join(f"{name}={value}" for name, value in exports.items()),
             file=sys.stderr,
             flush=True,
         )

@@ -45,6 +45,8 @@ def start(run: RunLoop, checkpoints: Checkpointer) -> None:
             agent=_agent_name(run),
             tools=tuple(run.agent.tools),
             lease=run.lease,  # granted before the history was loaded, so known by now
+            deps=run.deps is not None,
+            user=run.user,
         )
     )
 

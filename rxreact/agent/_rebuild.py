@@ -51,6 +51,10 @@ class Rebuilt:
     lease: Lease | None = None
     """The last conversation lease recorded (the start's, or the one a resume took over):
     the one to hand over to the run's next owner."""
+    deps: bool = False
+    """The run was given deps (its resumer must make them: ``deps_factory``)."""
+    user: str | None = None
+    """The user a server started the run for."""
 
 
 def rebuild(lost: LostRun, agent_name: str | None, tool_names: list[str]) -> Rebuilt:
@@ -74,7 +78,9 @@ def rebuild(lost: LostRun, agent_name: str | None, tool_names: list[str]) -> Reb
     question = start.messages[0] if start.messages else None
     if not isinstance(question, UserMessage):
         raise Refused(f"the start of run {lost.run_id!r} has no question")
-    state = Rebuilt(question, start.conversation_id, lease=start.lease)
+    state = Rebuilt(
+        question, start.conversation_id, lease=start.lease, deps=start.deps, user=start.user
+    )
     for checkpoint in checkpoints[1:]:
         if checkpoint.kind == "response" and checkpoint.agent != start.agent:
             raise Refused(

@@ -11,18 +11,20 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import AsyncIterator, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Generic, cast
 
 from reactivex.scheduler import VirtualTimeScheduler
 
 from rxreact._validate import check_run
 from rxreact.agent.run_loop import RunLoop
 from rxreact.checks.validation import output_spec
-from rxreact.errors import AgentError
+from rxreact.errors import AgentError, InvalidArgumentError
 from rxreact.events import AgentEvent, FinalAnswer
 from rxreact.messages._labels import Question
+from rxreact.operators._output_values import NOT_OUTPUT, output_value, output_values
 from rxreact.result import AgentResult
 from rxreact.rx._blocking import iterate
+from rxreact.tools.run_context import DepsT, check_deps
 
 if TYPE_CHECKING:
     from rxreact.agent.react_agent import ReactAgent
@@ -30,7 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["AgentViews"]
 
 
-class AgentViews:
+class AgentViews(Generic[DepsT]):
     """The views of a run that block or await, mixed into :class:`~rxreact.agent.ReactAgent`."""
 
     def run(
@@ -40,6 +42,7 @@ class AgentViews:
         *,
         options: Mapping[str, Any] | None = None,
         output_type: Any = None,
+        deps: DepsT | None = None,
     ) -> AgentResult:
         """Run to the end and return the result (blocking).
 
@@ -49,6 +52,7 @@ class AgentViews:
         agent = _agent(self)
         question = check_run(question, conversation_id, options)
         output = output_spec(output_type)
+        check_deps(agent.deps_type, deps)
         done = threading.Event()
         outcome: dict[str, Any] = {}
 
@@ -60,7 +64,7 @@ class AgentViews:
             outcome["error"] = error
             done.set()
 
-        run = RunLoop(agent, question, conversation_id, options, output)
+        run = RunLoop(agent, question, conversation_id, options, output, deps)
         subscription = agent._subscribe(run, on_next, on_error, done.set)
         try:
             if isinstance(agent.scheduler, VirtualTimeScheduler) and not done.is_set():
@@ -80,10 +84,11 @@ class AgentViews:
         conversation_id: str | None = None,
         *,
         options: Mapping[str, Any] | None = None,
+        deps: DepsT | None = None,
     ) -> str:
         """Run to the end and return the answer text (blocking)."""
         agent = _agent(self)
-        return agent.run(question, conversation_id, options=options).answer
+        return agent.run(question, conversation_id, options=options, deps=deps).answer
 
     def iter(
         self,
@@ -93,6 +98,7 @@ class AgentViews:
         buffer_size: int = 256,
         options: Mapping[str, Any] | None = None,
         output_type: Any = None,
+        deps: DepsT | None = None,
     ) -> Iterator[AgentEvent]:
         """The run's events as a blocking iterator: ``for event in agent.iter(q): ...``.
 
@@ -104,7 +110,9 @@ class AgentViews:
             RxReactError: whatever ended the run, from the loop's ``next``.
         """
         agent = _agent(self)
-        events = agent.stream(question, conversation_id, options=options, output_type=output_type)
+        events = agent.stream(
+            question, conversation_id, options=options, output_type=output_type, deps=deps
+        )
         return iterate(events, agent.scheduler, buffer_size)
 
     def iter_text(
@@ -114,6 +122,7 @@ class AgentViews:
         *,
         buffer_size: int = 256,
         options: Mapping[str, Any] | None = None,
+        deps: DepsT | None = None,
     ) -> Iterator[str]:
         """The live answer text (what :meth:`text` emits) as a blocking iterator.
 
@@ -121,8 +130,56 @@ class AgentViews:
         cancellation as in :meth:`iter`.
         """
         agent = _agent(self)
-        text = agent.text(question, conversation_id, options=options)
+        text = agent.text(question, conversation_id, options=options, deps=deps)
         return iterate(text, agent.scheduler, buffer_size)
+
+    def iter_output(
+        self,
+        question: Question,
+        conversation_id: str | None = None,
+        *,
+        buffer_size: int = 256,
+        options: Mapping[str, Any] | None = None,
+        output_type: Any = None,
+        deps: DepsT | None = None,
+    ) -> Iterator[Any]:
+        """The typed answer as it forms, as a blocking iterator: each ``output_partial``'s
+        value (a ``dict`` parsed so far), ``{}`` again after a rejected draft
+        (``output_reset``), and last the validated object (``final_answer.output``).
+
+        ``for form in agent.iter_output(q, output_type=Forecast): render(form)``. Buffering
+        and cancellation as in :meth:`iter`.
+
+        Raises:
+            InvalidArgumentError: no ``output_type`` here nor on the agent.
+            RxReactError: whatever ended the run (``OutputValidationError`` included).
+        """
+        agent = _agent(self)
+        _typed(agent, output_type)
+        events = agent.stream(
+            question, conversation_id, options=options, output_type=output_type, deps=deps
+        )
+        return iterate(events.pipe(output_values()), agent.scheduler, buffer_size)
+
+    async def aiter_output(
+        self,
+        question: Question,
+        conversation_id: str | None = None,
+        *,
+        options: Mapping[str, Any] | None = None,
+        output_type: Any = None,
+        deps: DepsT | None = None,
+    ) -> AsyncIterator[Any]:
+        """:meth:`iter_output` as an async iterator; leaving the loop early cancels the run."""
+        agent = _agent(self)
+        _typed(agent, output_type)
+        events = agent.astream(
+            question, conversation_id, options=options, output_type=output_type, deps=deps
+        )
+        async for event in events:
+            value = output_value(event)
+            if value is not NOT_OUTPUT:
+                yield value
 
     async def arun(
         self,
@@ -131,6 +188,7 @@ class AgentViews:
         *,
         options: Mapping[str, Any] | None = None,
         output_type: Any = None,
+        deps: DepsT | None = None,
     ) -> AgentResult:
         """Run to the end and return the result, awaiting instead of blocking.
 
@@ -142,6 +200,7 @@ class AgentViews:
         agent = _agent(self)
         question = check_run(question, conversation_id, options)
         output = output_spec(output_type)
+        check_deps(agent.deps_type, deps)
         loop = asyncio.get_running_loop()
         finished: asyncio.Future[FinalAnswer] = loop.create_future()
 
@@ -164,7 +223,7 @@ class AgentViews:
             missing = AgentError("the run completed without a final_answer event")
             loop.call_soon_threadsafe(settle, None, missing)
 
-        run = RunLoop(agent, question, conversation_id, options, output)
+        run = RunLoop(agent, question, conversation_id, options, output, deps)
         subscription = agent._subscribe(run, on_next, on_error, on_completed)
         try:
             if isinstance(agent.scheduler, VirtualTimeScheduler):
@@ -180,10 +239,11 @@ class AgentViews:
         conversation_id: str | None = None,
         *,
         options: Mapping[str, Any] | None = None,
+        deps: DepsT | None = None,
     ) -> str:
         """Run to the end and return the answer text, awaiting instead of blocking."""
         agent = _agent(self)
-        return (await agent.arun(question, conversation_id, options=options)).answer
+        return (await agent.arun(question, conversation_id, options=options, deps=deps)).answer
 
     async def astream(
         self,
@@ -192,6 +252,7 @@ class AgentViews:
         *,
         options: Mapping[str, Any] | None = None,
         output_type: Any = None,
+        deps: DepsT | None = None,
     ) -> AsyncIterator[AgentEvent]:
         """The run's events as an async iterator; leaving the loop early cancels the run."""
         agent = _agent(self)
@@ -201,7 +262,9 @@ class AgentViews:
         def put(kind: str, value: Any = None) -> None:
             loop.call_soon_threadsafe(queue.put_nowait, (kind, value))
 
-        events = agent.stream(question, conversation_id, options=options, output_type=output_type)
+        events = agent.stream(
+            question, conversation_id, options=options, output_type=output_type, deps=deps
+        )
         subscription = events.subscribe(
             lambda e: put("next", e), lambda e: put("error", e), lambda: put("done")
         )
@@ -218,6 +281,14 @@ class AgentViews:
             subscription.dispose()
 
 
-def _agent(views: AgentViews) -> ReactAgent:
+def _typed(agent: ReactAgent[Any], output_type: Any) -> None:
+    if output_type is None and agent.output is None:
+        raise InvalidArgumentError(
+            "iter_output needs an output_type (iter_output(q, output_type=...) or "
+            "ReactAgent(output_type=...))"
+        )
+
+
+def _agent(views: AgentViews[DepsT]) -> ReactAgent[DepsT]:
     """The agent these views belong to (the mixin is only ever a ReactAgent)."""
-    return cast("ReactAgent", views)
+    return cast("ReactAgent[DepsT]", views)

@@ -9,10 +9,11 @@
 The child run is the call's body: its events pass into the calling round as they come (the
 same event types, marked with the child's ``agent`` name and a ``path`` one call id longer),
 its final answer (or ``output``, with an ``output_type``) is the call's result, and its usage
-is added to the caller's. Disposing the caller, or the call's timeout, disposes the child run:
-its HTTP stream closes and its tools' tokens are set, as for any run that is disposed. A child
-without an ``approver`` of its own sends its approval requests to the caller's (so to the root
-run's handle: ``run.approve(call_id)`` works at any depth).
+is added to the caller's. It gets the caller's ``deps`` (its tools read them as ``ctx.deps``).
+Disposing the caller, or the call's timeout, disposes the child run: its HTTP stream closes and
+its tools' tokens are set, as for any run that is disposed. A child without an ``approver`` of
+its own sends its approval requests to the caller's (so to the root run's handle:
+``run.approve(call_id)`` works at any depth).
 
 The child's events are delivered on the child agent's scheduler and enter the caller's round
 like a tool's progress (one hop: the child's first step is scheduled there). Outside a run (a
@@ -34,6 +35,7 @@ from rxreact.events import FinalAnswer
 from rxreact.messages import AssistantMessage, Message
 from rxreact.rx._fused import subscribe_fused
 from rxreact.tools.nesting import CallingRun
+from rxreact.tools.run_context import check_deps
 from rxreact.tools.tool import TOOL_NAME, Tool
 
 if TYPE_CHECKING:
@@ -54,7 +56,7 @@ class _Question(BaseModel):
 
 
 def agent_tool(
-    agent: ReactAgent,
+    agent: ReactAgent[Any],
     name: str | None = None,
     description: str | None = None,
     *,
@@ -121,7 +123,9 @@ def agent_tool(
         """A run of ``agent`` for one call, placed under ``caller`` when there is one."""
         parent_conversation = caller.conversation_id if caller is not None else None
         conversation_id = memory(parent_conversation) if callable(memory) else None
-        run = RunLoop(agent, question_of(arguments), conversation_id, None, output_type)
+        deps = caller.deps if caller is not None else None  # the caller's, as handoffs share
+        check_deps(agent.deps_type, deps)
+        run = RunLoop(agent, question_of(arguments), conversation_id, None, output_type, deps)
         if caller is None:
             return run
         run.path = (*caller.path, call_id)

@@ -63,7 +63,7 @@ def handoff_tools(targets: Iterable[Any]) -> dict[str, tuple[Tool[..., Any], Rea
     return tools
 
 
-def _transfer(name: str, target: ReactAgent) -> Tool[..., Any]:
+def _transfer(name: str, target: ReactAgent[Any]) -> Tool[..., Any]:
     said = f"Transferred to {target.name}: the conversation continues with them."
 
     def transfer(**_: Any) -> str:  # whatever the model adds (a reason...) changes nothing
@@ -83,7 +83,7 @@ class HandoffTo:
     """A handoff a tool round asked for: its event and the agent that takes the turn."""
 
     event: Handoff
-    target: ReactAgent
+    target: ReactAgent[Any]
 
 
 def handoff_after(

@@ -27,6 +27,7 @@ from rxreact._validate import (
     check_run,
     described,
 )
+from rxreact.agent._run_setup import RunSetup
 from rxreact.agent._settings import check_settings, check_waits, tool_items
 from rxreact.agent._views import AgentViews
 from rxreact.agent.as_tool import ChildMemory, agent_tool
@@ -38,6 +39,7 @@ from rxreact.checks.judge import Judge
 from rxreact.checks.validation import (
     DraftChecks,
     OnJudgeError,
+    OutputSpec,
     output_spec,
     validated_text,
 )
@@ -60,6 +62,13 @@ from rxreact.runs.memory import InMemoryEventLog
 from rxreact.rx._run_output import RunOutput
 from rxreact.scheduling import shared_scheduler
 from rxreact.tools.approval import Approver
+from rxreact.tools.run_context import (
+    DepsT,
+    Instructions,
+    PrepareTools,
+    RunInfo,
+    check_deps,
+)
 from rxreact.tools.source import ToolSource, collect_tools
 from rxreact.tools.tool import Tool
 
@@ -73,8 +82,9 @@ FORCED_FINAL_INSTRUCTION = (
 """The instruction appended (as a user message) for the forced final round."""
 
 
-class ReactAgent(AgentViews):
-    """A streaming ReAct agent.
+class ReactAgent(AgentViews[DepsT]):
+    """A streaming ReAct agent, generic in the type of its runs' dependencies
+    (``ReactAgent[Shop](..., deps_type=Shop)``; see :class:`~rxreact.RunContext`).
 
     Args:
         model: any :class:`~rxreact.model.base.ChatModel` (``OpenAIChatModel``,
@@ -155,6 +165,21 @@ class ReactAgent(AgentViews):
             on the same history. See :mod:`rxreact.agent.handoffs`.
         max_handoffs: handoffs one turn may make; one more ends the run with
             :class:`~rxreact.MaxHandoffsExceededError`.
+        deps_type: the class of the ``deps=`` every run is given (a run given anything else
+            fails with :class:`~rxreact.InvalidArgumentError` at the call); tools, instructions
+            and ``prepare_tools`` read them as ``ctx.deps``. See :mod:`rxreact.tools.run_context`.
+        deps_factory: ``fn(info: RunInfo) -> deps`` for a run this process resumes
+            (:meth:`resume_runs`): deps are never stored with a run. A run that was given deps
+            and is resumed where there is no factory is given up, its tools not run.
+        instructions: more of the system message, worked out at the start of each run: a
+            ``str``, ``fn(ctx) -> str`` (sync or async) or a list of both, joined after
+            ``system_prompt``; never stored in the conversation.
+        prepare_tools: ``fn(ctx, tools) -> tools`` (sync or async) at the start of each run:
+            the tools this run offers (hide some, change their descriptions...). A hidden tool
+            the model calls anyway does not run: the model reads that there is no such tool.
+        output_type: the typed answer of every run that names none (as ``stream(output_type=)``;
+            what :func:`~rxreact.serve.create_app` serves); it streams as ``output_partial``
+            events while it forms, and :meth:`iter_output` yields it.
 
     Raises:
         InvalidArgumentError: a setting of the wrong type or value (the message names it), or
@@ -195,8 +220,13 @@ class ReactAgent(AgentViews):
         input_guardrails: Iterable[InputGuardrail] | None = None,
         output_guardrails: Iterable[OutputGuardrail] | None = None,
         hold: Hold = "sentence",
-        handoffs: Iterable[ReactAgent] = (),
+        handoffs: Iterable[ReactAgent[Any]] = (),
         max_handoffs: int = 5,
+        deps_type: type[DepsT] | None = None,
+        deps_factory: Callable[[RunInfo], DepsT] | None = None,
+        instructions: Instructions | None = None,
+        prepare_tools: PrepareTools | None = None,
+        output_type: Any = None,
     ) -> None:
         if isinstance(model, str):
             model = model_from(model)
@@ -250,7 +280,7 @@ class ReactAgent(AgentViews):
             raise InvalidArgumentError(f"hold must be 'sentence' or 'none', got {hold!r}")
         self.hold: Hold = hold
         self.max_handoffs: int = check_int("max_handoffs", max_handoffs, 0)
-        self.handoffs: dict[str, ReactAgent] = {}
+        self.handoffs: dict[str, ReactAgent[Any]] = {}
         """The handoff targets by the name of their ``transfer_to_<name>`` tool."""
         for tool_name, (transfer, target) in handoff_tools(handoffs).items():
             if tool_name in self.tools:
@@ -284,6 +314,16 @@ class ReactAgent(AgentViews):
         self.on_busy: Literal["queue", "reject"] = on_busy
         self.busy_timeout = busy_timeout
         self.lease_ttl = lease_ttl
+        self.deps_type: type[DepsT] | None = deps_type
+        if deps_factory is not None and not callable(deps_factory):
+            raise InvalidArgumentError(
+                f"deps_factory must be a function fn(info) -> deps, got {described(deps_factory)}"
+            )
+        self.deps_factory: Callable[[RunInfo], DepsT] | None = deps_factory
+        self.setup: RunSetup = RunSetup(instructions, prepare_tools)
+        self.output: OutputSpec | None = output_spec(output_type)
+        """The agent's typed answer (``output_type``), for runs that name none."""
+        """The instructions and ``prepare_tools`` each run starts with."""
 
     def __repr__(self) -> str:
         named = f"name={self.name!r}, " if self.name != "agent" else ""
@@ -323,6 +363,7 @@ class ReactAgent(AgentViews):
         *,
         options: Mapping[str, Any] | None = None,
         output_type: Any = None,
+        deps: DepsT | None = None,
     ) -> Observable[AgentEvent]:
         """The run's events, cold: each subscription is one run.
 
@@ -339,15 +380,20 @@ class ReactAgent(AgentViews):
             output_type: a pydantic model the answer must be: every round asks for it
                 (``response_format`` ``json_schema``), a draft that does not parse is sent back
                 like a judge's rejection, and ``final_answer.output`` holds the parsed value.
+            deps: what this run's tools and instructions read as ``ctx.deps``.
+
+        Raises:
+            InvalidArgumentError: an argument of the wrong type (``deps`` not a ``deps_type``).
         """
 
         question = check_run(question, conversation_id, options)
         output = output_spec(output_type)
+        check_deps(self.deps_type, deps)
 
         def subscribe(
             observer: abc.ObserverBase[Any], _: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
-            run = RunLoop(self, question, conversation_id, options, output)
+            run = RunLoop(self, question, conversation_id, options, output, deps)
             return self._subscribe(run, observer)
 
         return Observable(subscribe)
@@ -359,18 +405,35 @@ class ReactAgent(AgentViews):
         *,
         options: Mapping[str, Any] | None = None,
         output_type: Any = None,
+        deps: DepsT | None = None,
     ) -> AgentRun:
         """Start a hot run now, independent of any subscriber, and return its handle.
 
         The run's events go to :attr:`event_log`; ``run.events(after=0)`` replays and follows
         them, any number of times, even after the run ended (within retention);
         ``run.cancel()`` stops it; ``run.result()`` / ``await run.aresult()`` wait for the
-        :class:`AgentResult`. See :class:`~rxreact.AgentRun`. ``options`` and ``output_type``
-        as for :meth:`stream`.
+        :class:`AgentResult`. See :class:`~rxreact.AgentRun`. ``options``, ``output_type`` and
+        ``deps`` as for :meth:`stream`.
         """
+        return self._start(question, conversation_id, options, output_type, deps)
+
+    def _start(
+        self,
+        question: Question,
+        conversation_id: str | None,
+        options: Mapping[str, Any] | None,
+        output_type: Any,
+        deps: Any,
+        user: str | None = None,
+    ) -> AgentRun:
+        """:meth:`start`, for ``user`` when a server starts it (a resumed run's
+        ``deps_factory`` is told whose it was)."""
         question = check_run(question, conversation_id, options)
         output = output_spec(output_type)
-        return AgentRun(self, RunLoop(self, question, conversation_id, options, output))
+        check_deps(self.deps_type, deps)
+        run = RunLoop(self, question, conversation_id, options, output, deps)
+        run.user = user
+        return AgentRun(self, run)
 
     def resume_runs(self) -> list[AgentRun]:
         """Claim the runs of :attr:`event_log` whose process died and resume them here.
@@ -429,6 +492,7 @@ class ReactAgent(AgentViews):
         conversation_id: str | None = None,
         *,
         options: Mapping[str, Any] | None = None,
+        deps: DepsT | None = None,
     ) -> Observable[str]:
         """Only the live answer text of the run (``text_delta`` payloads of the root run: the
         text of agents it runs as tools is in ``stream()`` only).
@@ -442,7 +506,7 @@ class ReactAgent(AgentViews):
         shows, a passing one (or the draft that stands) comes out at once when judged
         (``stream()`` still shows every draft live).
         """
-        events = self.stream(question, conversation_id, options=options)
+        events = self.stream(question, conversation_id, options=options, deps=deps)
         if self.judge is not None:
             return events.pipe(validated_text())
         return events.pipe(

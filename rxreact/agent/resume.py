@@ -31,6 +31,7 @@ from reactivex import Observable
 from rxreact.agent import _checkpointing as checkpointing
 from rxreact.agent._conversation import LeaseTerms
 from rxreact.agent._rebuild import Rebuilt, Refused, rebuild
+from rxreact.agent._run_setup import setup_step
 from rxreact.agent.round import RoundState
 from rxreact.agent.run_loop import RunLoop
 from rxreact.events import (
@@ -48,6 +49,7 @@ from rxreact.runs.handle import AgentRun
 from rxreact.runs.takeover import LostRun, ResumableLog
 from rxreact.rx._immediate import immediately
 from rxreact.tools.approval import ApprovalDecision
+from rxreact.tools.run_context import RunInfo, check_deps
 
 if TYPE_CHECKING:
     from rxreact.agent.react_agent import ReactAgent
@@ -73,7 +75,7 @@ def agent_name(agent: Any) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def resume_runs(agent: ReactAgent) -> list[AgentRun]:
+def resume_runs(agent: ReactAgent[Any]) -> list[AgentRun]:
     """Claim the lost runs of ``agent.event_log`` and resume those this agent can run."""
     event_log = agent.event_log
     if not isinstance(event_log, ResumableLog):
@@ -82,21 +84,53 @@ def resume_runs(agent: ReactAgent) -> list[AgentRun]:
     for lost in event_log.claim_lost():
         try:
             state = rebuild(lost, agent_name(agent), list(agent.tools))
+            deps = resumed_deps(agent, lost, state)
         except Refused as refused:
             log.warning("run %s cannot be resumed here: %s", lost.run_id, refused.reason)
             event_log.give_up(lost, refused.reason)
             continue
-        run = ResumedRun(agent, lost, state)
+        run = ResumedRun(agent, lost, state, deps)
         resumed.append(AgentRun(agent, run, lost=lost))
         log.info("resumed run %s after seq %d", lost.run_id, lost.last_seq)
     return resumed
 
 
+def resumed_deps(agent: ReactAgent[Any], lost: LostRun, state: Rebuilt) -> Any:
+    """The deps of a run resumed here: made by the agent's ``deps_factory`` (deps are never
+    stored with a run); ``None`` for a run that had none.
+
+    Raises:
+        Refused: the run had deps and this agent has no factory, or the factory failed or
+            made deps of the wrong type; the run is given up, none of its tools run here.
+    """
+    factory = agent.deps_factory
+    if factory is None:
+        if state.deps:
+            raise Refused(
+                f"run {lost.run_id!r} was given deps, which are not stored with a run, and "
+                f"the agent resuming it has no deps_factory to make them "
+                f"(ReactAgent(deps_factory=fn))"
+            )
+        return None
+    info = RunInfo(lost.run_id, state.conversation_id, agent.name, state.user)
+    try:
+        deps = factory(info)
+        check_deps(agent.deps_type, deps)
+    except Exception as error:
+        raise Refused(
+            f"the deps_factory failed for run {lost.run_id!r}: {type(error).__name__}: {error}"
+        ) from error
+    return deps
+
+
 class ResumedRun(RunLoop):
     """A run rebuilt from its checkpoints; its steps start where the lost owner stopped."""
 
-    def __init__(self, agent: ReactAgent, lost: LostRun, state: Rebuilt) -> None:
-        super().__init__(agent, state.question.content, state.conversation_id)
+    def __init__(
+        self, agent: ReactAgent[Any], lost: LostRun, state: Rebuilt, deps: Any = None
+    ) -> None:
+        super().__init__(agent, state.question.content, state.conversation_id, deps=deps)
+        self.user: str | None = state.user
         self.run_id = lost.run_id
         self._lost = lost
         self._state = state
@@ -122,6 +156,9 @@ class ResumedRun(RunLoop):
         self.rounds, self.usage = state.rounds, state.usage
         self.usage_by_purpose.update(cast(dict[UsagePurpose, Usage], state.usage_by_purpose))
         self.revisions, self.tool_errors = state.revisions, state.tool_errors
+        setup = setup_step(self, self.agent)  # instructions and tools, with this process's deps
+        if setup is not None:
+            yield setup
         if self.guard is not None:  # input guardrails are checks, not effects: run them again
             yield self.guard.begin(content_text(self.question), self.history[: self.loaded])
         last = state.last
@@ -133,6 +170,8 @@ class ResumedRun(RunLoop):
                 if self._revise():
                     if self.checkpoints is not None:
                         checkpointing.note(self, self.checkpoints, answered.round)
+                    if self.output is not None:
+                        yield immediately(self._output_reset(answered.round))
                     yield from self._rounds(self._restart(), answered.forced)
                     return
                 self._check_output_type(answered)
@@ -238,7 +277,7 @@ class RunsKeeper:
     """Calls ``agent.resume_runs()`` now and then every ``interval`` seconds, on a thread of
     its own, until :meth:`close`. Made by ``with agent.runs_keeper():``."""
 
-    def __init__(self, agent: ReactAgent, interval: float | None = None) -> None:
+    def __init__(self, agent: ReactAgent[Any], interval: float | None = None) -> None:
         event_log = agent.event_log
         lost_after = event_log.lost_after if isinstance(event_log, ResumableLog) else 30.0
         self.interval: float = interval if interval is not None else lost_after / 3

@@ -42,8 +42,10 @@ from reactivex import Observable
 
 from rxreact.agent import _checkpointing as checkpointing
 from rxreact.agent._conversation import LeaseTerms, hold_for, holding_conversation, run_owner
+from rxreact.agent._run_setup import setup_step, system_text
 from rxreact.agent.handoffs import HandoffTo, handoff_after
 from rxreact.agent.round import Mode, RoundState
+from rxreact.cancellation import CancellationToken
 from rxreact.checks.validation import (
     REVISION_INSTRUCTION,
     DraftOutcome,
@@ -62,6 +64,7 @@ from rxreact.errors import (
 from rxreact.events import (
     FinalAnswer,
     MaxRoundsReached,
+    OutputReset,
     RoundStarted,
     ToolResult,
     UsagePurpose,
@@ -84,6 +87,7 @@ from rxreact.operators import (
     concat_steps,
     deliver_on,
     finish_round,
+    output_partials,
     process_chunk,
     run_tools,
 )
@@ -94,6 +98,8 @@ from rxreact.result import AgentResult
 from rxreact.runs.checkpoints import Checkpointer
 from rxreact.rx._immediate import immediately, starting_with
 from rxreact.tools.approval import Approvals
+from rxreact.tools.run_context import RunContext
+from rxreact.tools.tool import Tool
 from rxreact.tracing import RunTracer, run_tracer
 
 if TYPE_CHECKING:
@@ -118,15 +124,23 @@ class RunLoop:
 
     def __init__(
         self,
-        agent: ReactAgent,
+        agent: ReactAgent[Any],
         question: str | tuple[ContentPart, ...],
         conversation_id: str | None,
         options: Mapping[str, Any] | None = None,
         output_type: Any = None,
+        deps: Any = None,
     ) -> None:
-        self.agent: ReactAgent = agent
+        self.agent: ReactAgent[Any] = agent
         """The agent running the turn now: the one the run started on, until a handoff."""
         self.owner = agent  # whose memory and conversation the turn belongs to
+        self.deps: Any = deps
+        """What the run's tools and instructions get as ``ctx.deps`` (never serialised)."""
+        self.user: str | None = None  # the user a server started the run for
+        self.tools: dict[str, Tool[..., Any]] = agent.tools
+        """The tools this run offers (``prepare_tools`` may hide or change some)."""
+        self.instructions: str | None = agent.setup.static
+        """The run's instructions (``ReactAgent(instructions=)``), after the system prompt."""
         self.handoffs: int = 0
         self.round_base: int = 0  # rounds made before the running agent took over
         # Merged once per run: model defaults sit under these, in the model's encoder.
@@ -144,7 +158,7 @@ class RunLoop:
         self._lease_hold = LeaseHold()  # how long each renewal extends it (hold_conversation)
         self.output: OutputSpec | None = (
             output_type if isinstance(output_type, OutputSpec) else output_spec(output_type)
-        )
+        ) or agent.output
         if self.output is not None:
             self.options["response_format"] = self.output.response_format
         self.checked: bool = agent.judge is not None or self.output is not None
@@ -182,6 +196,19 @@ class RunLoop:
         """Tool calls of this run waiting for a person's decision (0 when none): while
         positive, the run is not stalled, however long nothing happens."""
         return self.approvals.waiting
+
+    def run_context(self, round_number: int, token: CancellationToken) -> RunContext[Any]:
+        """What a tool of round ``round_number`` (``0``: the run's setup) knows of the run."""
+        return RunContext(
+            self.deps,
+            self.run_id,
+            self.conversation_id,
+            round_number,
+            self.usage,
+            self.agent.name,
+            self.path,
+            token,
+        )
 
     def result(self, final: FinalAnswer) -> AgentResult:
         """The finished run's result; ``final`` is its ``final_answer`` event."""
@@ -251,6 +278,9 @@ class RunLoop:
         self._add(UserMessage(content=self.question))
         if self.checkpoints is not None:
             checkpointing.start(self, self.checkpoints)
+        setup = setup_step(self, self.agent)
+        if setup is not None:
+            yield setup
         if self.guard is not None:  # input guardrails: checking from now, while round 1 runs
             yield self.guard.begin(content_text(self.question), self.history[:-1])
         yield from self._rounds((), False)
@@ -277,6 +307,8 @@ class RunLoop:
                     if self._revise():
                         if durable is not None:
                             checkpointing.note(self, durable, state.round)
+                        if self.output is not None:  # its partials are withdrawn
+                            yield immediately(self._output_reset(state.round))
                         prefix, forced = (), state.forced
                         continue
                     self._check_output_type(state)
@@ -289,6 +321,9 @@ class RunLoop:
             if handoff is not None:  # the target runs the rest of the turn
                 yield immediately(handoff.event)  # still marked as the agent that hands over
                 agent = self.agent = handoff.target
+                setup = setup_step(self, agent)
+                if setup is not None:
+                    yield setup
                 self.round_base = self.rounds
                 self.checked = agent.judge is not None or self.output is not None
                 prefix, forced = (), False
@@ -325,7 +360,7 @@ class RunLoop:
         agent = self.agent
         tools = immediately(*calls).pipe(
             run_tools(
-                agent.tools,
+                self.tools,
                 round_number=round_number,
                 results=results,
                 scheduler=agent.scheduler,
@@ -370,6 +405,9 @@ class RunLoop:
             self.output,
             self.outcome,
         )
+
+    def _output_reset(self, round_number: int) -> OutputReset:
+        return OutputReset(round=round_number, reason=self.outcome.feedback)
 
     def _revise(self) -> bool:
         """After a check: count the judge's usage; on a rejection with revisions left, add the
@@ -421,12 +459,13 @@ class RunLoop:
         if self.fitter is not None:
             messages = self.fitter.messages()
         else:
-            if agent.system_prompt:
-                messages.append(SystemMessage(content=agent.system_prompt))
+            system = system_text(agent.system_prompt, self.instructions)
+            if system:
+                messages.append(SystemMessage(content=system))
             messages.extend(ensure_tool_calls_closed(self.history))
             if forced:
                 messages.append(UserMessage(content=agent.forced_final_instruction))
-        tools = tuple(t.spec for t in agent.tools.values())
+        tools = tuple(t.spec for t in self.tools.values())
         # The API rejects tool_choice without tools; with no tools there is nothing to forbid.
         choice = "none" if forced and tools else None
         return ChatRequest(
@@ -438,12 +477,13 @@ class RunLoop:
         system prompt or this turn)."""
         assert self.fitter is not None
         agent = self.agent
-        head = [SystemMessage(content=agent.system_prompt)] if agent.system_prompt else []
+        system = system_text(agent.system_prompt, self.instructions)
+        head = [SystemMessage(content=system)] if system else []
         turn = ensure_tool_calls_closed(self.history[self.loaded :])
         if forced:
             turn.append(UserMessage(content=agent.forced_final_instruction))
         earlier = ensure_tool_calls_closed(self.history[: self.loaded])
-        return self.fitter.prepare(head, earlier, turn, tuple(t.spec for t in agent.tools.values()))
+        return self.fitter.prepare(head, earlier, turn, tuple(t.spec for t in self.tools.values()))
 
     def _round(self, state: RoundState, prefix: tuple[Any, ...]) -> Observable[Any]:
         agent = self.agent
@@ -454,8 +494,10 @@ class RunLoop:
         model_events = agent.model.stream(request).pipe(
             deliver_on(agent.scheduler, agent.buffer_size),
             process_chunk(state),
-            finish_round(state),
         )
+        if self.output is not None:  # the typed answer as it forms
+            model_events = model_events.pipe(output_partials(state.round))
+        model_events = model_events.pipe(finish_round(state))
         if self.trace is not None:
             model_events = self.trace.round(model_events, request, state)
         return starting_with(model_events, *prefix, RoundStarted(round=state.round))

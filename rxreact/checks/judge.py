@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, TypeAlias, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 from reactivex import Observable
@@ -31,7 +31,7 @@ from rxreact.messages import (
 )
 from rxreact.model.base import ChatModel
 
-__all__ = ["JUDGE_INSTRUCTIONS", "Judge", "LLMJudge", "Verdict"]
+__all__ = ["JUDGE_INSTRUCTIONS", "Judge", "LLMJudge", "Verdict", "structured_reply"]
 
 JUDGE_INSTRUCTIONS = (
     "You review a draft answer to a user's question. Decide whether the draft answers the "
@@ -40,11 +40,6 @@ JUDGE_INSTRUCTIONS = (
     "what is wrong or missing, so the writer can fix it; when it passes, feedback may be empty."
 )
 """The default instructions of :class:`LLMJudge` (its system message)."""
-
-_RETRY_INSTRUCTION = (
-    'That was not the JSON object asked for. Reply with only {"passed": <true|false>, '
-    '"feedback": "<string>"}.'
-)
 
 
 class Verdict(BaseModel):
@@ -100,40 +95,78 @@ class LLMJudge:
         """
         if self.model is None:
             raise ConfigurationError("LLMJudge has no model: pass LLMJudge(model=...)")
-        messages: list[Message] = [
-            SystemMessage(content=self.instructions),
-            UserMessage(content=f"Question:\n{question}\n\nDraft answer:\n{draft}"),
-        ]
-        usage: Usage | None = None
-        for attempt in range(2):
-            request = ChatRequest(
-                messages=tuple(messages), options={"response_format": {"type": "json_object"}}
-            )
-            try:
-                response = self.model.complete(request)
-            except RxReactError as error:
-                raise JudgeError(f"the judge's request failed: {error}", usage) from error
-            usage = response.usage + usage if response.usage is not None else usage
-            verdict = _parse(response.content)
-            if verdict is not None:
-                return Verdict(passed=verdict[0], feedback=verdict[1], usage=usage)
-            if attempt == 0:
-                messages += [
-                    AssistantMessage(content=response.content or ""),
-                    UserMessage(content=_RETRY_INSTRUCTION),
-                ]
-        raise JudgeError(
-            f"the judge's reply is not a {{passed, feedback}} JSON object: {response.content!r}",
-            usage,
+        verdict, usage = structured_reply(
+            self.model,
+            self.instructions,
+            f"Question:\n{question}\n\nDraft answer:\n{draft}",
+            {"type": "json_object"},
+            _parse,
+            '{"passed": <true|false>, "feedback": "<string>"}',
         )
+        return Verdict(passed=verdict[0], feedback=verdict[1], usage=usage)
 
 
-def _parse(content: str | None) -> tuple[bool, str] | None:
-    """``(passed, feedback)`` from the judge's reply, or ``None`` when it is not that object."""
+_T = TypeVar("_T")
+
+
+def structured_reply(
+    model: ChatModel,
+    instructions: str,
+    prompt: str,
+    response_format: dict[str, Any],
+    parse: Callable[[Any], _T | None],
+    shape: str,
+) -> tuple[_T, Usage | None]:
+    """One judge-style exchange: a non-streamed request in structured-output mode, its JSON
+    reply parsed by ``parse`` (``None``: not the object), asked once more when it is not.
+
+    The judge phase (:class:`LLMJudge`) and the evals' ``LLMJudge`` evaluator both ask this
+    way; every adapter encodes ``response_format`` (``json_object`` or ``json_schema``) in its
+    own API's terms. Returns the parsed value and the usage of both attempts.
+
+    Raises:
+        JudgeError: the request failed, or the reply was not the object (``shape``) twice.
+    """
+    messages: list[Message] = [
+        SystemMessage(content=instructions),
+        UserMessage(content=prompt),
+    ]
+    usage: Usage | None = None
+    for attempt in range(2):
+        request = ChatRequest(
+            messages=tuple(messages), options={"response_format": response_format}
+        )
+        try:
+            response = model.complete(request)
+        except RxReactError as error:
+            raise JudgeError(f"the judge's request failed: {error}", usage) from error
+        usage = response.usage + usage if response.usage is not None else usage
+        parsed = parse(_json(response.content))
+        if parsed is not None:
+            return parsed, usage
+        if attempt == 0:
+            messages += [
+                AssistantMessage(content=response.content or ""),
+                UserMessage(
+                    content=f"That was not the JSON object asked for. Reply with only {shape}."
+                ),
+            ]
+    raise JudgeError(
+        f"the judge's reply is not a {shape} JSON object: {response.content!r}",
+        usage,
+    )
+
+
+def _json(content: str | None) -> Any:
+    """The reply's JSON value, ``None`` when it is not JSON."""
     try:
-        value: Any = json.loads(content or "")
+        return json.loads(content or "")
     except ValueError:
         return None
+
+
+def _parse(value: Any) -> tuple[bool, str] | None:
+    """``(passed, feedback)`` from the judge's reply, or ``None`` when it is not that object."""
     if not isinstance(value, dict) or not isinstance(value.get("passed"), bool):
         return None
     feedback = value.get("feedback")

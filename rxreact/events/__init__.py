@@ -32,6 +32,14 @@ nested between the caller's ``tool_execution_started`` and ``tool_result`` of th
 
 Every event carries ``agent`` and ``path`` for that; ``seq`` counts the nested events too.
 
+With an ``output_type`` the answering round's text is read as it streams, and
+``output_partial`` events carry the object parsed so far; a rejected draft's are withdrawn by
+``output_reset`` before the next round's::
+
+    round_started(n)  text_delta  output_partial  text_delta  text_delta  output_partial ...
+    round_finished  validation_started  answer_validated(passed=False)  output_reset(n)
+    round_started(n+1)  ...  output_partial ...  final_answer(output=...)
+
 The ``type`` literals and field names are API: they never change meaning. Two families are
 defined in modules of their own and importable from here: the per-chunk deltas with their
 fast constructor (:mod:`rxreact.events._deltas`) and the checks' events
@@ -54,6 +62,7 @@ from rxreact.events._checks import (
     ValidationStarted,
 )
 from rxreact.events._deltas import ReasoningDelta, TextDelta, delta_event
+from rxreact.events._output import OutputPartial, OutputReset
 from rxreact.messages import ContentPart, Usage
 
 __all__ = [
@@ -67,6 +76,8 @@ __all__ = [
     "GuardrailTripped",
     "Handoff",
     "MaxRoundsReached",
+    "OutputPartial",
+    "OutputReset",
     "ReasoningDelta",
     "RoundFinished",
     "RoundMode",
@@ -275,6 +286,8 @@ AgentEvent = Annotated[
     | GuardrailPassed
     | GuardrailTripped
     | Handoff
+    | OutputPartial
+    | OutputReset
     | FinalAnswer,
     Field(discriminator="type"),
 ]

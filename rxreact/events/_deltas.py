@@ -11,7 +11,7 @@ from typing import Any, Literal, TypeVar
 
 from rxreact.events._base import _Event
 
-__all__ = ["ReasoningDelta", "TextDelta", "delta_event"]
+__all__ = ["ReasoningDelta", "TextDelta", "delta_event", "unvalidated"]
 
 
 class ReasoningDelta(_Event):
@@ -33,8 +33,7 @@ class TextDelta(_Event):
 
 
 _D = TypeVar("_D", TextDelta, ReasoningDelta)
-_DELTA_FIELDS = frozenset(("round", "delta"))
-_defaults: dict[type[Any], dict[str, Any]] = {}
+_defaults: dict[type[Any], tuple[dict[str, Any], frozenset[str]]] = {}
 _new = object.__new__
 _set = object.__setattr__
 
@@ -50,18 +49,31 @@ def delta_event(cls: type[_D], round: int, delta: str) -> _D:
     rxreact's own parser (an ``int`` and a ``str``), so there is nothing to validate; the
     result is equal, field for field, to the validated one (``tests/test_events_fast.py``).
     """
-    defaults = _defaults.get(cls)
-    if defaults is None:  # every field in its declared order, as validation would put them
-        defaults = _defaults[cls] = {
-            name: None if name in _DELTA_FIELDS else field.default
-            for name, field in cls.model_fields.items()
+    return unvalidated(cls, round, "delta", delta)
+
+
+_E = TypeVar("_E", bound=_Event)
+
+
+def unvalidated(cls: type[_E], round: int, name: str, value: Any) -> _E:
+    """``cls(round=round, **{name: value})`` built as :func:`delta_event` builds its events:
+    for an event made once per chunk from rxreact's own values (``name`` is always the same
+    field of ``cls``)."""
+    made = _defaults.get(cls)
+    if made is None:  # every field in its declared order, as validation would put them
+        fields = frozenset(("round", name))
+        defaults = {
+            field: None if field in fields else info.default
+            for field, info in cls.model_fields.items()
         }
+        made = _defaults[cls] = (defaults, fields)
+    defaults, fields = made
     values = dict(defaults)
     values["round"] = round
-    values["delta"] = delta
+    values[name] = value
     event = _new(cls)
     _set(event, "__dict__", values)
-    _set(event, "__pydantic_fields_set__", set(_DELTA_FIELDS))
+    _set(event, "__pydantic_fields_set__", set(fields))
     _set(event, "__pydantic_extra__", None)
     _set(event, "__pydantic_private__", None)
     return event

@@ -20,6 +20,8 @@ An agent run splits into lanes by event kind; anything else goes to the ``value`
                                                                    G guardrail checking
                                                                    g guardrail passed
                                                                    ! guardrail tripped
+    output       output_partial, output_reset (a typed answer     a, b, c... one per partial
+                 as it forms)                                     ! reset (its partials withdrawn)
     value        anything else                                    a, b, c... one per distinct value
 
 Events of an agent run as a tool (``agent.as_tool()``, a non-empty ``path``) go to the same
@@ -42,7 +44,17 @@ from rxreact.model.chunks import ChatChunk
 
 __all__ = ["LANE_ORDER", "lane_of", "symbolize"]
 
-LANE_ORDER = ("rounds", "chunks", "reasoning", "text", "tool_calls", "tools", "checks", "value")
+LANE_ORDER = (
+    "rounds",
+    "chunks",
+    "reasoning",
+    "text",
+    "output",
+    "tool_calls",
+    "tools",
+    "checks",
+    "value",
+)
 """The order lanes are shown in; other lane names follow, in order of first appearance."""
 
 _EVENT_LANES = {
@@ -65,6 +77,8 @@ _EVENT_LANES = {
     "guardrail_started": "checks",
     "guardrail_passed": "checks",
     "guardrail_tripped": "checks",
+    "output_partial": "output",
+    "output_reset": "output",
 }
 
 _LETTERS = string.ascii_lowercase + string.ascii_uppercase
@@ -99,6 +113,8 @@ def symbolize(lane: str, values: Sequence[Any]) -> tuple[list[str], dict[str, An
         return _call_symbols(values)
     if lane == "checks":
         return _check_symbols(values)
+    if lane == "output":
+        return _output_symbols(values)
     if lane in ("text", "reasoning"):
         return _distinct([getattr(v, "delta", v) for v in values])
     return _distinct(list(values))
@@ -183,6 +199,18 @@ def _check_symbol(value: Any) -> tuple[str, str]:
         "guardrail_started": ("G", f"guardrail {name} checking"),
         "guardrail_passed": ("g", f"guardrail {name} passed"),
     }.get(kind, (_OVERFLOW, "other"))
+
+
+def _output_symbols(values: Sequence[Any]) -> tuple[list[str], dict[str, Any]]:
+    """Each partial its own letter (each one is the answer so far, grown); ``!`` a reset."""
+    resets = [v for v in values if getattr(v, "type", "") == "output_reset"]
+    partials = [getattr(v, "output", v) for v in values if getattr(v, "type", "") != "output_reset"]
+    letters, legend = _distinct(partials)
+    it = iter(letters)
+    symbols = ["!" if getattr(v, "type", "") == "output_reset" else next(it) for v in values]
+    if resets:
+        legend["!"] = "reset: " + "; ".join(str(getattr(r, "reason", "")) for r in resets)
+    return symbols, legend
 
 
 def _call_symbols(values: Sequence[Any]) -> tuple[list[str], dict[str, Any]]:

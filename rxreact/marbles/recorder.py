@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 from reactivex import Observable, abc
 from reactivex import operators as ops
+from reactivex.disposable import Disposable
 from reactivex.scheduler import VirtualTimeScheduler
 
 from rxreact.marbles.lanes import lane_of
@@ -60,6 +61,7 @@ class Recorder(abc.ObserverBase[Any]):
         self._lock = threading.Lock()
         self._marbles: list[Marble] = []
         self._done = threading.Event()
+        self._when_done: list[Callable[[], None]] = []
         self._t0 = time.monotonic()
         self.start: float = self._now() if self._virtual is not None else 0.0
         """The time the recording starts from."""
@@ -81,12 +83,38 @@ class Recorder(abc.ObserverBase[Any]):
     def on_error(self, error: Exception) -> None:
         """Record the failure that ended the stream."""
         self._add("error", error, "")
-        self._done.set()
+        self._finish()
 
     def on_completed(self) -> None:
         """Record the end of the stream."""
         self._add("completed", None, "")
-        self._done.set()
+        self._finish()
+
+    def _finish(self) -> None:
+        with self._lock:
+            self._done.set()
+            callbacks, self._when_done = self._when_done, []
+        for callback in callbacks:
+            callback()
+
+    def when_done(self, callback: Callable[[], None]) -> abc.DisposableBase:
+        """Call ``callback()`` once the stream ended (at once if it has), on the thread that
+        ends it; dispose the result to forget it. Waiting without holding a thread, unlike
+        :meth:`wait`: an asyncio server sets a future from it."""
+        with self._lock:
+            ended = self._done.is_set()
+            if not ended:
+                self._when_done.append(callback)
+        if ended:
+            callback()
+            return Disposable()
+
+        def forget() -> None:
+            with self._lock:
+                if callback in self._when_done:
+                    self._when_done.remove(callback)
+
+        return Disposable(forget)
 
     @property
     def done(self) -> bool:

@@ -4,6 +4,7 @@
 
     model_from("anthropic:claude-sonnet-4-5")      AnthropicModel("claude-sonnet-4-5")
     model_from("gemini:gemini-2.5-flash")          GeminiModel("gemini-2.5-flash"), the native API
+    model_from("bedrock:us.amazon.nova-pro-v1:0")  BedrockModel("us.amazon.nova-pro-v1:0")
     model_from("openai:gpt-5")                     OpenAIResponsesModel("gpt-5")
     model_from("openai-chat:gpt-4o-mini")          OpenAIChatModel("gpt-4o-mini")
     model_from("groq:llama-3.3-70b-versatile")     OpenAIChatModel on Groq's endpoint and key
@@ -57,7 +58,14 @@ CHAT_PRESETS: dict[str, ChatPreset] = {
 }
 """The chat-completions presets (prefix → base URL and key variable)."""
 
-PREFIXES: tuple[str, ...] = ("openai", "openai-chat", "anthropic", "gemini", *CHAT_PRESETS)
+PREFIXES: tuple[str, ...] = (
+    "openai",
+    "openai-chat",
+    "anthropic",
+    "gemini",
+    "bedrock",
+    *CHAT_PRESETS,
+)
 """Every prefix :func:`model_from` knows."""
 
 
@@ -66,8 +74,9 @@ def model_from(spec: str, **kwargs: Any) -> HTTPChatModel:
 
     Args:
         spec: ``openai:`` (the Responses API), ``openai-chat:`` (chat completions),
-            ``anthropic:``, ``gemini:`` (Gemini's native API), or a chat-completions preset
-            (:data:`CHAT_PRESETS`); a name with no colon is an
+            ``anthropic:``, ``gemini:`` (Gemini's native API), ``bedrock:`` (Bedrock's
+            Converse API: ``region=`` or ``$AWS_REGION``, ``$BEDROCK_BASE_URL``), or a
+            chat-completions preset (:data:`CHAT_PRESETS`); a name with no colon is an
             :class:`~rxreact.OpenAIChatModel` configured as today (``$OPENAI_*``).
         **kwargs: passed to the model's constructor (``base_url=``, ``api_key=``, timeouts...).
 
@@ -94,6 +103,10 @@ def model_from(spec: str, **kwargs: Any) -> HTTPChatModel:
         from rxreact.model.gemini.client import GeminiModel
 
         return GeminiModel(name, **kwargs)
+    if prefix == "bedrock":
+        from rxreact.model.bedrock.client import BedrockModel
+
+        return BedrockModel(name, **kwargs)  # the id keeps its own colons
     from rxreact.model.openai.client import OpenAIChatModel
 
     if prefix == "openai-chat":
@@ -120,7 +133,7 @@ def base_url_variable(spec: str) -> str:
         return "OPENAI_BASE_URL"
     if prefix == "anthropic":
         return "ANTHROPIC_BASE_URL"
-    return _base_url_env(prefix)
+    return _base_url_env(prefix)  # GEMINI_BASE_URL, BEDROCK_BASE_URL, OLLAMA_BASE_URL...
 
 
 def _base_url_env(prefix: str) -> str:

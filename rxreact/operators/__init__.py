@@ -24,6 +24,7 @@ from rxreact.operators._concat_steps import concat_steps_
 from rxreact.operators._deliver_on import deliver_on_
 from rxreact.operators._events_of import events_of_
 from rxreact.operators._finish_round import finish_round_
+from rxreact.operators._output_partial import output_partials_
 from rxreact.operators._process_chunk import process_chunk_
 from rxreact.operators._retry_unstarted import retry_unstarted_
 from rxreact.operators._run_tools import run_tools_
@@ -42,6 +43,7 @@ __all__ = [
     "finish_round",
     "from_agent",
     "only_root",
+    "output_partials",
     "process_chunk",
     "retry_unstarted",
     "run_tools",
@@ -258,6 +260,26 @@ def finish_round(state: RoundState) -> Callable[[Observable[Any]], Observable[An
     """
 
     return finish_round_(state)
+
+
+def output_partials(round_number: int) -> Callable[[Observable[Any]], Observable[Any]]:
+    """After each ``text_delta`` of a typed run's round, the answer parsed so far, when it
+    changed (an ``output_partial``); withdrawn by an ``output_reset`` if the round then calls
+    tools::
+
+        round:   -m-t--t---t--t----F|      t: text_delta
+        result:  -m-tp-t---tp-tp---F|      p: output_partial (the value changed)
+
+        round:   -m-t--t-M-c-|             M: round_mode_decided(tool_call)
+        result:  -m-tp-t-MR-c-|            R: output_reset
+
+    Args:
+        round_number: the round whose events pass.
+
+    Returns:
+        An operator ``Observable[AgentEvent] -> Observable[AgentEvent]``.
+    """
+    return output_partials_(round_number)
 
 
 def run_tools(

@@ -88,7 +88,12 @@ class _Tools:
                 if nested is not None and caller is not None:  # an agent: its run, in ours
                     return nested(arguments, call.id, caller, running.forward)
                 token = CancellationToken()
-                return tool.invoke(arguments, token, tools_scheduler, running.progress)
+                context = (
+                    caller.run_context(number, token)
+                    if caller is not None and tool._context_parameter is not None
+                    else None
+                )
+                return tool.invoke(arguments, token, tools_scheduler, running.progress, context)
 
             running.start(body, timeout, scheduler)
             return running

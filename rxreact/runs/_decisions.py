@@ -11,18 +11,50 @@ the owner, whose reader applies it to the waiting call.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, NamedTuple
 
 from reactivex import abc
 
 from rxreact.errors import ApprovalDecisionError
 from rxreact.events import AgentEvent, ToolApprovalRequested, ToolResult
 
-__all__ = ["Appliers", "Apply", "check_waiting", "decision_error"]
+__all__ = ["Appliers", "Apply", "Decision", "check_waiting", "decision_error"]
 
 Apply = Callable[[str, bool, str | None], None]
 """How an owner applies a decision to its run: ``apply(call_id, approved, reason)``."""
+
+
+class Decision(NamedTuple):
+    """A decision as a log's reader read it, checked: the log may hold anything anyone wrote."""
+
+    run_id: str
+    call_id: str
+    approved: bool
+    reason: str | None
+
+    @classmethod
+    def checked(cls, run_id: Any, call_id: Any, approved: Any, reason: Any) -> Decision | None:
+        """The decision of a SQLite row, or ``None`` when a field has another type (a text
+        ``approved`` must not read as true)."""
+        if not (isinstance(run_id, str) and isinstance(call_id, str)):
+            return None
+        if type(approved) is not int or approved not in (0, 1):
+            return None
+        if reason is not None and not isinstance(reason, str):
+            return None
+        return cls(run_id, call_id, approved == 1, reason)
+
+    @classmethod
+    def of_fields(cls, fields: Mapping[bytes, bytes]) -> Decision | None:
+        """The decision of a Redis stream entry (fields ``run``, ``call``, ``approved`` as
+        ``1``/``0``, ``reason``), or ``None`` when it has another shape."""
+        try:
+            text = {k.decode(): v.decode() for k, v in fields.items()}
+        except (AttributeError, UnicodeDecodeError):
+            return None
+        approved = {"1": 1, "0": 0}.get(text.get("approved", ""))
+        return cls.checked(text.get("run"), text.get("call"), approved, text.get("reason") or None)
 
 
 class Appliers:

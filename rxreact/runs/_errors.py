@@ -44,6 +44,8 @@ def decode_error(data: dict[str, Any]) -> Exception:
     error: Exception = cls.__new__(cls)
     Exception.__init__(error, message)
     attrs = data.get("attrs")
-    if isinstance(attrs, dict):
-        error.__dict__.update(attrs)
+    if isinstance(attrs, dict):  # only what encode_error writes: never private state
+        error.__dict__.update(
+            (k, v) for k, v in attrs.items() if isinstance(k, str) and not k.startswith("_")
+        )
     return error

@@ -26,8 +26,9 @@ from collections.abc import Callable
 from typing import Any
 
 from rxreact.errors import RunError, RunLostError, RunNotFoundError
-from rxreact.runs._entries import decode_entry
-from rxreact.runs._follower import Follower, Item
+from rxreact.runs._decisions import Decision
+from rxreact.runs._delivery import deliver, fail
+from rxreact.runs._follower import Follower
 from rxreact.runs._keys import Keys
 
 __all__ = ["COUNT", "Hub"]
@@ -132,14 +133,16 @@ class Hub:
         wake_id = "0-0"
         next_beat = time.monotonic()
         while not self._closed.is_set():
-            try:
-                now = time.monotonic()
-                if now >= next_beat:
-                    self._heartbeat(self._client)
-                    self._check_alive(now, everyone=True)
+            now = time.monotonic()
+            if now >= next_beat:
+                # Each step in its own guard: a failing heartbeat must not stop the reads, nor
+                # a failing read the heartbeat. Redis being away is retried at once (below).
+                if self._guarded("heartbeat", self._heartbeat, self._client):
                     next_beat = now + self._beat_s
-                else:
-                    self._check_alive(now, everyone=False)  # just the new followers
+                self._guarded("liveness check", self._check_alive, now, True)
+            else:
+                self._guarded("liveness check", self._check_alive, now, False)  # new followers
+            try:
                 groups = self._groups()
                 streams = {
                     self._wake_key: wake_id,
@@ -159,34 +162,56 @@ class Hub:
                 log.exception("Redis event log reader failed; retrying in 1 s")
                 self._closed.wait(1.0)
                 continue
+            by_key = {self._keys.run(run_id): run_id for run_id in groups}
             for raw_key, entries in reply:
                 key = raw_key.decode() if isinstance(raw_key, bytes) else raw_key
                 if not entries:
                     continue
-                last = entries[-1][0]
+                last = entries[-1][0].decode()
                 if key == self._wake_key:
-                    wake_id = last.decode()
+                    wake_id = last
                 elif key == self._keys.cancels:
-                    self._cancel_id = last.decode()
-                    for _, fields in entries:
-                        self._on_cancel(fields.get(b"run", b"").decode())
+                    self._cancel_id = last  # first: a bad entry is not read again
+                    for entry_id, fields in entries:
+                        self._cancelled(entry_id, fields)
                 elif key == self._keys.decisions:
-                    self._decision_id = last.decode()
-                    for _, fields in entries:
-                        self._decided(fields)
-                else:
-                    self._dispatch(groups, key, entries)
+                    self._decision_id = last
+                    for entry_id, fields in entries:
+                        self._decided(entry_id, fields)
+                elif key in by_key:
+                    run_id = by_key[key]
+                    deliver(run_id, groups[run_id], [(seq_of(i), f) for i, f in entries])
 
-    def _decided(self, fields: dict[bytes, bytes]) -> None:
+    def _guarded(self, what: str, step: Callable[..., None], *args: Any) -> bool:
+        """Run one step of the loop; False if Redis failed (worth trying again soon)."""
+        try:
+            step(*args)
+        except self._error as error:
+            log.warning("Redis event log reader: %s failed: %s", what, error)
+            return False
+        except Exception:
+            log.exception("Redis event log reader: %s failed", what)
+        return True
+
+    def _cancelled(self, entry_id: bytes, fields: dict[bytes, bytes]) -> None:
+        run = fields.get(b"run")
+        try:
+            run_id = run.decode() if isinstance(run, bytes) else None
+        except UnicodeDecodeError:
+            run_id = None
+        if not run_id:
+            log.warning("Redis event log: ignored malformed cancel %r", entry_id)
+            return
+        self._guarded(f"cancel of run {run_id!r}", self._on_cancel, run_id)
+
+    def _decided(self, entry_id: bytes, fields: dict[bytes, bytes]) -> None:
         if self._on_decision is None:
             return
-        reason = fields.get(b"reason")
-        self._on_decision(
-            fields.get(b"run", b"").decode(),
-            fields.get(b"call", b"").decode(),
-            fields.get(b"approved") == b"1",
-            reason.decode() if reason else None,
-        )
+        decision = Decision.of_fields(fields)
+        if decision is None:
+            log.warning("Redis event log: ignored malformed decision %r", entry_id)
+            return
+        self._guarded(f"decision {entry_id!r}", self._on_decision, *decision)
 
     def _groups(self) -> dict[str, list[Follower]]:
         with self._lock:
@@ -196,29 +221,6 @@ class Hub:
             if follower.wants_more():
                 groups.setdefault(follower.run_id, []).append(follower)
         return groups
-
-    def _dispatch(self, groups: dict[str, list[Follower]], key: str, entries: Any) -> None:
-        decoded: list[Item]
-        try:
-            decoded = [
-                item
-                for entry_id, fields in entries
-                for item in decode_entry(seq_of(entry_id), fields)
-            ]
-        except ValueError as error:  # not our entries: say so rather than stop reading
-            decoded = [RunError(f"unreadable entry in {key}: {error}")]
-        last = seq_of(entries[-1][0])
-        for run_id, members in groups.items():
-            if self._keys.run(run_id) != key:
-                continue
-            for follower in members:
-                cursor = follower.cursor
-                mine: list[Item] = [
-                    i for i in decoded if isinstance(i, Exception) or i.seq > cursor
-                ]
-                follower.cursor = last
-                if mine:
-                    follower.push(mine)
 
     def _check_alive(self, now: float, everyone: bool) -> None:
         """Fail the followers of runs that are gone (expired), given up, or whose owner
@@ -238,18 +240,27 @@ class Hub:
             pipe.get(self._keys.meta(run_id))
             pipe.xrevrange(self._keys.run(run_id), count=1)
             pipe.hmget(self._keys.owner(run_id), ["info", "state"])
-        replies = pipe.execute()
+        # A key of another type (WRONGTYPE) fails its run only, not every run's check.
+        replies = pipe.execute(raise_on_error=False)
         verdicts: dict[str, Exception | None] = {}
         running: set[str] = set()
         missing: set[str] = set()  # no owner beating: lost unless someone takes it over
         for i, run_id in enumerate(run_ids):
-            state, last, (info, lease) = replies[3 * i : 3 * i + 3]
+            mine = replies[3 * i : 3 * i + 3]
+            try:
+                if any(isinstance(reply, Exception) for reply in mine):
+                    raise ValueError(mine)
+                state, last, (info, lease) = mine
+            except Exception:  # an error reply, or a reply of another shape
+                log.warning("Redis event log: unreadable state of run %r", run_id)
+                verdicts[run_id] = RunError(f"unreadable state of run {run_id!r} in Redis")
+                continue
             if state == b"running" or lease == b"parked":
                 running.add(run_id)
             if state is None and lease == b"parked":  # waiting for people, with no process
                 verdicts[run_id] = None
             elif state == b"lost":
-                why = info.decode() if info else "it could not be resumed"
+                why = info.decode(errors="replace") if info else "it could not be resumed"
                 verdicts[run_id] = _lost(run_id, why)
             elif state or (last and b"end" in last[0][1]):
                 verdicts[run_id] = None  # running, or ended: the end entry is on its way
@@ -272,7 +283,7 @@ class Hub:
             elif now - follower.missing_since >= self._takeover_s:
                 verdict = _lost(follower.run_id, "its process is gone and none resumed it")
             if verdict is not None:
-                follower.push([verdict])
+                fail([follower], verdict)
             follower.seen_running = follower.seen_running or follower.run_id in running
             follower.checked_at = now
 

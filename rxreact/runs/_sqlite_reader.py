@@ -14,10 +14,12 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 from rxreact.errors import RunError, RunLostError, RunNotFoundError
-from rxreact.runs._entries import decode_entry
-from rxreact.runs._follower import Follower, Item
+from rxreact.runs._decisions import Decision
+from rxreact.runs._delivery import deliver, fail
+from rxreact.runs._follower import Follower
 from rxreact.runs._hub import COUNT
 from rxreact.runs._sqlite_store import Store
 
@@ -108,29 +110,37 @@ class SQLiteReader:
                 active = bool(self._followers)
             forced = self._wake.is_set()
             self._wake.clear()
+            now = time.monotonic()
+            if now >= next_beat:
+                next_beat = now + self._beat
+                self._guarded("heartbeat", self._heartbeat)
+                self._guarded("liveness check", self._check_alive, True)
+            elif forced:
+                self._guarded("liveness check", self._check_alive, False)
             try:
-                now = time.monotonic()
-                if now >= next_beat:
-                    self._heartbeat()
-                    self._check_alive(everyone=True)
-                    next_beat = now + self._beat
-                elif forced:
-                    self._check_alive(everyone=False)
                 with self._store.read("poll") as db:
                     current = db.execute("PRAGMA data_version").fetchone()[0]
-                if current != version or forced:
-                    version = current
-                    self._read_cancels()
-                    self._read_decisions()
-                    self._read_entries()
             except Exception:  # the one reader every follower relies on must not stop
                 log.exception("SQLite event log reader failed; going on in 1 s")
                 self._wake.wait(1.0)
                 continue
+            if current != version or forced:
+                version = current
+                # Each in its own guard: a failure reading cancels must not starve decisions
+                # or followers (each row and each run is guarded again inside).
+                self._guarded("cancel requests", self._read_cancels)
+                self._guarded("decisions", self._read_decisions)
+                self._guarded("entries", self._read_entries)
             wait = min(self._poll, next_beat - time.monotonic())
             if not active and not self._busy():
                 wait = next_beat - time.monotonic()
             self._wake.wait(max(wait, 0.0))
+
+    def _guarded(self, what: str, step: Callable[..., None], *args: Any) -> None:
+        try:
+            step(*args)
+        except Exception:  # logged; the next pass tries again
+            log.exception("SQLite event log reader: reading %s failed", what)
 
     def _read_cancels(self) -> None:
         with self._store.read("read cancels") as db:
@@ -139,7 +149,10 @@ class SQLiteReader:
             ).fetchall()
         for cancel_id, run_id in rows:
             self._cancel_id = cancel_id
-            self._on_cancel(run_id)
+            if not isinstance(run_id, str):
+                log.warning("SQLite event log: ignored cancel %s of run %r", cancel_id, run_id)
+                continue
+            self._guarded(f"cancel {cancel_id}", self._on_cancel, run_id)
 
     def _read_decisions(self) -> None:
         with self._store.read("read decisions") as db:
@@ -150,7 +163,11 @@ class SQLiteReader:
             ).fetchall()
         for decision_id, run_id, call_id, approved, reason in rows:
             self._decision_id = decision_id
-            self._on_decision(run_id, call_id, bool(approved), reason)
+            decision = Decision.checked(run_id, call_id, approved, reason)
+            if decision is None:
+                log.warning("SQLite event log: ignored malformed decision %s", decision_id)
+                continue
+            self._guarded(f"decision {decision_id}", self._on_decision, *decision)
 
     def _groups(self) -> dict[str, list[Follower]]:
         with self._lock:
@@ -164,37 +181,23 @@ class SQLiteReader:
     def _read_entries(self) -> None:
         for run_id, members in self._groups().items():
             while True:
-                low = min(f.cursor for f in members)
-                with self._store.read("read events") as db:
-                    rows = db.execute(
-                        "SELECT seq, kind, body FROM entries WHERE run_id = ? AND seq > ? "
-                        "ORDER BY seq LIMIT ?",
-                        (run_id, low, COUNT),
-                    ).fetchall()
+                try:
+                    low = min(f.cursor for f in members)
+                    with self._store.read("read events") as db:
+                        rows = db.execute(
+                            "SELECT seq, kind, body FROM entries WHERE run_id = ? AND seq > ? "
+                            "ORDER BY seq LIMIT ?",
+                            (run_id, low, COUNT),
+                        ).fetchall()
+                except Exception as error:  # this run's followers fail, the next runs are read
+                    log.exception("SQLite event log: cannot read run %r", run_id)
+                    fail(members, RunError(f"cannot read run {run_id!r}: {error}"))
+                    break
                 if not rows:
                     break
-                self._dispatch(run_id, members, rows)
+                deliver(run_id, members, [(seq, _fields(kind, body)) for seq, kind, body in rows])
                 if len(rows) < COUNT or not all(f.wants_more() for f in members):
                     break
-
-    @staticmethod
-    def _dispatch(run_id: str, members: list[Follower], rows: list[tuple[int, str, bytes]]) -> None:
-        decoded: list[Item]
-        try:
-            decoded = [
-                item
-                for seq, kind, body in rows
-                for item in decode_entry(seq, {b"e" if kind == "e" else b"end": body})
-            ]
-        except ValueError as error:
-            decoded = [RunError(f"unreadable entry of run {run_id!r}: {error}")]
-        last = rows[-1][0]
-        for follower in members:
-            cursor = follower.cursor
-            mine: list[Item] = [i for i in decoded if isinstance(i, Exception) or i.seq > cursor]
-            follower.cursor = max(cursor, last)
-            if mine:
-                follower.push(mine)
 
     def _check_alive(self, everyone: bool) -> None:
         """Fail the followers of runs that are gone, or whose owner stopped beating longer
@@ -218,24 +221,35 @@ class SQLiteReader:
                 ).fetchall()
             }
         for follower in followers:
-            row = rows.get(follower.run_id)
-            verdict: Exception | None = None
-            if row is None:
-                verdict = (
-                    _lost(follower.run_id, "its process is gone")
-                    if follower.seen_running
-                    else RunNotFoundError(f"no run {follower.run_id!r} in this event log")
-                )
-            else:
-                state, beat, info = row
-                if state == "lost":
-                    verdict = _lost(follower.run_id, info or "it cannot be resumed")
-                elif state == "running" and beat < now - self._gone_after:
-                    verdict = _lost(follower.run_id, "its process is gone and none resumed it")
-                follower.seen_running = follower.seen_running or state in _LIVE
+            try:
+                verdict = self._verdict(follower, rows.get(follower.run_id), now)
+            except Exception as error:  # a runs row of another shape: this run's followers fail
+                log.exception("SQLite event log: unreadable state of run %r", follower.run_id)
+                verdict = RunError(f"unreadable state of run {follower.run_id!r}: {error}")
             if verdict is not None:
-                follower.push([verdict])
+                fail([follower], verdict)
             follower.checked_at = now
+
+    def _verdict(self, follower: Follower, row: Any, now: float) -> Exception | None:
+        if row is None:
+            if follower.seen_running:
+                return _lost(follower.run_id, "its process is gone")
+            return RunNotFoundError(f"no run {follower.run_id!r} in this event log")
+        state, beat, info = row
+        follower.seen_running = follower.seen_running or state in _LIVE
+        if state == "lost":
+            return _lost(follower.run_id, str(info or "it cannot be resumed"))
+        if state == "running" and beat < now - self._gone_after:
+            return _lost(follower.run_id, "its process is gone and none resumed it")
+        if state not in (*_LIVE, "ended"):
+            return RunError(f"run {follower.run_id!r} is in an unknown state {state!r}")
+        return None
+
+
+def _fields(kind: Any, body: Any) -> dict[bytes, Any]:
+    """A row as the fields of a Redis entry (an unknown kind stays unknown to the decoder)."""
+    name = kind.encode() if isinstance(kind, str) else b"?"
+    return {name if name in (b"e", b"end") else b"kind:" + name: body}
 
 
 _LIVE = ("running", "parked")  # a parked run is waiting for people, not gone

@@ -76,6 +76,11 @@ class Checkpoint(BaseModel):
     lease: Lease | None = None
     """``start``, ``lease``: the run's lease on its conversation, which a process resuming
     the run takes over at once (absent from checkpoints written before leases were kept)."""
+    deps: bool = False
+    """``start``: the run was given ``deps`` (which are never recorded: a process resuming
+    the run makes its own with ``ReactAgent(deps_factory=)``)."""
+    user: str | None = None
+    """``start``: the user a server started the run for."""
 
 
 _CHECKPOINT: TypeAdapter[Checkpoint] = TypeAdapter(Checkpoint)

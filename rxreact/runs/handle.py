@@ -46,7 +46,9 @@ class AgentRun:
         answer = run.result(timeout=60).answer
     """
 
-    def __init__(self, agent: ReactAgent, run: RunLoop, *, lost: LostRun | None = None) -> None:
+    def __init__(
+        self, agent: ReactAgent[Any], run: RunLoop, *, lost: LostRun | None = None
+    ) -> None:
         self.id: str = run.run_id
         """The run's id: pass it to :func:`rxreact.follow` (from any process, with Redis)."""
         self.conversation_id: str | None = run.conversation_id
@@ -260,7 +262,7 @@ class AgentRun:
             return True
 
 
-def _park_watch(agent: ReactAgent, writer: Any, lost: LostRun | None) -> ParkWatch | None:
+def _park_watch(agent: ReactAgent[Any], writer: Any, lost: LostRun | None) -> ParkWatch | None:
     """A watch when the run may park: a parking log, approvals that come from outside (an
     ``approver=`` lives in this process), and a tool that may ask."""
     if not isinstance(writer, ParkingWriter) or agent.approver is not None:

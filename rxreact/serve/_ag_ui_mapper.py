@@ -38,6 +38,8 @@ from ag_ui.core import (
 from rxreact.errors import RunCancelledError
 from rxreact.events import (
     FinalAnswer,
+    OutputPartial,
+    OutputReset,
     ReasoningDelta,
     RoundFinished,
     RoundStarted,
@@ -49,6 +51,7 @@ from rxreact.events import (
     ToolResult,
 )
 from rxreact.serve._ag_ui_interrupts import APPROVAL_REASON, interrupt
+from rxreact.serve._output_state import OutputState
 from rxreact.serve.ui_stream import error_text
 
 __all__ = ["APPROVAL_REASON", "Mapper"]
@@ -80,6 +83,7 @@ class Mapper:
     reported: set[str] = field(default_factory=set)  # waiting calls a pause named already
     began: bool = False
     ended: bool = False
+    output: OutputState = field(default_factory=OutputState)  # the typed answer as state
 
     # -- events -------------------------------------------------------------------------------
 
@@ -87,7 +91,10 @@ class Mapper:
         out: list[BaseEvent] = []
         if getattr(event, "path", ()):
             self._nested(event)  # a run of an agent tool: only what it waits for shows
-        elif isinstance(event, TextDelta):
+            return out
+        if isinstance(event, OutputPartial | OutputReset | FinalAnswer):
+            out += self.output.feed(event)
+        if isinstance(event, TextDelta):
             self._close_reasoning(out)
             if self.text_id is None:
                 self.text_id = self._message_id()

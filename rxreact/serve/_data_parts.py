@@ -25,9 +25,25 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["DataParts"]
+from pydantic_core import to_jsonable_python
+
+__all__ = ["DataParts", "output_part"]
 
 Part = dict[str, Any]
+
+
+def output_part(event: Any) -> Part:
+    """The typed answer so far (``output_partial``), withdrawn (``output_reset``) or final
+    (``final_answer``), as one ``data-output`` part: one id per round, so a client replaces
+    the card's value with each (the AI SDK keeps the latest data part of an id)."""
+    data: dict[str, Any] = {"round": event.round}
+    if event.type == "output_partial":
+        data["output"] = event.output
+    elif event.type == "output_reset":
+        data.update(output=None, reset=event.reason)
+    else:
+        data.update(output=to_jsonable_python(event.output), final=True)
+    return {"type": "data-output", "id": f"output-{event.round}", "data": data}
 
 
 @dataclass

@@ -9,19 +9,31 @@ run object; a run another process owns is followed through the event log and can
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import threading
 from collections import OrderedDict
+from typing import Any
 
 from reactivex import Observable
 from reactivex import operators as ops
 
 from rxreact.agent.react_agent import ReactAgent
-from rxreact.errors import ApprovalDecisionError, TooManyRunsError
+from rxreact.errors import (
+    ApprovalDecisionError,
+    ConversationBusyError,
+    RunCancelledError,
+    TooManyRunsError,
+)
 from rxreact.events import AgentEvent
 from rxreact.marbles import Recorder, Recording
+from rxreact.messages._labels import Question
 from rxreact.runs import AgentRun, follow
+from rxreact.serve._deps import RequestDeps, served_deps
 
 __all__ = ["RunRegistry"]
+
+_log = logging.getLogger("rxreact.serve")
 
 
 class RunRegistry:
@@ -34,9 +46,15 @@ class RunRegistry:
     """
 
     def __init__(
-        self, agent: ReactAgent, *, keep_recordings: int = 256, max_runs_per_user: int = 0
+        self,
+        agent: ReactAgent[Any],
+        *,
+        keep_recordings: int = 256,
+        max_runs_per_user: int = 0,
+        deps_factory: RequestDeps | None = None,
     ) -> None:
         self.agent = agent
+        self.deps_factory = deps_factory
         self.event_log = agent.event_log
         self._keep = keep_recordings
         self._max_per_user = max_runs_per_user
@@ -47,16 +65,17 @@ class RunRegistry:
 
     def start(
         self,
-        question: str,
+        question: Question,
         conversation_id: str | None,
         user: str = "",
-        agent: ReactAgent | None = None,
+        agent: ReactAgent[Any] | None = None,
     ) -> AgentRun:
         """Start a run for ``user`` (on ``agent``, default the registry's).
 
         Raises ``ConversationBusyError`` when the agent rejects a busy conversation, and
         ``TooManyRunsError`` when ``user`` already has ``max_runs_per_user`` runs in flight
-        in this process.
+        in this process. With a ``deps_factory`` the run gets the deps it makes for the
+        request being served and ``user``.
         """
         with self._lock:
             running = self._in_flight.get(user, 0)
@@ -66,7 +85,9 @@ class RunRegistry:
                 )
             self._in_flight[user] = running + 1
         try:
-            run = (agent or self.agent).start(question, conversation_id=conversation_id)
+            factory = self.deps_factory
+            deps = served_deps(factory, user) if factory is not None else None
+            run = (agent or self.agent)._start(question, conversation_id, None, None, deps, user)
         except BaseException:
             self._release(user)
             raise
@@ -82,8 +103,16 @@ class RunRegistry:
                 self._runs.pop(run.id, None)
             self._release(user)
 
+        def failed(error: Exception) -> None:
+            # Clients get the error's class and a text without endpoints (_client_errors): the
+            # whole of it is for the operator, here.
+            if not isinstance(error, RunCancelledError | ConversationBusyError):  # no failure
+                _log.warning("run %s failed: %s: %s", run.id, type(error).__name__, error)
+
         # the recorder first: a marble request that sees the run gone finds it recorded
-        run.events().pipe(ops.finally_action(forget)).subscribe(recorder)
+        run.events().pipe(ops.do_action(on_error=failed), ops.finally_action(forget)).subscribe(
+            recorder
+        )
         return run
 
     def _release(self, user: str) -> None:
@@ -144,11 +173,35 @@ class RunRegistry:
         else:
             subscription = None
         try:
-            # recorder.wait blocks: a worker thread waits, not the event loop.
-            finished = await asyncio.to_thread(recorder.wait, timeout)
+            finished = await _ended(recorder, timeout)
         finally:
             if subscription is not None:
                 subscription.dispose()
         if not finished:
             return None
         return recorder.recording
+
+
+async def _ended(recorder: Recorder, timeout: float) -> bool:
+    """Whether the recorded run ended within ``timeout``: awaited on a future the recorder's
+    end sets, so a hundred waiting diagrams hold no thread (and none of the loop's default
+    executor, which every other ``to_thread`` of the process shares)."""
+    loop = asyncio.get_running_loop()
+    ended: asyncio.Future[None] = loop.create_future()
+
+    def resolve() -> None:
+        if not ended.done():
+            ended.set_result(None)
+
+    def on_end() -> None:  # on the thread that ended the run
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits
+            loop.call_soon_threadsafe(resolve)
+
+    watch = recorder.when_done(on_end)
+    try:
+        await asyncio.wait_for(ended, timeout)
+    except TimeoutError:
+        return False
+    finally:
+        watch.dispose()
+    return True

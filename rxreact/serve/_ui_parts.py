@@ -12,10 +12,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from rxreact.errors import RunCancelledError, RxReactError
+from rxreact.errors import RunCancelledError
 from rxreact.events import (
     FinalAnswer,
     GuardrailTripped,
+    OutputPartial,
+    OutputReset,
     ReasoningDelta,
     RoundFinished,
     RoundRestarted,
@@ -28,7 +30,8 @@ from rxreact.events import (
     ToolProgress,
     ToolResult,
 )
-from rxreact.serve._data_parts import DataParts
+from rxreact.serve._client_errors import error_text
+from rxreact.serve._data_parts import DataParts, output_part
 from rxreact.serve._nested_parts import NestedParts
 
 __all__ = ["Part", "UIPartMapper", "error_text"]
@@ -163,7 +166,12 @@ class UIPartMapper:
                         "output": event.content,
                     }
                 )
+        elif isinstance(event, OutputPartial | OutputReset):
+            out.append(output_part(event))
         elif isinstance(event, FinalAnswer):
+            self._close_open(out)
+            if event.output is not None:
+                out.append(output_part(event))
             self._finish_step(out)
             out.append({"type": "finish", "finishReason": "stop"})
         # round_mode_decided, max_rounds_reached and event kinds this
@@ -210,11 +218,3 @@ def _parse_arguments(raw: str) -> Any:
         return json.loads(raw)
     except ValueError:
         return raw
-
-
-def error_text(error: BaseException) -> str:
-    """What a browser is told about a failed run: rxreact's own errors by name and message
-    (they never carry secrets), anything else only by its type."""
-    if isinstance(error, RxReactError):
-        return f"{type(error).__name__}: {error}"
-    return f"internal error ({type(error).__name__})"

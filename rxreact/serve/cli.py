@@ -22,7 +22,14 @@ import os
 import sys
 from typing import Any
 
-__all__ = ["CONFIG_ENV", "add_serve_command", "app_from_env", "is_loopback", "serve"]
+__all__ = [
+    "CONFIG_ENV",
+    "add_serve_command",
+    "app_from_env",
+    "is_loopback",
+    "serve",
+    "served_hosts",
+]
 
 DESCRIPTION = """\
 Serve the chat page and the AI SDK UI message stream endpoints (POST /api/chat and the resume,
@@ -67,7 +74,7 @@ def add_serve_command(commands: Any) -> None:
     parser.add_argument(
         "--tools", metavar="MODULE:NAME", action="append", default=[],
         help="tools to offer: a @tool function or a list of them, repeatable "
-        "(default: the demo's tools)",
+        "(default: none; the demo's tools with --demo)",
     )  # fmt: skip
     parser.add_argument(
         "--redis", metavar="URL", default=None,
@@ -118,6 +125,16 @@ def add_serve_command(commands: Any) -> None:
         "--cors-origin", metavar="ORIGIN", action="append", default=[], dest="cors_origins",
         help="another origin (scheme://host[:port]) allowed to call the API from a browser; "
         "repeatable (default: the page's own origin only)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--allowed-host", metavar="NAME", action="append", default=[], dest="allowed_hosts",
+        help="another Host name the server answers (a LAN name, a proxy's); repeatable (default: "
+        "any with --token-file, else loopback names and the --host address)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--unknown-resume", type=int, choices=(204, 404), default=204,
+        help="the answer to a resume of a chat the server never saw: 204 as for an idle one "
+        "(what useChat({resume: true}) expects of a new chat), or 404",
     )  # fmt: skip
     parser.set_defaults(run=serve)
 
@@ -170,6 +187,9 @@ def serve(args: argparse.Namespace) -> int:
             "token_file",
             "insecure_no_auth",
             "cors_origins",
+            "host",
+            "allowed_hosts",
+            "unknown_resume",
         )
     }
     os.environ[CONFIG_ENV] = json.dumps(config)
@@ -252,8 +272,8 @@ def app_from_env() -> Any:
         # Every worker reads the same file: they derive the same secret, so a run id signed by
         # one is recognised by all.
         options.update(authenticate=authenticator, run_id_secret=authenticator.secret)
-    elif config.get("insecure_no_auth"):
-        options["allowed_hosts"] = ["*"]
+    options.update(served_hosts(config))
+    options["unknown_resume"] = config.get("unknown_resume", 204)
     base_url, api_key = config.get("base_url"), None
     if not config.get("demo"):
         check_endpoint(config.get("model"), base_url)
@@ -271,7 +291,7 @@ def app_from_env() -> Any:
         model = open_model(config.get("model"), base_url)
     require_key(model)  # at start-up, not in the first visitor's answer
     tools = load_tools(config.get("tools") or [])
-    if not tools:
+    if not tools and config.get("demo"):  # a real model gets no fake tools it did not ask for
         from rxreact.demo import demo_tools
 
         tools = list(demo_tools())
@@ -305,6 +325,25 @@ def app_from_env() -> Any:
     gc.collect()
     gc.freeze()
     return app
+
+
+def served_hosts(config: dict[str, Any]) -> dict[str, Any]:
+    """``create_app``'s ``allowed_hosts`` for the command line: none named with a token file
+    (any host) or without ``--insecure-no-auth`` (loopback, from loopback peers), unless
+    ``--allowed-host`` names some; with ``--insecure-no-auth`` the loopback names, the
+    ``--host`` address when it is one (not ``0.0.0.0``) and the ``--allowed-host`` names: the
+    DNS-rebinding check stays, any peer is served."""
+    from rxreact.serve._guard import LOOPBACK_HOSTS
+
+    named = list(config.get("allowed_hosts") or ())
+    if config.get("insecure_no_auth") and not config.get("token_file"):
+        host = str(config.get("host") or "127.0.0.1").lower()
+        bound = [] if host in ("0.0.0.0", "::", "[::]", "") else [host]
+        return {"allowed_hosts": [*LOOPBACK_HOSTS, *bound, *named]}
+    if named:
+        extra = [] if config.get("token_file") else list(LOOPBACK_HOSTS)
+        return {"allowed_hosts": [*extra, *named]}
+    return {}
 
 
 def is_loopback(host: str) -> bool:

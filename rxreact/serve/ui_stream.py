@@ -22,8 +22,12 @@ already holds stay valid.
                                 tool-output-error when is_error
     round_restarted             [text-end], data-round-restarted (the ids to withdraw)
     guardrail_tripped           [text-end], data-guardrail-tripped (the ids to withdraw)
+    output_partial              data-output {round, output} (id output-<round>: each one
+                                replaces the last; the chat page draws it as a live card)
+    output_reset                data-output {round, output: null, reset} (same id)
     round_started(n > 1)        finish-step, start-step
-    final_answer                [text-end], finish-step, finish
+    final_answer                [text-end], [data-output {round, output, final: true}],
+                                finish-step, finish
     events of agents run as     the calling tool's preliminary output; their approval
     tools (path != ())          requests as cards of their own (rxreact.serve._nested_parts)
     on_error                    [text-end], finish-step, error, finish(error)  -- or abort

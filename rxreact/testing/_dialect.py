@@ -91,6 +91,7 @@ def dialect_for(path: str) -> Dialect | None:
 def _dialects() -> tuple[Dialect, ...]:
     # Imported here: the dialect modules import the model layer, which is heavier than this.
     from rxreact.testing._anthropic import MESSAGES
+    from rxreact.testing._bedrock import BEDROCK_STREAM, BEDROCK_WHOLE
     from rxreact.testing._gemini import GEMINI_STREAM, GEMINI_WHOLE
     from rxreact.testing._gemini_openai import GEMINI_OPENAI
     from rxreact.testing._responses import LLAMA_SERVER_RESPONSES, RESPONSES
@@ -105,4 +106,6 @@ def _dialects() -> tuple[Dialect, ...]:
         RESPONSES,
         GEMINI_STREAM,
         GEMINI_WHOLE,
+        BEDROCK_STREAM,
+        BEDROCK_WHOLE,
     )

@@ -104,7 +104,12 @@ class _Handler(BaseHTTPRequestHandler):
                 raise ValueError("the body must be a JSON object")
         except ValueError as exc:
             return self._error(400, f"Invalid JSON body: {exc}")
-        owner._record(body, {k.lower(): v for k, v in self.headers.items()}, self.path)
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        owner._record(body, headers, self.path)
+        refuse = getattr(dialect, "refuse", None)  # a dialect that checks signatures (Bedrock)
+        refusal = None if refuse is None else refuse(self.path, headers, raw, self._host())
+        if refusal is not None:
+            return self._error(*refusal)
         problem = owner._validate_body(body, dialect)
         if problem is not None:
             return self._error(400, problem)
@@ -180,7 +185,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _start_stream(self) -> bool:
         """Send the headers of a 200 SSE response right away, as providers do."""
         self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        content_type = getattr(self.dialect, "content_type", "text/event-stream; charset=utf-8")
+        self.send_header("Content-Type", content_type)
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
         try:
@@ -205,6 +211,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return False
         return True
+
+    def _host(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"{host!s}:{port}"
 
     def _drop(self) -> None:
         """Close the connection without finishing the response (no terminating HTTP chunk)."""

@@ -56,7 +56,7 @@ _DEFAULT_CHUNKS = {
 
 
 def run_marbles(
-    agent: ReactAgent | AgentFactory,
+    agent: ReactAgent[Any] | AgentFactory,
     question: str = "question",
     *,
     conversation_id: str | None = None,

@@ -1,31 +1,43 @@
 """A function's signature as a tool's arguments: the pydantic model that checks what the model
 sends, its JSON schema, and the parameters rxreact fills itself (a cancellation token, a
-progress callback), which are not part of the schema."""
+progress callback, the run context), which are not part of the schema."""
 
 from __future__ import annotations
 
 import collections.abc
 import inspect
 from collections.abc import Callable
-from typing import Any, get_origin, get_type_hints
+from typing import Any, NamedTuple, get_origin, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, create_model
 
 from rxreact.cancellation import CancellationToken
 from rxreact.errors import ToolDefinitionError
+from rxreact.tools.run_context import is_run_context
 
-__all__ = ["PROGRESS_PARAMETER", "arguments_of"]
+__all__ = ["PROGRESS_PARAMETER", "Fills", "arguments_of"]
 
 PROGRESS_PARAMETER = "progress"
 """A tool parameter of this name, annotated as a callable, receives a function that reports an
 intermediate value; it is not part of the schema."""
 
 
-def arguments_of(
-    fn: Callable[..., Any], tool_name: str
-) -> tuple[type[BaseModel], dict[str, Any], str | None, str | None]:
-    """``fn``'s arguments model, its JSON schema, and the names of its token and progress
-    parameters (``None`` when it has none).
+class Fills(NamedTuple):
+    """A function's arguments as a tool's: what the model sends, and what rxreact fills."""
+
+    model: type[BaseModel]
+    schema: dict[str, Any]
+    token: str | None
+    """The parameter annotated ``CancellationToken``, if any."""
+    progress: str | None
+    """The ``progress`` callback parameter, if any."""
+    context: str | None
+    """The first parameter, when it is annotated ``RunContext`` (or ``RunContext[Deps]``)."""
+
+
+def arguments_of(fn: Callable[..., Any], tool_name: str) -> Fills:
+    """``fn``'s arguments model, its JSON schema, and the names of the parameters rxreact
+    fills itself (``None`` when it has none).
 
     Raises:
         ToolDefinitionError: a parameter without an annotation, ``*args``/``**kwargs``, or a
@@ -38,7 +50,8 @@ def arguments_of(
     fields: dict[str, Any] = {}
     token_parameter = None
     progress_parameter = None
-    for parameter in inspect.signature(fn).parameters.values():
+    context_parameter = None
+    for position, parameter in enumerate(inspect.signature(fn).parameters.values()):
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
             raise ToolDefinitionError(f"tool {tool_name!r}: *args/**kwargs cannot be described")
         if parameter.name not in hints:
@@ -47,6 +60,14 @@ def arguments_of(
                 f"annotate it (e.g. {parameter.name}: str) so the model knows what to send"
             )
         annotation = hints[parameter.name]
+        if is_run_context(annotation):
+            if position:
+                raise ToolDefinitionError(
+                    f"tool {tool_name!r}: the RunContext parameter {parameter.name!r} must be "
+                    f"the first one"
+                )
+            context_parameter = parameter.name
+            continue
         if annotation is CancellationToken:
             token_parameter = parameter.name
             continue
@@ -65,7 +86,7 @@ def arguments_of(
         schema = _tidy_schema(arguments_model.model_json_schema())
     except Exception as error:
         raise ToolDefinitionError(f"tool {tool_name!r}: {error}") from None
-    return arguments_model, schema, token_parameter, progress_parameter
+    return Fills(arguments_model, schema, token_parameter, progress_parameter, context_parameter)
 
 
 def _check_schema(tool_name: str, parameter: str, annotation: Any) -> None:

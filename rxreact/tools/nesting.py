@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 from reactivex import Observable
 
 if TYPE_CHECKING:
+    from rxreact.cancellation import CancellationToken
     from rxreact.events import FinalAnswer
     from rxreact.messages import Message
     from rxreact.tools.approval import Approvals
+    from rxreact.tools.run_context import RunContext
 
 __all__ = ["CallingRun", "NestedRun"]
 
@@ -43,6 +45,15 @@ class CallingRun(Protocol):
     @property
     def conversation_id(self) -> str | None:
         """The calling run's conversation, if any."""
+        ...
+
+    @property
+    def deps(self) -> Any:
+        """The calling run's dependencies (a child run gets the same)."""
+        ...
+
+    def run_context(self, round_number: int, token: CancellationToken) -> RunContext[Any]:
+        """What a tool of round ``round_number`` called with ``token`` knows of this run."""
         ...
 
     def absorb(self, final: FinalAnswer) -> None:

@@ -13,8 +13,9 @@ Tools can report progress (``tool_progress`` events): the values of an Observabl
 generator before its last one (each reported when the next one arrives, since only then is it
 known not to be the result), or, at once, every call of a parameter named ``progress``
 (annotated as a callable, e.g. ``Callable[[Any], None]``), which receives a function. A
-parameter annotated :class:`~rxreact.cancellation.CancellationToken` receives the call's token.
-Neither is part of the schema.
+parameter annotated :class:`~rxreact.cancellation.CancellationToken` receives the call's token,
+and a first parameter annotated :class:`~rxreact.RunContext` (``RunContext[Deps]``) the run's
+context: its ``deps``, ids, round, usage so far. None of them is part of the schema.
 
 What the model reads for a return value is ruled by :mod:`rxreact.tools.results`. A tool that
 raises anything, ``SystemExit`` and ``KeyboardInterrupt`` included, gives an error result
@@ -48,6 +49,7 @@ from rxreact.rx._call_once import ToolInterruptedError, call_once
 from rxreact.tools._signature import arguments_of
 from rxreact.tools.nesting import NestedRun
 from rxreact.tools.results import DEFAULT_MAX_RESULT_CHARS
+from rxreact.tools.run_context import RunContext
 
 __all__ = ["TOOL_NAME", "Tool", "ToolArgumentsError", "ToolInterruptedError", "tool"]
 
@@ -96,6 +98,7 @@ class Tool(Generic[P, R]):
     (its events in the caller's stream); ``function`` is how it runs anywhere else."""
     _token_parameter: str | None = None
     _progress_parameter: str | None = None
+    _context_parameter: str | None = None
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         """Call the underlying function directly (a decorated function stays callable)."""
@@ -157,6 +160,7 @@ class Tool(Generic[P, R]):
         token: CancellationToken,
         scheduler: abc.SchedulerBase,
         progress: Callable[[Any], None] | None = None,
+        context: RunContext[Any] | None = None,
     ) -> Observable[Any]:
         """Run the tool once, as a cold ``Observable`` of its one result.
 
@@ -176,11 +180,17 @@ class Tool(Generic[P, R]):
             scheduler: where a sync tool runs and an observable tool is subscribed.
             progress: called with every intermediate value (from the tool's thread or the
                 event loop).
+            context: what a ``RunContext`` parameter receives (default: one without deps or
+                run, for a call outside any run).
         """
         kwargs = dict(arguments)
         function: Callable[..., Any] = self.function  # called with the model's arguments
         if self._token_parameter is not None:
             kwargs[self._token_parameter] = token
+        if self._context_parameter is not None:
+            kwargs[self._context_parameter] = context or RunContext(
+                None, "", None, 0, None, "", cancellation=token
+            )
 
         return call_once(
             function,
@@ -288,14 +298,15 @@ def _build_tool(
         raise ToolDefinitionError(
             f"tool {tool_name!r} has no description: give the function a docstring"
         )
-    arguments_model, schema, token_parameter, progress_parameter = arguments_of(fn, tool_name)
+    fills = arguments_of(fn, tool_name)
     return Tool(
         name=tool_name,
         description=text,
-        parameters=schema,
+        parameters=fills.schema,
         function=fn,
         timeout=timeout,
-        _arguments_model=arguments_model,
-        _token_parameter=token_parameter,
-        _progress_parameter=progress_parameter,
+        _arguments_model=fills.model,
+        _token_parameter=fills.token,
+        _progress_parameter=fills.progress,
+        _context_parameter=fills.context,
     )

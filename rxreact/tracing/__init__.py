@@ -49,7 +49,7 @@ CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 """Set to ``true`` to record message content when ``trace_content`` is not given."""
 
 
-def run_tracer(agent: ReactAgent, conversation_id: str | None) -> RunTracer | None:
+def run_tracer(agent: ReactAgent[Any], conversation_id: str | None) -> RunTracer | None:
     """The tracer of one run, or ``None`` when tracing is off (the common, free case)."""
     trace = otel()
     provider = agent.tracer_provider
@@ -75,7 +75,7 @@ class RunTracer:
     """Opens the spans of one run; each method wraps an Observable in a span."""
 
     def __init__(
-        self, tracer: Any, agent: ReactAgent, conversation_id: str | None, content: bool
+        self, tracer: Any, agent: ReactAgent[Any], conversation_id: str | None, content: bool
     ) -> None:
         self._tracer = tracer
         self._trace = otel()

@@ -72,6 +72,7 @@ class Endpoint:
         "key",
         "key_env",
         "keyless_ok",
+        "signer",
         "target",
         "url",
         "whole_target",
@@ -93,6 +94,8 @@ class Endpoint:
         self.target = httpx.URL(url)
         """``url`` parsed once: httpx parses a string URL at every request (some sixty Python
         calls), and the pool lookups after an attempt parsed it again."""
+        self.signer: weakref.WeakMethod[Any] | None = None
+        """Signs each request (:meth:`sign_with`), or ``None``."""
         self.whole_target: httpx.URL | None = None
         """Where whole (non-streaming) requests go when that is not ``url`` (:meth:`retarget`)."""
         self.base_url = base_url
@@ -110,6 +113,12 @@ class Endpoint:
             http_client, no_tls if plain_local else httpx.create_ssl_context
         )
         """The user's client, else many small pools of our own, made on first use."""
+
+    def sign_with(self, signer: Callable[[str, dict[str, str], bytes], dict[str, str]]) -> None:
+        """Sign every request: ``signer(url, headers, body)`` returns the headers to send (AWS's
+        SigV4 signs the method, URL, headers and body hash of each request; no key is then
+        needed). Held weakly, as ``auth_headers`` is."""
+        self.signer = weakref.WeakMethod(signer)
 
     def retarget(self, url: str, whole_url: str) -> None:
         """Send streamed requests to ``url`` and whole ones to ``whole_url``: for a wire format
@@ -181,9 +190,14 @@ class Endpoint:
         headers = self.headers_for(stream)
         log.debug("POST %s (stream=%s)", self.url, stream)
         whole = None if stream else self.whole_target
+        url = self.target if whole is None else whole
+        if self.signer is not None:
+            signer = self.signer()
+            if signer is not None:
+                headers = signer(str(url), headers, content)
         return {
             "method": "POST",
-            "url": self.target if whole is None else whole,
+            "url": url,
             "content": content,
             "headers": headers,
             "extensions": {"timeout": call.httpx_timeout},
@@ -198,7 +212,7 @@ class Endpoint:
             auth = self._auth_headers()
             if auth is not None:
                 headers.update(auth(self.key.reveal()))
-        elif not self.keyless_ok:
+        elif not self.keyless_ok and self.signer is None:
             raise ConfigurationError(
                 f"no API key for {self.base_url}: pass api_key=... or set {self.key_env}"
             )

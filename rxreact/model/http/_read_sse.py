@@ -29,7 +29,7 @@ from rxreact.model.http._chunked import achunked_body, chunked_body
 from rxreact.model.http._thread_call import ThreadCall
 from rxreact.model.http.codec import StreamParser
 from rxreact.model.http.limits import StreamLimits
-from rxreact.model.http.sse import SSEDecoder, SSEEvent
+from rxreact.model.http.sse import SSEEvent
 from rxreact.model.http.surrogates import SurrogateChunk, SurrogatePairing
 from rxreact.model.http.think import ThinkTagSplitter
 
@@ -187,7 +187,7 @@ class _Events:
     ) -> None:
         self._call = call
         self._parser = parser
-        self.decoder = SSEDecoder(limits.max_line_bytes)
+        self.decoder = parser.new_decoder(limits.max_line_bytes)
         self._max_arguments = limits.max_tool_arguments
         self._arguments = 0  # characters of tool-call arguments so far
         self._splitter = ThinkTagSplitter() if think_tags else None

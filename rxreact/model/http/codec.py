@@ -11,12 +11,25 @@ incomplete, however much text arrived.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 from rxreact.errors import StreamInterruptedError
 from rxreact.model.chunks import ChatChunk
+from rxreact.model.http.sse import SSEDecoder, SSEEvent
 
-__all__ = ["StreamParser"]
+__all__ = ["FrameDecoder", "StreamParser"]
+
+
+class FrameDecoder(Protocol):
+    """Bytes in, whole events out: how a response body is framed (SSE, AWS's event stream)."""
+
+    def feed(self, data: bytes) -> list[SSEEvent]:
+        """The events the next piece of the body completes, in order."""
+        ...
+
+    def close(self) -> list[SSEEvent]:
+        """The end of the body: the events still pending."""
+        ...
 
 
 class StreamParser:
@@ -35,6 +48,12 @@ class StreamParser:
     def __init__(self) -> None:
         self.done: bool = False
         """Set once the terminal event was parsed: the read loop stops reading."""
+
+    def new_decoder(self, max_bytes: int | None) -> FrameDecoder:
+        """The framing of this format's responses: SSE (the default), or another decoder with
+        the same two methods (Bedrock's binary event stream). ``max_bytes``: the longest line
+        or frame accepted."""
+        return SSEDecoder(max_bytes)
 
     def parse(self, data: str, event: str | None) -> ChatChunk | None:
         """The chunk one event carries (``None``: nothing to emit).

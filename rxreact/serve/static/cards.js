@@ -39,6 +39,11 @@ export function applyCardPart(msg, part) {
       withoutParts(msg, part.data.partIds, ['text', 'reasoning']);
       withoutParts(msg, part.data.toolCallIds, ['tool']);
       return true;
+    case 'data-output': // the typed answer so far: one card, its value replaced each time
+      msg.output = part.data.reset === undefined
+        ? { round: part.data.round, value: part.data.output, final: !!part.data.final }
+        : { round: part.data.round, value: {}, reset: part.data.reset };
+      return true;
     case 'data-guardrail-tripped': // the text shown is taken back; the run's error follows
       withoutParts(msg, part.data.partIds, ['text']);
       msg.withdrawn = { guardrail: part.data.guardrail, kind: part.data.kind, reason: part.data.reason };
@@ -79,4 +84,24 @@ export function withdrawnNote(withdrawn) {
   const what = withdrawn.kind === 'input' ? 'The question was refused' : 'The answer was withdrawn';
   return el('div', 'note-text withdrawn-text',
     `${what} by the ${withdrawn.kind} guardrail ${withdrawn.guardrail}${why}`);
+}
+
+// The typed answer as a form that fills in while it streams: one row per field, nested
+// values as JSON; "forming", "rejected: <why>" (a new draft follows) or "done".
+export function drawOutputCard(output) {
+  const card = el('div', 'output-card');
+  card.dataset.state = output.final ? 'done' : output.reset ? 'reset' : 'forming';
+  const head = output.final ? 'answer' : output.reset ? `rejected: ${output.reset}` : 'forming…';
+  card.append(el('div', 'output-head', head));
+  const value = output.value;
+  if (value && typeof value === 'object' && !Array.isArray(value)) {
+    const fields = el('dl', 'output-fields');
+    for (const [key, item] of Object.entries(value)) {
+      fields.append(el('dt', '', key), el('dd', '', typeof item === 'string' ? item : JSON.stringify(item)));
+    }
+    card.append(fields);
+  } else {
+    card.append(el('pre', 'output-value', JSON.stringify(value)));
+  }
+  return card;
 }

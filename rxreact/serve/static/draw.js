@@ -5,7 +5,7 @@
 // pressed Stop: an ending, not a failure), withdrawn (a guardrail took the answer back) or aborted
 // (the page gave up reconnecting).
 
-import { drawApprovalCard, withdrawnNote } from './cards.js';
+import { drawApprovalCard, drawOutputCard, withdrawnNote } from './cards.js';
 import { el } from './dom.js';
 import { renderMarkdown } from './markdown.js';
 
@@ -45,12 +45,27 @@ function drawReasoning(part) {
   return details;
 }
 
+// A run's diagram is fetched once (fetch carries the page's token, auth.js; no cookie does) and
+// shown from a blob: URL, which every re-render of the message reuses.
+const marbleUrls = new Map();
+
+function marbleUrl(runId) {
+  if (!marbleUrls.has(runId)) {
+    const url = fetch(`/api/runs/${encodeURIComponent(runId)}/marbles.svg`)
+      .then((response) => (response.ok ? response.blob() : Promise.reject(response.status)))
+      .then((blob) => URL.createObjectURL(blob));
+    url.catch(() => marbleUrls.delete(runId)); // a later render asks again
+    marbleUrls.set(runId, url);
+  }
+  return marbleUrls.get(runId);
+}
+
 function drawMarbles(runId) {
   const marbles = el('details', 'marbles');
   marbles.open = true;
   const img = el('img', 'marble-svg');
   img.alt = 'marble diagram of the run';
-  img.src = `/api/runs/${encodeURIComponent(runId)}/marbles.svg`;
+  marbleUrl(runId).then((url) => { img.src = url; }, () => {});
   marbles.append(el('summary', '', 'the run as a marble diagram'), img);
   return marbles;
 }
@@ -78,6 +93,7 @@ export function draw(msg, decide) {
       node.append(drawApprovalCard(part, drawTool(part), (approved) => decide(part, approved)));
     } else if (part.kind === 'tool') node.append(drawTool(part));
   }
+  if (msg.output) node.append(drawOutputCard(msg.output));
   if (msg.error) node.append(el('div', 'error-text', msg.error));
   if (msg.withdrawn) node.append(withdrawnNote(msg.withdrawn));
   if (msg.note) node.append(el('div', 'note-text', msg.note));
