@@ -13,7 +13,7 @@ import httpx
 
 from benchmarks._agent_session import agent_session
 from benchmarks._harness import MODEL, PROMPT, BenchError, check_answer, mock_headers
-from benchmarks._stacks import Session, _result, _ToolLog, agent_session
+from benchmarks._stacks import Session, _result, _ToolLog
 
 DECLARATION = {
     "name": "get_weather",

@@ -97,41 +97,17 @@ def rxreact_session_factory(
 ) -> tuple[Session, Callable[[], None]]:
     """A session of the full rxreact agent loop (sync tool on the tools pool, or async);
     returns ``(session, close)``."""
-
+    from rxreact import ReactAgent, tool
+    from rxreact.events import TextDelta
     from rxreact.model.openai.client import OpenAIChatModel
+
+    log = _ToolLog()
+
+    get_weather = log.async_tool(tool_sleep_s) if async_tool else log.sync_tool(tool_sleep_s)
 
     model = OpenAIChatModel(
         MODEL, base_url=url, api_key="sk-x", headers=mock_headers(chunks, tool_calls), io=io
     )
-    return agent_session(
-        model,
-        chunks,
-        tool_calls=tool_calls,
-        tool_sleep_s=tool_sleep_s,
-        async_tool=async_tool,
-        timeout_s=timeout_s,
-        tracer_provider=tracer_provider,
-    )
-
-
-def agent_session(
-    model: Any,
-    chunks: int,
-    *,
-    tool_calls: int = 2,
-    tool_sleep_s: float = 0.0,
-    async_tool: bool = False,
-    timeout_s: float = 120.0,
-    tracer_provider: Any = None,
-) -> tuple[Session, Callable[[], None]]:
-    """A session of the full rxreact agent loop over ``model`` (any adapter on its bench
-    mock), with the bench's ``get_weather`` (sync on the tools pool, or async); returns
-    ``(session, close)``."""
-    from rxreact import ReactAgent, tool
-    from rxreact.events import TextDelta
-
-    log = _ToolLog()
-    get_weather = log.async_tool(tool_sleep_s) if async_tool else log.sync_tool(tool_sleep_s)
     agent = ReactAgent(model, [tool(get_weather)], tracer_provider=tracer_provider)
 
     def session() -> dict[str, Any]:
