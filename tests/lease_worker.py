@@ -14,13 +14,21 @@ import json
 import sys
 from typing import Any
 
+from durable_logs import open_memory
+
 from rxreact import OpenAIChatModel, ReactAgent, RedisChatMemory, RxReactError, SQLiteChatMemory
 
 
 def main(settings: dict[str, Any]) -> None:
     faulthandler.dump_traceback_later(25, exit=True)  # a hung worker shows where, then exits
     kind, _, where = settings["memory"].partition(":")
-    memory: Any = SQLiteChatMemory(where) if kind == "sqlite" else RedisChatMemory(where)
+    memory: Any = (
+        open_memory(where)
+        if kind == "postgres"
+        else SQLiteChatMemory(where)
+        if kind == "sqlite"
+        else RedisChatMemory(where)
+    )
     agent = ReactAgent(
         OpenAIChatModel("mock", base_url=settings["base_url"], max_retries=0),
         memory=memory,

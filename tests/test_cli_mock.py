@@ -162,8 +162,9 @@ def test_mock_prints_every_variable_and_serves_every_wire_format(
         assert set(exported) == wanted and lines[0].startswith("OPENAI_BASE_URL=")
         for name, value in exported.items():
             monkeypatch.setenv(name, value)
-        for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "AWS_ACCESS_KEY_ID"):
             monkeypatch.delenv(key, raising=False)
+        monkeypatch.setenv("AWS_REGION", "us-east-1")
         found = "Here is what I found: Paris: sunny, 21°C."
         for model in (
             OpenAIChatModel(),
@@ -171,6 +172,8 @@ def test_mock_prints_every_variable_and_serves_every_wire_format(
             AnthropicModel(),
             "ollama:llama3.2",
             "groq:llama-3.3-70b-versatile",
+            "gemini:gemini-3-flash",
+            "bedrock:us.amazon.nova-pro-v1:0",
         ):
             assert ReactAgent(model, [get_weather]).call("Weather in Paris?") == found, model
     finally:

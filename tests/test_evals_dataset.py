@@ -56,6 +56,7 @@ def test_a_dataset_refuses_duplicate_names_naming_the_case() -> None:
         (lambda: Case("c", "q", history="hi"), "history"),
         (lambda: Case("c", "q", metadata=["x"]), "metadata"),
         (lambda: Case("c", "q", evaluators=["Contains"]), "evaluators[0]"),
+        (lambda: Case("c", "q", evaluators=[Contains("x"), Contains]), "evaluators[1]"),
     ],
 )
 def test_a_bad_case_names_itself_and_the_field(build: object, field: str) -> None:

@@ -194,3 +194,11 @@ def test_the_run_judge_keeps_its_behaviour() -> None:
         '"feedback": "<string>"}.'
     )
     assert judge_model.requests[0].options == {"response_format": {"type": "json_object"}}
+
+
+def test_a_comparison_in_jupyter_draws_both_runs_one_above_the_other() -> None:
+    good = evaluate()
+    changed = evaluate(calls=(("search", {"q": "oslo"}),))
+    html = changed.compare(good)._repr_html_()
+    assert html.count("<svg") == 2 and "paris · now" in html and "paris · baseline" in html
+    assert "called `search(q=" in html.replace("&#x27;", "'")

@@ -115,6 +115,8 @@ def test_repeat_gives_each_case_its_pass_rate_pass_at_k_and_pass_hat_k() -> None
     assert case.pass_at_k == 1.0 and case.pass_hat_k == 0.0
     assert case.pass_at(1) == pytest.approx(2 / 3) and case.pass_hat(2) == pytest.approx(1 / 3)
     assert report.pass_rate == pytest.approx(2 / 3)
+    assert report.pass_at(3) == 1.0 and report.pass_hat(3) == 0.0
+    assert report.pass_at(1) == pytest.approx(2 / 3)
     assert "pass@k" in str(report) and "2/3" in str(report)
 
 
@@ -321,3 +323,15 @@ def test_cancelling_aevaluate_cancels_the_runs_in_flight() -> None:
     ):
         asyncio.run(cancel_midway(server, model))
         assert server.wait_for_disconnects(1, timeout=10)
+
+
+def test_the_collector_is_left_as_it_was() -> None:
+    import gc
+
+    dataset = Dataset([Case(f"c{i}", "Hi?") for i in range(130)])
+
+    def factory(scheduler: Any) -> ReactAgent:
+        return ReactAgent(ScriptedModel([text_reply("ok")]), scheduler=scheduler)
+
+    report = dataset.evaluate(factory, virtual_time=True, progress=False)
+    assert report.pass_rate == 1.0 and gc.get_freeze_count() == 0 and gc.isenabled()

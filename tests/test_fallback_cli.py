@@ -59,7 +59,7 @@ def test_serve_builds_its_agent_on_the_chain(
             app = app_from_env()
         finally:
             gc.unfreeze()  # the worker freezes what start-up made; this process goes on
-        with TestClient(app) as client:
+        with TestClient(app, base_url="http://127.0.0.1") as client:
             response = client.post(
                 "/v1/chat/completions",
                 json={"model": "agent", "messages": [{"role": "user", "content": "hello"}]},

@@ -299,7 +299,8 @@ def test_messages_the_server_cannot_take_are_json_rpc_errors(make_server: Any) -
 
     text = [{"text": "Hi"}]
     assert "ends with its run" in send(parts=text, taskId="some-task")["message"]
-    assert "no text part" in send(parts=[{"data": {"a": 1}}])["message"]
+    assert "with text or files" in send(parts=[{"text": "  "}])["message"]
+    assert "not 'file:'" in send(parts=[{"url": "file:///etc/passwd"}])["message"]
     assert "over 50 characters" in send(parts=[{"text": "x" * 51}])["message"]
     assert "contextId" in send(parts=text, contextId="bad\nid")["message"]
     assert mock.requests == []  # nothing reached the model

@@ -37,6 +37,7 @@ def test_a_task_is_resumed_read_and_cancelled_through_another_worker(tmp_path: P
     reply = text_reply(ANSWER)
     tokens = tmp_path / "tokens"
     tokens.write_text(f"{ALICE} alice\n")
+    tokens.chmod(0o600)
     with (
         running_redis_server() as redis,
         MockOpenAIServer(

@@ -144,3 +144,9 @@ def test_resume_after_the_reader_left(node: str, server: Any) -> None:
     assert result["message"]["id"] == left["message"]["id"]
     assert text_parts(result["message"]) == [events[-1].text]
     assert text_parts(left["message"])[0] == events[-1].text[: len(text_parts(left["message"])[0])]
+
+
+def test_resume_of_a_brand_new_chat_is_no_error(node: str, server: Any) -> None:
+    # useChat({resume: true}) reconnects as it mounts, before the chat ever sent anything
+    url, _, _ = server([])
+    assert read(node, url, "resume", "never-seen") == {"resumed": False}

@@ -128,7 +128,7 @@ def test_resume_without_last_event_id_replays_the_run(make_server: Any) -> None:
 
 
 def test_idle_conversation_resume_is_204_and_unknown_is_404(make_server: Any) -> None:
-    url, _, _ = make_server([text_reply("Done.")])
+    url, _, _ = make_server([text_reply("Done.")], unknown_resume=404)
     with httpx.stream("POST", f"{url}/api/chat", json=chat_body("c6", "Hi")) as response:
         read_all(response)
     assert httpx.get(f"{url}/api/chat/c6/stream").status_code == 204
@@ -293,8 +293,8 @@ def test_marbles_of_an_unknown_run_are_404(make_server: Any) -> None:
     assert response.json()["error"] == "unknown_run"
 
 
-def test_unknown_resume_can_answer_204_as_use_chat_expects(make_server: Any) -> None:
-    url, _, _ = make_server([], unknown_resume=204)
+def test_unknown_resume_answers_204_by_default_as_use_chat_expects(make_server: Any) -> None:
+    url, _, _ = make_server([])
     assert httpx.get(f"{url}/api/chat/brand-new/stream").status_code == 204
 
 
@@ -309,14 +309,17 @@ def test_create_app_checks_its_arguments() -> None:
 def test_protocols_choose_what_is_mounted() -> None:
     from starlette.testclient import TestClient
 
+    # an app without users serves loopback peers only: the test client says it is one
+    local = {"base_url": "http://127.0.0.1", "client": ("127.0.0.1", 50000)}
+
     from rxreact import InvalidArgumentError, ReactAgent, ScriptedModel
     from rxreact.serve import create_app
 
     agent = ReactAgent(ScriptedModel([]))
-    only_openai = TestClient(create_app(agent, protocols=("openai",)), base_url="http://127.0.0.1")
+    only_openai = TestClient(create_app(agent, protocols=("openai",)), **local)
     assert only_openai.get("/v1/models").status_code == 200
     assert only_openai.get("/").status_code == 404
-    only_ui = TestClient(create_app(agent, protocols=["ui"]), base_url="http://127.0.0.1")
+    only_ui = TestClient(create_app(agent, protocols=["ui"]), **local)
     assert only_ui.get("/").status_code == 200
     assert only_ui.get("/v1/models").status_code == 404
     with pytest.raises(InvalidArgumentError, match="protocols must name some of ui, openai"):

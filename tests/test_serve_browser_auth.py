@@ -1,13 +1,12 @@
 """The chat page in real headless Chromium with users: it asks for the token once and keeps it
-(the marble diagram's <img> is authenticated too), and HTML or script in a question, an answer
-or a tool's arguments and result is shown as text, never run."""
+(the marble diagram is fetched with it too: no cookie carries it), and HTML or script in a
+question, an answer or a tool's arguments and result is shown as text, never run."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
 from browser_page import WAIT_S, Page, chromium
 from serve_helpers import chat_servers
@@ -91,6 +90,8 @@ def test_html_and_script_in_messages_are_inert(
     )
     assert found == {"pwned": None, "scripts": 0, "images": ["marble-svg"], "question": HOSTILE}
     # the diagram itself, opened on its own, carries the text escaped
-    svg_url = browser.execute_script("return document.querySelector('img.marble-svg').src")
-    svg = httpx.get(svg_url).text
+    svg = browser.execute_async_script(
+        "fetch(document.querySelector('img.marble-svg').src)"
+        ".then((r) => r.text()).then(arguments[0])"
+    )
     assert "<script" not in svg and "<img" not in svg

@@ -8,6 +8,7 @@ from typing import Any
 from rxreact._validate import check_question, described
 from rxreact.errors import InvalidArgumentError
 from rxreact.evals.errors import DatasetError
+from rxreact.evals.evaluators._base import Evaluator
 from rxreact.messages import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
 
 __all__ = ["Case"]
@@ -121,6 +122,12 @@ def check_evaluators(evaluators: Any, *, case: str | None = None) -> tuple[Any, 
             field="evaluators",
         )
     for i, evaluator in enumerate(evaluators):
+        if isinstance(evaluator, type) and issubclass(evaluator, Evaluator):
+            raise DatasetError(
+                f"{evaluator.__name__} is a class: write {evaluator.__name__}(...)",
+                case=case,
+                field=f"evaluators[{i}]",
+            )
         if not callable(evaluator):
             raise DatasetError(
                 f"an evaluator must be an Evaluator or a function of the context, got "

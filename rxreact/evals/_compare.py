@@ -21,6 +21,7 @@ from rxreact.evals._trajectory import first_divergence
 
 if TYPE_CHECKING:
     from rxreact.evals._report import CaseResult, Report, RunResult
+    from rxreact.evals._run import RecordedRun
 
 __all__ = ["CaseChange", "Comparison", "assert_passed", "compare", "marble_lines"]
 
@@ -40,6 +41,10 @@ class CaseChange:
     """The first step at which a failing run parted from the baseline's run, in words."""
     marbles: str = field(default="", repr=False)
     """The two runs' marble lines, one above the other."""
+    run: RecordedRun | None = field(default=None, repr=False)
+    """The failing run the divergence was found in."""
+    baseline_run: RecordedRun | None = field(default=None, repr=False)
+    """The baseline's run it was held against."""
 
     def __str__(self) -> str:
         head = f"{self.case}: pass rate {self.baseline_pass_rate:.2f} -> {self.pass_rate:.2f}"
@@ -64,6 +69,11 @@ class Comparison:
     """Each evaluator's mean score in the report minus the baseline's (both had it)."""
     pass_rate: float
     baseline_pass_rate: float
+
+    def _repr_html_(self) -> str:
+        from rxreact.evals._html import comparison_html
+
+        return comparison_html(self)
 
     def __str__(self) -> str:
         lines = [
@@ -123,6 +133,8 @@ def _regression(case: CaseResult, base: CaseResult) -> CaseChange:
         reasons=failing.reasons,
         divergence=divergence or "the same trajectory: only the scoring differs",
         marbles=marble_lines(failing, reference),
+        run=failing.recording,
+        baseline_run=reference.recording,
     )
 
 

@@ -20,13 +20,14 @@ __all__ = ["FinishedRuns"]
 class FinishedRuns:
     """``with FinishedRuns() as kept: ... kept.add()`` per finished run."""
 
-    def __init__(self, every: int = 64) -> None:
+    def __init__(self, every: int = 64, *, enabled: bool = True) -> None:
         self.every = every
+        self.enabled = enabled
         self._count = 0
         self._active = False
 
     def __enter__(self) -> FinishedRuns:
-        self._active = gc.isenabled() and gc.get_freeze_count() == 0
+        self._active = self.enabled and gc.isenabled() and gc.get_freeze_count() == 0
         return self
 
     def add(self) -> None:

@@ -15,9 +15,10 @@ from rxreact.evals._replay import recording_of
 from rxreact.evals._table import cell, seconds, tokens
 
 if TYPE_CHECKING:
+    from rxreact.evals._compare import Comparison
     from rxreact.evals._report import CaseResult, Report
 
-__all__ = ["MAX_DIAGRAMS", "report_html"]
+__all__ = ["MAX_DIAGRAMS", "comparison_html", "report_html"]
 
 MAX_DIAGRAMS = 40
 """Cases drawn at most (failing ones first)."""
@@ -85,3 +86,24 @@ def report_html(report: Report) -> str:
         f"{_e(summary)}</p><details open><summary>marble diagrams</summary>{diagrams}{note}"
         f"</details></div>"
     )
+
+
+def comparison_html(comparison: Comparison) -> str:
+    """A comparison in Jupyter: its summary, then each regressed case's first divergence
+    with the two runs' diagrams one above the other (``Comparison._repr_html_``)."""
+    font = "font-family:ui-sans-serif,system-ui,sans-serif;font-size:13px"
+    parts = [f'<div class="rxreact-comparison" style="{font}">']
+    parts.append(
+        f"<pre style='{font};white-space:pre-wrap'>{_e(str(comparison).splitlines()[0])}</pre>"
+    )
+    for change in comparison.regressed[:MAX_DIAGRAMS]:
+        parts.append(
+            f"<h4 style='margin:6px 0'>{_e(change.case)}</h4>"
+            f"<p style='color:{_FAIL}'>{_e(change.divergence or '')}</p>"
+        )
+        for label, run in (("now", change.run), ("baseline", change.baseline_run)):
+            if run is not None:
+                svg = recording_of(run).to_svg(width=720, title=f"{change.case} · {label}")
+                parts.append(f'<div style="max-width:740px;overflow-x:auto">{svg}</div>')
+    parts.append("</div>")
+    return "".join(parts)

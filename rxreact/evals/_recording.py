@@ -19,6 +19,7 @@ import hashlib
 import json
 import re
 import warnings
+from collections.abc import Callable
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -131,8 +132,11 @@ def write_run(directory: str | PathLike[str], run: RecordedRun) -> Path:
     return path
 
 
-def read_runs(directory: str | PathLike[str]) -> list[RecordedRun]:
-    """Every recording (``*.jsonl``) in ``directory``, in file-name order."""
+def read_runs(
+    directory: str | PathLike[str], on_run: Callable[[], None] | None = None
+) -> list[RecordedRun]:
+    """Every recording (``*.jsonl``) in ``directory``, in file-name order; ``on_run`` is
+    called after each one read."""
     folder = Path(directory)
     if not folder.is_dir():
         raise FileNotFoundError(f"no directory of recorded runs at {folder}")
@@ -141,6 +145,8 @@ def read_runs(directory: str | PathLike[str]) -> list[RecordedRun]:
         run = read_run(path)
         if run is not None:
             runs.append(run)
+            if on_run is not None:
+                on_run()
     return runs
 
 

@@ -97,6 +97,14 @@ class Report:
         """Every run of every case passed."""
         return all(c.passed for c in self.cases)
 
+    def pass_at(self, k: int) -> float:
+        """pass@k over the cases: the mean of each case's :meth:`CaseResult.pass_at`."""
+        return sum(c.pass_at(k) for c in self.cases) / len(self.cases) if self.cases else 0.0
+
+    def pass_hat(self, k: int) -> float:
+        """pass^k over the cases: the mean of each case's :meth:`CaseResult.pass_hat`."""
+        return sum(c.pass_hat(k) for c in self.cases) / len(self.cases) if self.cases else 0.0
+
     @property
     def failures(self) -> tuple[Failure, ...]:
         """The failing cases, each with its reasons."""

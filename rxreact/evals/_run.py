@@ -7,17 +7,24 @@
                                                run's clock (virtual under a TestScheduler)
 
 Everything an evaluator needs is here, so a recording scores the same live, from a file, or
-replayed (:mod:`rxreact.evals._rescore`).
+replayed (:mod:`rxreact.evals._rescore`). Events are told apart by their ``type`` string, not
+``isinstance``: a pydantic model's class check goes through ``ABCMeta``, and these scans run
+over every event of every run scored.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from rxreact.events import AgentEvent, FinalAnswer, RoundFinished, TextDelta, ToolCallStarted
+from rxreact.events import (
+    AgentEvent,
+    FinalAnswer,
+    ToolCallStarted,
+)
 from rxreact.messages import Usage
 from rxreact.result import AgentResult
 
@@ -96,7 +103,7 @@ class RecordedRun:
     def final(self) -> FinalAnswer | None:
         """The run's ``final_answer`` event (the root run's), if it answered."""
         for event in reversed(self.events):
-            if isinstance(event, FinalAnswer) and not event.path:
+            if event.type == "final_answer" and not event.path:
                 return event
         return None
 
@@ -110,7 +117,7 @@ class RecordedRun:
         rounds = [
             e.round
             for e in self.events
-            if isinstance(e, RoundFinished) and not e.path and e.mode == "final_answer"
+            if e.type == "round_finished" and not e.path and e.mode == "final_answer"
         ]
         return rounds[-1] if rounds else None
 
@@ -121,7 +128,7 @@ class RecordedRun:
         if answer_round is None:
             return None
         for event, time in zip(self.events, self.times, strict=False):
-            if isinstance(event, TextDelta) and not event.path and event.round == answer_round:
+            if event.type == "text_delta" and not event.path and event.round == answer_round:
                 return time
         return None
 
@@ -134,7 +141,7 @@ class RecordedRun:
             return final.usage
         total: Usage | None = None
         for event in self.events:
-            if isinstance(event, RoundFinished) and event.usage is not None:
+            if event.type == "round_finished" and event.usage is not None:
                 total = event.usage + total
         return total
 
@@ -164,20 +171,16 @@ class RecordedRun:
 
 def tool_calls_of(events: Sequence[AgentEvent]) -> tuple[ToolCallMade, ...]:
     """The root run's tool calls in ``events``, their arguments joined from the deltas."""
-    import json
-
-    from rxreact.events import ToolCallArgsDelta
-
     started: dict[tuple[int, int], ToolCallStarted] = {}
     pieces: dict[tuple[int, int], list[str]] = {}
     for event in events:
         if event.path:
             continue
-        if isinstance(event, ToolCallStarted):
+        if event.type == "tool_call_started":
             key = (event.round, event.index)
             started[key] = event
             pieces[key] = []
-        elif isinstance(event, ToolCallArgsDelta):
+        elif event.type == "tool_call_args_delta":
             bucket = pieces.get((event.round, event.index))
             if bucket is not None:
                 bucket.append(event.delta)

@@ -14,7 +14,10 @@ interrupts that wait: the runs in flight are disposed, their connections closed,
 :class:`~rxreact.evals._virtual.EvalScheduler` carries every run on the calling thread; a
 run that waits forever (a scripted ``Hang`` and no timeout) is ended as failed once
 nothing else is left to happen. Built-in evaluators score inline (pure functions of the
-record); custom and judge evaluators, which may wait, score on the tools' pool.
+record); live, custom and judge evaluators, which may wait, score on the tools' pool (in
+virtual time everything scores inline, on the calling thread, where waiting is allowed).
+A file in ``record_to`` is named after its case and repeat: evaluating again into the same
+directory replaces the recordings of the same runs.
 """
 
 from __future__ import annotations
@@ -98,7 +101,9 @@ class Evaluation:
         self._open = 1  # the runs' stream, plus each scoring on the tools' pool
         self._notify: Callable[[], None] | None = None
         self._running: dict[int, Callable[[str], None]] = {}  # virtual time: ends a stalled run
-        self.kept = FinishedRuns()
+        # Only in virtual time, where runs come fast enough for the collector to matter; a
+        # live evaluation leaves the process's collector alone.
+        self.kept = FinishedRuns(enabled=self.scheduler is not None)
 
     def _agents(self, agent: Any, virtual_time: bool) -> Callable[[], ReactAgent]:
         """What gives each run its agent: the agent itself, or the factory's (called once

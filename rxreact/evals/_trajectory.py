@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 from rxreact.evals._run import RecordedRun
 from rxreact.evals.evaluators._words import shown
-from rxreact.events import FinalAnswer, MaxRoundsReached, ToolResult
 
 __all__ = ["Step", "first_divergence", "steps"]
 
@@ -42,11 +41,11 @@ def steps(run: RecordedRun) -> list[Step]:
     for event in run.events:
         if event.path:
             continue
-        if isinstance(event, ToolResult):
+        if event.type == "tool_result":
             out.append(Step(event.round, f"`{event.name}` returned {shown(event.content, 40)}"))
-        elif isinstance(event, MaxRoundsReached):
+        elif event.type == "max_rounds_reached":
             out.append(Step(event.round, "reached max_rounds"))
-        elif isinstance(event, FinalAnswer):
+        elif event.type == "final_answer":
             out.append(Step(event.round, f"answered {shown(event.text)}"))
         elif event.type == "round_finished":
             for key in sorted(k for k in calls if k[0] == event.round and k not in seen_calls):

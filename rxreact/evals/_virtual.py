@@ -15,7 +15,6 @@ from reactivex.testing import TestScheduler
 
 __all__ = ["EvalScheduler"]
 
-_COMPACT_EVERY = 512  # dequeues between two looks at the queue
 _COMPACT_FROM = 128  # queued actions from which cancelled ones are dropped
 
 
@@ -29,32 +28,34 @@ class EvalScheduler(TestScheduler):
             if self._is_enabled:
                 return
             self._is_enabled = True
-        taken = 0
+        # The queue is compacted each time it doubles from its size after the last compaction:
+        # linear in all, however many runs are in flight.
+        limit = _COMPACT_FROM
+        now = self.now  # as a datetime, which due times are: converted when it moves only
         try:
             while True:
                 with self._lock:
+                    if len(self._queue) >= limit:
+                        limit = max(_COMPACT_FROM, 2 * self._compact())
                     if not self._is_enabled or not self._queue:
                         break
-                    taken += 1
-                    if not taken % _COMPACT_EVERY:
-                        self._compact()
-                        if not self._queue:
-                            break
                     item = self._queue.dequeue()
-                    if item.duetime > self.now:
-                        self._clock = self.to_seconds(item.duetime)
+                    if item.duetime > now:
+                        now = item.duetime
+                        self._clock = self.to_seconds(now)
                 if not item.is_cancelled():
                     item.invoke()
         finally:
             self.stop()
 
-    def _compact(self) -> None:
-        """Drop cancelled actions from the queue: every run leaves some (its stall watchdog,
-        its tools' timeouts), and a heap of thousands of them makes every step slower."""
+    def _compact(self) -> int:
+        """Drop cancelled actions from the queue (every run leaves some: its stall watchdog,
+        its tools' timeouts; a heap of thousands of them makes every step slower); returns
+        the number left."""
         queue = self._queue
-        if len(queue) > _COMPACT_FROM:
-            queue.items = [entry for entry in queue.items if not entry[0].is_cancelled()]
-            heapq.heapify(queue.items)
+        queue.items = [entry for entry in queue.items if not entry[0].is_cancelled()]
+        heapq.heapify(queue.items)
+        return len(queue.items)
 
     def seconds(self) -> float:
         """The virtual clock, in seconds."""

@@ -26,12 +26,14 @@ class _Chunks(Relay):
     """The round's chunks into its state; a failure in the state handling ends the stream
     (and nothing passes after it). Subscribed as it is (a :class:`Keeper`)."""
 
-    __slots__ = ("_emit", "_state")
+    __slots__ = ("_emit", "_state", "batch_end")
 
     def __init__(self, state: RoundState, observer: abc.ObserverBase[Any]) -> None:
         super().__init__(observer)
         self._state = state
         self._emit = observer.on_next
+        # The end of a delivery batch, passed on to an observer that asks (deliver_on).
+        self.batch_end: Callable[[], None] | None = getattr(observer, "batch_end", None)
 
     def on_next(self, chunk: ChatChunk) -> None:
         if self.stopped:

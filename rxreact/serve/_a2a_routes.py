@@ -65,9 +65,12 @@ from starlette.routing import BaseRoute, Route
 
 from rxreact.errors import RunNotFoundError, RxReactError
 from rxreact.serve._a2a_card import agent_card, card_route
+from rxreact.serve._a2a_parts import question
 from rxreact.serve._a2a_stream import resumed, settle
+from rxreact.serve._a2a_tasks import AskedMessages, busy_at_start, with_history_length
 from rxreact.serve._body import HTTPProblem, check_conversation_id, message_too_long
 from rxreact.serve._guard import user_of
+from rxreact.serve._media import text_chars
 from rxreact.serve._protocols import ServeContext
 from rxreact.serve.a2a import TERMINAL_STATES, A2AUpdate, new_task, to_a2a_events
 from rxreact.serve.auth import conversation_key
@@ -122,6 +125,7 @@ class _RunHandler(RequestHandler):
     def __init__(self, context: ServeContext) -> None:
         self.context = context
         self.runs = context.runs
+        self.asked = AskedMessages()
 
     # -- tasks and ids -------------------------------------------------------------------------
 
@@ -154,10 +158,11 @@ class _RunHandler(RequestHandler):
                 message="a task here ends with its run: send a new message with the same "
                 "contextId to continue the conversation"
             )
-        question = "\n".join(p.text for p in message.parts if p.HasField("text"))
-        if not question.strip():
-            raise InvalidParamsError(message="the message has no text part")
-        if len(question) > self.context.max_message_chars:
+        try:
+            asked_for = question(message)
+        except HTTPProblem as invalid:
+            raise InvalidParamsError(message=invalid.detail) from None
+        if text_chars(asked_for) > self.context.max_message_chars:
             limit = self.context.max_message_chars
             raise InvalidParamsError(message=message_too_long(limit).detail)
         context_id = message.context_id or uuid.uuid4().hex
@@ -166,7 +171,12 @@ class _RunHandler(RequestHandler):
         except HTTPProblem as invalid:
             raise InvalidParamsError(message=f"contextId: {invalid.detail}") from None
         try:
-            run = await run_in_threadpool(self.runs.start, question, key, user)
+            run = await run_in_threadpool(self.runs.start, asked_for, key, user)
+            # An agent that rejects a second run on a busy conversation fails it at once: that
+            # is the answer "busy", as on every protocol, not a task that failed.
+            busy = await busy_at_start(run) if self.runs.agent.on_busy == "reject" else None
+            if busy is not None:
+                raise busy
         except RxReactError as error:
             refusal = self.context.refuse(error)
             if refusal is None:
@@ -177,6 +187,7 @@ class _RunHandler(RequestHandler):
         asked = Message()
         asked.CopyFrom(message)
         asked.context_id, asked.task_id = context_id, task_id
+        self.asked.keep(run.id, asked)
         return task_id, asked, run.events().pipe(to_a2a_events(task_id, context_id))
 
     async def on_message_send(
@@ -186,8 +197,9 @@ class _RunHandler(RequestHandler):
         if params.configuration.return_immediately:
             task = new_task(task_id, asked.context_id)
             task.history.append(asked)
-            return task
-        return await settle(updates, asked, timeout=None)
+        else:
+            task = await settle(updates, asked, timeout=None)
+        return with_history_length(task, params.configuration)
 
     async def on_message_send_stream(
         self, params: SendMessageRequest, context: ServerCallContext
@@ -213,7 +225,7 @@ class _RunHandler(RequestHandler):
         updates = self.runs.event_log.read(run_id).pipe(
             ops.do_action(on_error=failures.append), to_a2a_events(task_id, context_id)
         )
-        task = await settle(updates, None, SETTLE_TIMEOUT)
+        task = await settle(updates, self.asked.get(run_id), SETTLE_TIMEOUT)
         if any(isinstance(f, RunNotFoundError) for f in failures):
             raise TaskNotFoundError(message=f"no task {task_id[:200]!r}")
         return task
@@ -222,8 +234,13 @@ class _RunHandler(RequestHandler):
         user: str = context.state[_USER]
         run_id, context_id = self._owned(user, params.id)
         if not await self._ended(user, run_id, context_id):
-            return new_task(params.id, context_id)
-        return await self._read(run_id, params.id, context_id)
+            task = new_task(params.id, context_id)
+            asked = self.asked.get(run_id)
+            if asked is not None:
+                task.history.append(asked)
+        else:
+            task = await self._read(run_id, params.id, context_id)
+        return with_history_length(task, params)
 
     async def on_cancel_task(self, params: CancelTaskRequest, context: ServerCallContext) -> Task:
         user: str = context.state[_USER]

@@ -31,9 +31,19 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from rxreact.errors import RxReactError
+from rxreact.messages import File, Image
+from rxreact.messages._labels import Question
 from rxreact.serve._body import HTTPProblem, _validated, check_conversation_id, message_too_long
 from rxreact.serve._bridge import ChunkPipe
 from rxreact.serve._guard import user_of
+from rxreact.serve._media import (
+    as_image,
+    inline_part,
+    media_part,
+    question_of,
+    text_chars,
+    unsupported,
+)
 from rxreact.serve._protocols import ServeContext
 from rxreact.serve.auth import conversation_key
 from rxreact.serve.ui_stream import DONE, UIChunk
@@ -89,7 +99,7 @@ def ag_ui_routes(context: ServeContext) -> list[BaseRoute]:
                 )
             return await stream(user, run_id, body, resume=resumed)
         question = _question(body)
-        if len(question) > context.max_message_chars:
+        if text_chars(question) > context.max_message_chars:
             raise message_too_long(context.max_message_chars)
         tools = ClientTools(t for t in body.tools or () if t.name not in server_tools)
         agent = with_client_tools(runs.agent, tools) if tools.tools else None
@@ -187,12 +197,34 @@ def _as_ui_chunk(chunk: AGUIChunk) -> UIChunk:
     return UIChunk(chunk.seq, chunk.to_json())
 
 
-def _question(body: RunAgentInput) -> str:
+def _question(body: RunAgentInput) -> Question:
+    """The last message's content as the question: text, and ``image`` / ``document`` parts
+    (a ``data`` source's bytes, or a ``url``) as images and files; ``audio`` and ``video`` are
+    a 400 (the agent's models take neither)."""
     last = body.messages[-1] if body.messages else None
-    text = _text(last.content) if last is not None and last.role == "user" else ""
-    if not text.strip():
-        raise HTTPProblem(422, "invalid_body", "the last message must be a user message with text")
-    return text
+    if last is None or last.role != "user":
+        raise HTTPProblem(422, "invalid_body", "the last message must be a user message")
+    content = last.content
+    if isinstance(content, str):
+        return question_of([content])
+    return question_of([_part(i, part) for i, part in enumerate(content)])
+
+
+def _part(index: int, part: Any) -> str | Image | File:
+    kind = getattr(part, "type", None)
+    if kind == "text":
+        return str(part.text)
+    if kind not in ("image", "document"):
+        raise unsupported(
+            f"content[{index}]: a {str(kind)[:40]!r} part cannot be sent to the agent (it "
+            "takes text, image and document parts)"
+        )
+    source = part.source
+    if source.type == "data":
+        media = inline_part(source.value, source.mime_type)
+    else:
+        media = media_part(source.value, source.mime_type)
+    return as_image(media) if kind == "image" else media
 
 
 def _text(content: Any) -> str:

@@ -14,11 +14,13 @@ __all__ = [
     "ApprovalBody",
     "ChatBody",
     "HTTPProblem",
+    "UIPart",
     "check_conversation_id",
     "check_run_id",
     "message_too_long",
     "parse_approval_body",
     "parse_chat_body",
+    "problem_body",
 ]
 
 _RUN_ID = re.compile(r"[A-Za-z0-9_.:-]{1,200}")
@@ -37,11 +39,41 @@ class HTTPProblem(Exception):
         self.headers = headers or {}
 
 
-class _Part(BaseModel):
+OPENAI_PATHS = "/v1/"
+"""Where errors take OpenAI's shape: the OpenAI-compatible endpoint's routes."""
+
+_OPENAI_TYPES = {
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    409: "conflict_error",
+    429: "rate_limit_error",
+}
+
+
+def problem_body(problem: HTTPProblem, path: str) -> dict[str, Any]:
+    """The JSON of a refused request: ``{"error": code, "detail": text}``, or under ``/v1/``
+    OpenAI's ``{"error": {"message", "type", "param", "code"}}`` (what its SDKs read the
+    message from)."""
+    if not path.startswith(OPENAI_PATHS):
+        return {"error": problem.error, "detail": problem.detail}
+    status = problem.status
+    kind = _OPENAI_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
+    error = {"message": problem.detail, "type": kind, "param": None, "code": problem.error}
+    return {"error": error}
+
+
+class UIPart(BaseModel):
+    """A part of a ``UIMessage``: ``text``, or a ``file`` (``mediaType``, ``url``, ``filename``);
+    the rest of its fields are kept as sent."""
+
     model_config = ConfigDict(extra="allow", frozen=True)
 
     type: str
     text: str | None = None
+    url: str | None = None
+    mediaType: str | None = None
+    filename: str | None = None
 
 
 class _Message(BaseModel):
@@ -49,7 +81,7 @@ class _Message(BaseModel):
 
     id: str | None = None
     role: str
-    parts: list[_Part] = Field(default_factory=list)
+    parts: list[UIPart] = Field(default_factory=list)
 
 
 class ChatBody(BaseModel):
@@ -60,16 +92,6 @@ class ChatBody(BaseModel):
     id: str
     """The conversation (``useChat``'s chat id)."""
     messages: list[_Message] = Field(min_length=1)
-
-    def question(self) -> str:
-        """The text of the last message, which must be the user's."""
-        last = self.messages[-1]
-        text = "".join(p.text or "" for p in last.parts if p.type == "text")
-        if last.role != "user" or not text.strip():
-            raise HTTPProblem(
-                422, "invalid_body", "the last message must be a user message with text"
-            )
-        return text
 
 
 def check_conversation_id(value: str) -> str:

@@ -6,6 +6,10 @@ guarded without opting in:
 - **hosts**: an app without an authenticator answers only requests addressed to a loopback
   name (or an allowed host). A web page on ``evil.example`` whose DNS name is re-pointed at
   127.0.0.1 (DNS rebinding) sends ``Host: evil.example`` and is refused.
+- **peers**: the ``Host`` header is the client's to choose, so such an app (unless it names
+  its ``allowed_hosts``, opting in to other peers) also refuses a connection whose address
+  (``scope["client"]``) is not loopback: served on ``0.0.0.0``, a remote ``Host: localhost``
+  is still refused.
 - **origins**: a state-changing request (any method but GET, HEAD, OPTIONS) from a browser must
   come from the app's own origin or one of ``cors_origins``. A cross-site ``text/plain`` POST
   needs no CORS preflight, so refusing it here is the only defence; a browser-style request
@@ -15,11 +19,15 @@ guarded without opting in:
   page and its static files are public (the page asks for the token).
 - **body size**: a declared ``Content-Length`` over the limit is a ``413`` at once; a chunked
   body is counted as it is read, so the server never holds more than the limit.
+
+Every response leaves with ``X-Content-Type-Options: nosniff``
+(:class:`~rxreact.serve._headers.NoSniff`, outermost).
 """
 
 from __future__ import annotations
 
 import inspect
+import ipaddress
 import json
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, cast
@@ -30,9 +38,17 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import HTTPConnection, Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from rxreact.serve._body import HTTPProblem
+from rxreact.serve._body import HTTPProblem, problem_body
+from rxreact.serve._headers import NoSniff
 
-__all__ = ["ANONYMOUS", "Authenticate", "Guard", "guard_middleware", "user_of"]
+__all__ = [
+    "ANONYMOUS",
+    "Authenticate",
+    "Guard",
+    "guard_middleware",
+    "is_loopback_address",
+    "user_of",
+]
 
 Authenticate = Callable[[Request], "str | Awaitable[str | None] | None"]
 """``fn(request) -> user id | None`` (sync or async): ``None`` is a ``401``."""
@@ -70,7 +86,8 @@ class Guard:
         cors_origins: origins (``scheme://host[:port]``) besides the app's own allowed to send
             state-changing requests.
         allowed_hosts: ``Host`` names served; ``None``: loopback names (and the hosts of
-            ``cors_origins``) without an authenticator, any with one; ``["*"]``: any.
+            ``cors_origins``) from loopback peers only without an authenticator, any with one;
+            ``["*"]``: any. Naming them serves peers on any address.
         max_body_bytes: the largest request body accepted.
     """
 
@@ -86,6 +103,8 @@ class Guard:
         self.app = app
         self.authenticate = authenticate
         self.origins = frozenset(o.rstrip("/").lower() for o in cors_origins)
+        # Without users and without hosts named, this app is for this machine alone.
+        self.loopback_peers = allowed_hosts is None and authenticate is None
         if allowed_hosts is None and authenticate is None:
             allowed_hosts = [*LOOPBACK_HOSTS, *(urlsplit(o).hostname or "" for o in self.origins)]
         self.hosts = None if allowed_hosts is None else frozenset(h.lower() for h in allowed_hosts)
@@ -101,6 +120,7 @@ class Guard:
         websocket = scope["type"] == "websocket"
         request = cast(Request, HTTPConnection(scope)) if websocket else Request(scope)
         try:
+            self._check_peer(scope)
             self._check_host(request)
             # A WebSocket handshake is a GET no CORS protects: check its origin whatever it is.
             self._check_origin(request, always=websocket)
@@ -111,9 +131,22 @@ class Guard:
             if websocket:  # closing before accept: the server answers 403
                 await send({"type": "websocket.close", "code": 1008, "reason": problem.error})
             else:
-                await _answer(problem, send)
+                await _answer(problem, scope.get("path", ""), send)
             return
         await self.app(scope, receive, send)
+
+    def _check_peer(self, scope: Scope) -> None:
+        client = scope.get("client")
+        # No address at all is a Unix socket (or an in-process call): local by construction.
+        if not self.loopback_peers or not client or is_loopback_address(str(client[0])):
+            return
+        raise HTTPProblem(
+            403,
+            "peer_not_allowed",
+            "without authentication this server answers this machine only: serve others with "
+            "authenticate (rxreact serve --token-file), or name the hosts served "
+            "(allowed_hosts, rxreact serve --insecure-no-auth --allowed-host NAME)",
+        )
 
     def _check_host(self, request: Request) -> None:
         if self.hosts is None:
@@ -125,7 +158,8 @@ class Guard:
                 "host_not_allowed",
                 f"this server answers only {sorted(self.hosts)} as its host, not {host!r}: "
                 "without authentication it serves loopback only (a non-loopback host needs "
-                "authentication, or rxreact serve --insecure-no-auth)",
+                "authentication, or naming: allowed_hosts, rxreact serve --insecure-no-auth "
+                "--allowed-host NAME)",
             )
 
     def _check_origin(self, request: Request, *, always: bool = False) -> None:
@@ -191,8 +225,10 @@ def guard_middleware(
     allowed_hosts: Sequence[str] | None,
     max_body_bytes: int,
 ) -> list[Middleware]:
-    """The app's middleware: CORS for ``cors_origins``, then the :class:`Guard`."""
+    """The app's middleware: :class:`NoSniff`, CORS for ``cors_origins``, then the
+    :class:`Guard`."""
     return [
+        Middleware(NoSniff),
         # CORS outside the guard: a preflight carries no credentials and must be answered.
         Middleware(
             CORSMiddleware,
@@ -220,6 +256,16 @@ def _too_large(limit: int) -> HTTPProblem:
     return HTTPProblem(413, "body_too_large", f"the request body is over {limit} bytes")
 
 
+def is_loopback_address(address: str) -> bool:
+    """Whether a peer's address is this machine's (``127.0.0.0/8``, ``::1``, IPv4-mapped)."""
+    try:
+        ip = ipaddress.ip_address(address.strip("[]"))
+    except ValueError:
+        return False
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return bool(ip.is_loopback or (mapped is not None and mapped.is_loopback))
+
+
 def _hostname(host: str) -> str:
     """``Host`` without its port (IPv6 literals keep their brackets)."""
     host = host.strip().lower()
@@ -228,8 +274,8 @@ def _hostname(host: str) -> str:
     return host.rsplit(":", 1)[0] if ":" in host else host
 
 
-async def _answer(problem: HTTPProblem, send: Send) -> None:
-    body = json.dumps({"error": problem.error, "detail": problem.detail}).encode()
+async def _answer(problem: HTTPProblem, path: str, send: Send) -> None:
+    body = json.dumps(problem_body(problem, path)).encode()
     headers: list[tuple[bytes, bytes]] = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),

@@ -4,8 +4,10 @@ The last message is the question. The conversation is the ``x-rxreact-conversati
 the body's ``user`` field (the agent's memory holds its history, the messages sent before the
 last are ignored); with neither the request is stateless: the messages sent are the history,
 kept in a throwaway memory for this one run. Streamed or not, the mapping is
-:mod:`rxreact.serve.openai_compat`'s. A streamed response whose client leaves cancels its run
-(nobody can resume it: it has no chat page behind it).
+:mod:`rxreact.serve.openai_compat`'s. A response whose client leaves, streamed or not, cancels
+its run at once (nobody can resume it: it has no chat page behind it). A run that failed
+answers ``x-should-retry: false`` (the SDKs retry twice by default: the agent and its tools
+would run three times) except where nothing ran (:data:`SAFE_TO_RETRY`).
 """
 
 from __future__ import annotations
@@ -22,14 +24,18 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from rxreact._validate import check_question
 from rxreact.agent.react_agent import ReactAgent
 from rxreact.errors import RxReactError
 from rxreact.events import FinalAnswer
 from rxreact.memory.in_memory import InMemoryChatMemory
-from rxreact.messages import AssistantMessage, Message, SystemMessage, UserMessage
+from rxreact.messages import AssistantMessage, File, Image, Message, SystemMessage, UserMessage
+from rxreact.messages._labels import Question
 from rxreact.serve._body import HTTPProblem, _validated, check_conversation_id, message_too_long
 from rxreact.serve._bridge import ChunkPipe
+from rxreact.serve._disconnect import ClientLeft, while_connected
 from rxreact.serve._guard import user_of
+from rxreact.serve._media import as_image, media_part, question_of, text_chars, unsupported
 from rxreact.serve._runs import RunRegistry
 from rxreact.serve.auth import conversation_key
 from rxreact.serve.openai_compat import chat_completion, error_body, to_chat_completion_chunks
@@ -52,7 +58,49 @@ class _ChatMessage(BaseModel):
         if isinstance(self.content, str):
             return self.content
         parts = self.content or []
-        return "".join(str(p.get("text") or "") for p in parts if p.get("type") == "text")
+        return "".join(str(p.get("text") or "") for p in parts if p.get("type") in _TEXT_PARTS)
+
+    def question(self) -> Question:
+        """The content as the agent's question: text, images and files (see :func:`_part`)."""
+        if isinstance(self.content, str) or self.content is None:
+            return question_of([self.content or ""])
+        return question_of([_part(i, p) for i, p in enumerate(self.content)])
+
+
+_TEXT_PARTS = ("text", "input_text")
+
+
+def _part(index: int, part: dict[str, Any]) -> str | Image | File:
+    """One content part of a user message: ``text``, ``image_url`` (a data URL or an
+    ``http(s)`` URL), ``file`` (``file_data`` a data URL, with its ``filename``), and the
+    Responses API's ``input_text`` / ``input_image`` / ``input_file`` that some clients send
+    here; anything else (``input_audio``, a ``file_id`` of an upload this server never saw)
+    is a 400 naming it."""
+    kind = part.get("type")
+    where = f"content[{index}]"
+    if kind in _TEXT_PARTS:
+        return str(part.get("text") or "")
+    if kind in ("image_url", "input_image"):
+        image = part.get("image_url")
+        url = image.get("url") if isinstance(image, dict) else image
+        if not isinstance(url, str) or not url:
+            raise unsupported(f"{where}: an image part needs image_url.url")
+        return as_image(media_part(url))
+    if kind in ("file", "input_file"):
+        file = part.get("file") if kind == "file" else part
+        file = file if isinstance(file, dict) else {}
+        name = file.get("filename") if isinstance(file.get("filename"), str) else None
+        source = file.get("file_data") or file.get("file_url")
+        if not isinstance(source, str) or not source:
+            raise unsupported(
+                f"{where}: a file part needs file_data (a data: URL): this server has no "
+                "uploaded files (file_id)"
+            )
+        return media_part(source, None, name)
+    raise unsupported(
+        f"{where}: a {str(kind)[:40]!r} part cannot be sent to the agent (it takes text, "
+        "image_url and file parts)"
+    )
 
 
 class CompletionBody(BaseModel):
@@ -86,10 +134,10 @@ def openai_routes(
         user = user_of(request)
         body = _validated(CompletionBody, await request.body())
         last = body.messages[-1]
-        question = last.text()
-        if last.role != "user" or not question.strip():
+        if last.role != "user":
             raise HTTPProblem(422, "invalid_body", "the last message must be a user message")
-        if len(question) > max_message_chars:
+        question = last.question()
+        if text_chars(question) > max_message_chars:
             raise message_too_long(max_message_chars)
         named = request.headers.get(CONVERSATION_HEADER) or body.user
         agent: ReactAgent | None = None
@@ -117,22 +165,25 @@ def openai_routes(
             ops.map(_as_sse),
         )
         pipe = ChunkPipe(chunks, heartbeat=heartbeat)
-        first = await pipe.first()
-        if failure and first is not None and len(first) == 1 and "error" in first[0].part:
-            pipe.close()  # refused before it began (a busy conversation): a plain HTTP error
-            status, error_json = error_body(failure[0])
-            return JSONResponse(error_json, status)
-        if not body.stream:
-            collected = [c.part for c in first or ()]
-            try:
-                async for piece in _rest(pipe):
-                    collected.extend(piece)
-            finally:
-                pipe.close()
-            if failure:
-                status, error_json = error_body(failure[0])
-                return JSONResponse(error_json, status)
-            return JSONResponse(chat_completion(collected, answers[-1] if answers else None))
+        try:
+            # A run queued behind another, or one not streamed, writes nothing for a while:
+            # the client leaving must still cancel it at once (its SDK retries ~0.5 s later).
+            first = await while_connected(request, pipe.first())
+            if failure and first is not None and len(first) == 1 and "error" in first[0].part:
+                pipe.close()  # refused before it began (a busy conversation): an HTTP error
+                return _failed(failure[0])
+            if not body.stream:
+                try:
+                    collected = await while_connected(request, _collected(pipe, first))
+                finally:
+                    pipe.close()
+                if failure:
+                    return _failed(failure[0])
+                return JSONResponse(chat_completion(collected, answers[-1] if answers else None))
+        except ClientLeft:
+            run.cancel()  # nobody can read this run: it has no chat page behind it
+            pipe.close()
+            return Response(status_code=499)
 
         async def body_text() -> AsyncIterator[str]:
             ended = False
@@ -157,13 +208,25 @@ def _as_sse(chunk: dict[str, Any]) -> UIChunk:
     return UIChunk(None, chunk)
 
 
-async def _rest(pipe: ChunkPipe) -> AsyncIterator[list[dict[str, Any]]]:
-    """The pipe's remaining chunks, batch by batch, until the run ends."""
-    while True:
-        batch = await pipe.first()  # the next batch: "first" of what is left
-        if batch is None:
-            return
-        yield [c.part for c in batch]
+async def _collected(pipe: ChunkPipe, first: list[UIChunk] | None) -> list[dict[str, Any]]:
+    """Every chunk of the run: ``first``, then the pipe's batches until the run ends."""
+    collected = [c.part for c in first or ()]
+    while (batch := await pipe.first()) is not None:  # the next batch: "first" of what is left
+        collected.extend(c.part for c in batch)
+    return collected
+
+
+SAFE_TO_RETRY = frozenset({409, 429})
+"""The statuses of ``/v1/chat/completions`` a client may retry: nothing ran (a busy
+conversation, too many runs in flight). Every other failure of a run that started answers
+``x-should-retry: false``: a retry would run the agent, and its tools, again."""
+
+
+def _failed(error: BaseException) -> Response:
+    """A run's failure as OpenAI's error object and status, telling SDKs whether to retry."""
+    status, error_json = error_body(error)
+    headers = {} if status in SAFE_TO_RETRY else {"x-should-retry": "false"}
+    return JSONResponse(error_json, status, headers=headers)
 
 
 def _with_history(agent: ReactAgent, key: str, messages: list[_ChatMessage]) -> ReactAgent:
@@ -174,8 +237,9 @@ def _with_history(agent: ReactAgent, key: str, messages: list[_ChatMessage]) -> 
         text = message.text()
         if message.role in ("system", "developer") and text:
             history.append(SystemMessage(content=text))
-        elif message.role == "user" and text:
-            history.append(UserMessage(content=text))
+        elif message.role == "user" and (text or message.content):
+            asked = message.question()  # a user's earlier images are the history too
+            history.append(UserMessage(content=check_question(asked)))
         elif message.role == "assistant" and text:
             history.append(AssistantMessage(content=text))
         # tool calls and results of the caller's own tools are not this agent's history

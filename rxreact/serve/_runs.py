@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import threading
 from collections import OrderedDict
 from typing import Any
@@ -18,13 +19,21 @@ from reactivex import Observable
 from reactivex import operators as ops
 
 from rxreact.agent.react_agent import ReactAgent
-from rxreact.errors import ApprovalDecisionError, TooManyRunsError
+from rxreact.errors import (
+    ApprovalDecisionError,
+    ConversationBusyError,
+    RunCancelledError,
+    TooManyRunsError,
+)
 from rxreact.events import AgentEvent
 from rxreact.marbles import Recorder, Recording
+from rxreact.messages._labels import Question
 from rxreact.runs import AgentRun, follow
 from rxreact.serve._deps import RequestDeps, served_deps
 
 __all__ = ["RunRegistry"]
+
+_log = logging.getLogger("rxreact.serve")
 
 
 class RunRegistry:
@@ -56,7 +65,7 @@ class RunRegistry:
 
     def start(
         self,
-        question: str,
+        question: Question,
         conversation_id: str | None,
         user: str = "",
         agent: ReactAgent[Any] | None = None,
@@ -94,8 +103,16 @@ class RunRegistry:
                 self._runs.pop(run.id, None)
             self._release(user)
 
+        def failed(error: Exception) -> None:
+            # Clients get the error's class and a text without endpoints (_client_errors): the
+            # whole of it is for the operator, here.
+            if not isinstance(error, RunCancelledError | ConversationBusyError):  # no failure
+                _log.warning("run %s failed: %s: %s", run.id, type(error).__name__, error)
+
         # the recorder first: a marble request that sees the run gone finds it recorded
-        run.events().pipe(ops.finally_action(forget)).subscribe(recorder)
+        run.events().pipe(ops.do_action(on_error=failed), ops.finally_action(forget)).subscribe(
+            recorder
+        )
         return run
 
     def _release(self, user: str) -> None:

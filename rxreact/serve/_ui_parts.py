@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from rxreact.errors import RunCancelledError, RxReactError
+from rxreact.errors import RunCancelledError
 from rxreact.events import (
     FinalAnswer,
     GuardrailTripped,
@@ -30,6 +30,7 @@ from rxreact.events import (
     ToolProgress,
     ToolResult,
 )
+from rxreact.serve._client_errors import error_text
 from rxreact.serve._data_parts import DataParts, output_part
 from rxreact.serve._nested_parts import NestedParts
 
@@ -217,11 +218,3 @@ def _parse_arguments(raw: str) -> Any:
         return json.loads(raw)
     except ValueError:
         return raw
-
-
-def error_text(error: BaseException) -> str:
-    """What a browser is told about a failed run: rxreact's own errors by name and message
-    (they never carry secrets), anything else only by its type."""
-    if isinstance(error, RxReactError):
-        return f"{type(error).__name__}: {error}"
-    return f"internal error ({type(error).__name__})"

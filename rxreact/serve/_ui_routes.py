@@ -36,6 +36,8 @@ from rxreact.serve._body import (
 )
 from rxreact.serve._bridge import ChunkPipe
 from rxreact.serve._guard import user_of
+from rxreact.serve._headers import PAGE_CSP, SVG_CSP
+from rxreact.serve._media import text_chars, ui_question
 from rxreact.serve._runs import RunRegistry
 from rxreact.serve.auth import RunIds, conversation_key
 from rxreact.serve.ui_stream import UI_MESSAGE_STREAM_HEADERS, to_ui_message_stream
@@ -117,8 +119,9 @@ def ui_routes(
     async def post_chat(request: Request) -> Response:
         user = user_of(request)
         body = parse_chat_body(await request.body())
-        question = body.question()
-        if len(question) > max_message_chars:
+        last = body.messages[-1]
+        question = ui_question(last.role, last.parts)
+        if text_chars(question) > max_message_chars:
             raise message_too_long(max_message_chars)
         key = conversation_key(user, body.id)
         try:
@@ -182,10 +185,12 @@ def ui_routes(
             public = request.path_params["run_id"]
             raise HTTPProblem(404, "unknown_run", f"no finished run {public!r}")
         svg = await run_in_threadpool(recording.to_svg, width=860)
-        return Response(svg, media_type="image/svg+xml", headers={"cache-control": "no-store"})
+        headers = {"cache-control": "no-store", "content-security-policy": SVG_CSP}
+        return Response(svg, media_type="image/svg+xml", headers=headers)
 
     async def index(request: Request) -> Response:
-        return FileResponse(STATIC_DIR / "index.html", headers={"cache-control": "no-cache"})
+        headers = {"cache-control": "no-cache", "content-security-policy": PAGE_CSP}
+        return FileResponse(STATIC_DIR / "index.html", headers=headers)
 
     return [
         Route("/", index),

@@ -39,7 +39,7 @@ from starlette.routing import Route
 
 from rxreact.agent.react_agent import ReactAgent
 from rxreact.errors import InvalidArgumentError
-from rxreact.serve._body import HTTPProblem
+from rxreact.serve._body import OPENAI_PATHS, HTTPProblem, problem_body
 from rxreact.serve._deps import RequestDeps, RequestScope, check_deps_factory
 from rxreact.serve._guard import Authenticate, guard_middleware, user_of
 from rxreact.serve._protocols import PROTOCOLS, ServeContext, installed, protocol_routes
@@ -56,7 +56,7 @@ def create_app(
     *,
     heartbeat: float = 15.0,
     marbles_timeout: float = 30.0,
-    unknown_resume: int = 404,
+    unknown_resume: int = 204,
     authenticate: Authenticate | None = None,
     cors_origins: Sequence[str] = (),
     allowed_hosts: Sequence[str] | None = None,
@@ -76,16 +76,18 @@ def create_app(
             follow or cancel any run).
         heartbeat: seconds of silence on a stream before a keep-alive comment is sent.
         marbles_timeout: how long the marble endpoint waits for a run to end.
-        unknown_resume: the answer to a resume of a conversation the server never saw: ``404``
-            (a JSON error), or ``204`` as for an idle one, which is what ``useChat({resume:
-            true})`` expects when it mounts a new chat.
+        unknown_resume: the answer to a resume of a conversation the server never saw: ``204``
+            as for an idle one (the default: what ``useChat({resume: true})`` expects when it
+            mounts a new chat), or ``404`` (a JSON error).
         authenticate: ``fn(request) -> user id | None``, sync or async (``None``: ``401``);
             :class:`~rxreact.serve.auth.TokenAuthenticator` reads bearer tokens from a file.
             Without it the app serves one anonymous user, on loopback host names only.
         cors_origins: other origins allowed to call the API from a browser (answered with
             CORS headers); every other foreign ``Origin`` is refused on state-changing requests.
         allowed_hosts: ``Host`` names served (``["*"]``: any); default loopback names without
-            ``authenticate`` (a defence against DNS rebinding), any with it.
+            ``authenticate`` (a defence against DNS rebinding), and then loopback peers only
+            (``scope["client"]``: the ``Host`` header is the client's to say); any with it.
+            Naming them serves peers on any address.
         max_body_bytes: the largest request body (``413`` past it).
         max_message_chars: the longest question (``413`` past it).
         max_runs_per_user: runs in flight per user in this process (``429`` with
@@ -142,13 +144,15 @@ def create_app(
 
     async def problem(request: Request, error: Exception) -> Response:
         assert isinstance(error, HTTPProblem)
-        return JSONResponse(
-            {"error": error.error, "detail": error.detail}, error.status, headers=error.headers
-        )
+        body = problem_body(error, request.url.path)
+        return JSONResponse(body, error.status, headers=error.headers)
 
     async def crash(request: Request, error: Exception) -> Response:
         # Never a traceback to the client; the server log has it (uvicorn logs the exception).
-        return JSONResponse({"error": "internal_error", "detail": type(error).__name__}, 500)
+        failure = HTTPProblem(500, "internal_error", type(error).__name__)
+        # An OpenAI SDK retries a 500: after a run began, that would run the agent again.
+        headers = {"x-should-retry": "false"} if request.url.path.startswith(OPENAI_PATHS) else {}
+        return JSONResponse(problem_body(failure, request.url.path), 500, headers=headers)
 
     context = ServeContext(
         runs,

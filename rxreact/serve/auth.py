@@ -15,10 +15,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import os
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
-from urllib.parse import quote, unquote
+from urllib.parse import quote
 
 from starlette.requests import Request
 
@@ -26,11 +27,10 @@ from rxreact._validate import MAX_CONVERSATION_ID
 from rxreact.errors import ConfigurationError
 from rxreact.serve._body import HTTPProblem
 
-__all__ = ["TOKEN_COOKIE", "RunIds", "TokenAuthenticator", "conversation_key"]
+__all__ = ["MIN_TOKEN_CHARS", "RunIds", "TokenAuthenticator", "conversation_key"]
 
-TOKEN_COOKIE = "rxreact_token"
-"""The cookie the chat page keeps its token in (``SameSite=Strict``: never sent cross-site),
-so the page's ``<img>`` of a marble diagram is authenticated like its fetches."""
+MIN_TOKEN_CHARS = 16
+"""The shortest token accepted: a shorter one (or an empty one, an unset variable) is guessable."""
 
 
 def conversation_key(user: str, conversation_id: str) -> str:
@@ -56,9 +56,9 @@ def conversation_key(user: str, conversation_id: str) -> str:
 class TokenAuthenticator:
     """Bearer tokens from a file, one ``token user`` a line (``#`` comments, blank lines).
 
-    ``authenticate(request)`` reads ``Authorization: Bearer <token>``, else the page's
-    ``rxreact_token`` cookie, and answers the token's user or ``None``. Tokens are compared in
-    constant time.
+    ``authenticate(request)`` reads ``Authorization: Bearer <token>`` (the chat page sends it
+    with every fetch, the marble diagram's too: no cookie carries a token) and answers the
+    token's user or ``None``. Tokens are compared in constant time; an empty one matches none.
 
     ::
 
@@ -67,12 +67,27 @@ class TokenAuthenticator:
         77d2aa...04  bob
 
     Args:
-        tokens: ``{token: user}``.
+        tokens: ``{token: user}``, each token of :data:`MIN_TOKEN_CHARS` or more characters
+            (no spaces) and each user a non-empty name.
+
+    Raises:
+        ConfigurationError: no tokens, a short or empty token, an empty user.
     """
 
     def __init__(self, tokens: Mapping[str, str]) -> None:
         if not tokens:
             raise ConfigurationError("a token authenticator needs at least one token")
+        for token, user in tokens.items():
+            if not isinstance(token, str) or len(token.strip()) < MIN_TOKEN_CHARS:
+                shown = "an empty token" if not token else f"a {len(token)}-character token"
+                raise ConfigurationError(
+                    f"{shown} for user {user!r}: tokens need {MIN_TOKEN_CHARS}+ characters "
+                    "(an unset environment variable gives an empty one)"
+                )
+            if token != token.strip() or not isinstance(user, str) or not user.strip():
+                raise ConfigurationError(
+                    f"the token of user {user!r}: tokens have no surrounding spaces, users a name"
+                )
         self._tokens = [(t.encode(), u) for t, u in tokens.items()]
         digest = hashlib.sha256()
         for token, user in sorted(tokens.items()):
@@ -82,28 +97,50 @@ class TokenAuthenticator:
 
     @classmethod
     def from_file(cls, path: str | Path) -> TokenAuthenticator:
-        """Read ``token user`` lines from ``path`` (a clear error for a malformed line)."""
-        tokens: dict[str, str] = {}
+        """Read ``token user`` lines from ``path`` (UTF-8, a byte order mark allowed).
+
+        Raises:
+            ConfigurationError: the file cannot be read, is readable by group or others
+                (``chmod 600`` it), is not UTF-8, has a malformed line, or lists a token twice.
+        """
+        file = Path(path)
         try:
-            text = Path(path).read_text(encoding="utf-8")
+            if os.name == "posix" and file.stat().st_mode & 0o044:
+                raise ConfigurationError(
+                    f"the token file {str(path)!r} is readable by other users of this machine "
+                    f"(mode {file.stat().st_mode & 0o777:o}): chmod 600 {str(path)!r}"
+                )
+            text = file.read_bytes().decode("utf-8-sig")
         except OSError as error:
             raise ConfigurationError(f"cannot read the token file {str(path)!r}: {error}") from None
+        except UnicodeDecodeError as error:
+            raise ConfigurationError(
+                f"the token file {str(path)!r} is not UTF-8 (byte {error.start}: "
+                f"{error.object[error.start : error.start + 1]!r})"
+            ) from None
+        tokens: dict[str, str] = {}
         for number, line in enumerate(text.splitlines(), 1):
             fields = line.split("#", 1)[0].split()
             if not fields:
                 continue
-            if len(fields) != 2 or len(fields[0]) < 16:
+            if len(fields) != 2 or len(fields[0]) < MIN_TOKEN_CHARS:
                 raise ConfigurationError(
-                    f"{path}:{number}: expected 'token user' with a token of 16+ characters"
+                    f"{path}:{number}: expected 'token user' with a token of "
+                    f"{MIN_TOKEN_CHARS}+ characters"
+                )
+            if fields[0] in tokens:
+                raise ConfigurationError(
+                    f"{path}:{number}: this token is listed already (for {tokens[fields[0]]!r}): "
+                    "each token names one user"
                 )
             tokens[fields[0]] = fields[1]
         return cls(tokens)
 
     def __call__(self, request: Request) -> str | None:
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            token = unquote(request.cookies.get(TOKEN_COOKIE, ""))  # the page encodes it
         presented = token.strip().encode()
+        if scheme.lower() != "bearer" or not presented:
+            return None
         found = None
         for known, user in self._tokens:  # every token compared: no early exit to time
             if hmac.compare_digest(known, presented):

@@ -22,7 +22,14 @@ import os
 import sys
 from typing import Any
 
-__all__ = ["CONFIG_ENV", "add_serve_command", "app_from_env", "is_loopback", "serve"]
+__all__ = [
+    "CONFIG_ENV",
+    "add_serve_command",
+    "app_from_env",
+    "is_loopback",
+    "serve",
+    "served_hosts",
+]
 
 DESCRIPTION = """\
 Serve the chat page and the AI SDK UI message stream endpoints (POST /api/chat and the resume,
@@ -75,12 +82,19 @@ def add_serve_command(commands: Any) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--memory", metavar="PATH", default=None,
-        help="SQLite file of conversations without --redis (default: the one rxreact chat uses)",
+        help="SQLite file of conversations without --redis, or a postgresql:// DSN "
+        "(default: the one rxreact chat uses)",
     )  # fmt: skip
     parser.add_argument(
         "--event-log", metavar="PATH", default=None,
-        help="SQLite file of runs' events without --redis: a run outlives its worker, and a "
-        "restarted one resumes it (default: in memory, lost with the worker)",
+        help="SQLite file of runs' events without --redis, or a postgresql:// DSN (shared by "
+        "--workers and hosts): a run outlives its worker, and a restarted one resumes it "
+        "(default: in memory, lost with the worker)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--listen-dsn", metavar="DSN", default=None,
+        help="with --event-log postgresql://...: a direct connection (not through PgBouncer) "
+        "for LISTEN/NOTIFY, or 'poll' to poll (default: the event log's DSN)",
     )  # fmt: skip
     parser.add_argument(
         "--lost-after", metavar="SECONDS", type=float, default=None,
@@ -119,6 +133,26 @@ def add_serve_command(commands: Any) -> None:
         help="another origin (scheme://host[:port]) allowed to call the API from a browser; "
         "repeatable (default: the page's own origin only)",
     )  # fmt: skip
+    parser.add_argument(
+        "--request-deadline", metavar="SECONDS", type=float, default=60.0,
+        help="seconds a request's headers and body may take to arrive, in total: a slower "
+        "sender gets 408 and is disconnected (default: 60)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--limit-concurrency", metavar="N", type=int, default=1000,
+        help="connections (and tasks) per worker past which new requests get 503 "
+        "(default: 1000; each open answer stream is one)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--allowed-host", metavar="NAME", action="append", default=[], dest="allowed_hosts",
+        help="another Host name the server answers (a LAN name, a proxy's); repeatable (default: "
+        "any with --token-file, else loopback names and the --host address)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--unknown-resume", type=int, choices=(204, 404), default=204,
+        help="the answer to a resume of a chat the server never saw: 204 as for an idle one "
+        "(what useChat({resume: true}) expects of a new chat), or 404",
+    )  # fmt: skip
     parser.set_defaults(run=serve)
 
 
@@ -137,9 +171,10 @@ def serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    if args.workers > 1 and not args.redis:
+    if args.workers > 1 and not (args.redis or is_postgres(args.event_log)):
         print(
-            "rxreact serve: several workers share runs through Redis: add --redis URL",
+            "rxreact serve: several workers share runs through Redis or Postgres: add "
+            "--redis URL or --event-log postgresql://...",
             file=sys.stderr,
         )
         return 2
@@ -153,6 +188,13 @@ def serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.request_deadline <= 0 or args.limit_concurrency < 1:
+        print(
+            "rxreact serve: --request-deadline takes a positive number of seconds, "
+            "--limit-concurrency a positive count",
+            file=sys.stderr,
+        )
+        return 2
     config = {
         key: getattr(args, key)
         for key in (
@@ -160,6 +202,7 @@ def serve(args: argparse.Namespace) -> int:
             "redis",
             "memory",
             "event_log",
+            "listen_dsn",
             "lost_after",
             "model",
             "base_url",
@@ -170,6 +213,9 @@ def serve(args: argparse.Namespace) -> int:
             "token_file",
             "insecure_no_auth",
             "cors_origins",
+            "host",
+            "allowed_hosts",
+            "unknown_resume",
         )
     }
     os.environ[CONFIG_ENV] = json.dumps(config)
@@ -184,7 +230,11 @@ def serve(args: argparse.Namespace) -> int:
         workers=args.workers,
         log_level="info",
         timeout_graceful_shutdown=5,
+        limit_concurrency=args.limit_concurrency,
     )
+    from rxreact.serve.deadline import with_request_deadline
+
+    with_request_deadline(settings, args.request_deadline)  # slow senders are cut off
     # Listening before the workers start: a request sent at once waits in the backlog instead of
     # being refused while they import, and the address printed is the one bound (--port 0).
     sock = settings.bind_socket()
@@ -226,12 +276,19 @@ def _let_go(app: Any) -> None:
     app.state.runs.event_log.close()
 
 
+def is_postgres(place: str | None) -> bool:
+    """A ``--memory`` or ``--event-log`` that names a Postgres database, not a file."""
+    return bool(place) and str(place).startswith(("postgresql://", "postgres://"))
+
+
 def app_from_env() -> Any:
     """The app of one worker, from ``$RXREACT_SERVE_CONFIG`` (uvicorn's factory)."""
     from rxreact import (
         ChatMemory,
         EventLog,
         InMemoryEventLog,
+        PostgresChatMemory,
+        PostgresEventLog,
         RedisChatMemory,
         RedisEventLog,
         SQLiteEventLog,
@@ -253,8 +310,8 @@ def app_from_env() -> Any:
         # Every worker reads the same file: they derive the same secret, so a run id signed by
         # one is recognised by all.
         options.update(authenticate=authenticator, run_id_secret=authenticator.secret)
-    elif config.get("insecure_no_auth"):
-        options["allowed_hosts"] = ["*"]
+    options.update(served_hosts(config))
+    options["unknown_resume"] = config.get("unknown_resume", 204)
     base_url, api_key = config.get("base_url"), None
     if not config.get("demo"):
         check_endpoint(config.get("model"), base_url)
@@ -284,8 +341,20 @@ def app_from_env() -> Any:
         memory: ChatMemory = RedisChatMemory(redis_url)
         event_log: EventLog = RedisEventLog(redis_url, **durable)
     else:
-        memory = open_memory(config.get("memory"))
-        event_log = SQLiteEventLog(log_path, **durable) if log_path else InMemoryEventLog()
+        memory_path = config.get("memory")
+        if is_postgres(memory_path):
+            memory = PostgresChatMemory(memory_path)
+        else:
+            memory = open_memory(memory_path)
+        if is_postgres(log_path):
+            # Without --listen-dsn the DSN is taken to be a direct connection, so it carries
+            # LISTEN too; behind PgBouncer name a direct one, or poll (docs/postgres.md).
+            listen = config.get("listen_dsn") or log_path
+            event_log = PostgresEventLog(
+                log_path, listen_dsn=None if listen == "poll" else listen, **durable
+            )
+        else:
+            event_log = SQLiteEventLog(log_path, **durable) if log_path else InMemoryEventLog()
     agent = ReactAgent(
         model,
         tools,
@@ -306,6 +375,25 @@ def app_from_env() -> Any:
     gc.collect()
     gc.freeze()
     return app
+
+
+def served_hosts(config: dict[str, Any]) -> dict[str, Any]:
+    """``create_app``'s ``allowed_hosts`` for the command line: none named with a token file
+    (any host) or without ``--insecure-no-auth`` (loopback, from loopback peers), unless
+    ``--allowed-host`` names some; with ``--insecure-no-auth`` the loopback names, the
+    ``--host`` address when it is one (not ``0.0.0.0``) and the ``--allowed-host`` names: the
+    DNS-rebinding check stays, any peer is served."""
+    from rxreact.serve._guard import LOOPBACK_HOSTS
+
+    named = list(config.get("allowed_hosts") or ())
+    if config.get("insecure_no_auth") and not config.get("token_file"):
+        host = str(config.get("host") or "127.0.0.1").lower()
+        bound = [] if host in ("0.0.0.0", "::", "[::]", "") else [host]
+        return {"allowed_hosts": [*LOOPBACK_HOSTS, *bound, *named]}
+    if named:
+        extra = [] if config.get("token_file") else list(LOOPBACK_HOSTS)
+        return {"allowed_hosts": [*extra, *named]}
+    return {}
 
 
 def is_loopback(host: str) -> bool:

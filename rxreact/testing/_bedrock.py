@@ -236,9 +236,9 @@ def _signature_problem(
     if secret is None:
         return 403, "The security token included in the request is invalid."
     try:
-        from botocore.auth import SigV4Auth  # type: ignore[import-untyped]
-        from botocore.awsrequest import AWSRequest  # type: ignore[import-untyped]
-        from botocore.credentials import Credentials  # type: ignore[import-untyped]
+        from botocore.auth import SigV4Auth
+        from botocore.awsrequest import AWSRequest
+        from botocore.credentials import Credentials
     except ImportError:  # pragma: no cover - the check needs botocore, as signing does
         return None
     names = signed.split(";")

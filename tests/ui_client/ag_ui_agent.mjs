@@ -8,6 +8,7 @@
 //               {"toolResult": "text"}     the answer to every pending client-side tool call
 //               {"approve": true|false}    the answer to every interrupt
 //               {"headers": {...}}         request headers (a bearer token)
+//               {"content": [...]}         the user message's parts (QUESTION is ignored)
 //
 // The agent runs until a run ends without anything pending (answering pending tool calls
 // and interrupts as the options say, one run each). Prints one JSON line per run,
@@ -17,7 +18,7 @@ import { HttpAgent } from '@ag-ui/client';
 const [url, threadId, question, optionsJson] = process.argv.slice(2);
 const options = optionsJson ? JSON.parse(optionsJson) : {};
 const agent = new HttpAgent({ url, threadId, headers: options.headers ?? {} });
-agent.addMessage({ id: 'user-1', role: 'user', content: question });
+agent.addMessage({ id: 'user-1', role: 'user', content: options.content ?? question });
 
 const print = value => process.stdout.write(JSON.stringify(value) + '\n');
 

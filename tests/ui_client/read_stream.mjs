@@ -2,22 +2,29 @@
 // useChat uses (DefaultChatTransport: request body, SSE parsing, chunk schema validation, 204 on
 // resume) and readUIMessageStream (chunks -> UIMessage, the state machine useChat runs).
 //
-//   node read_stream.mjs API send CHAT_ID QUESTION [STOP_AFTER]   POST API, read the stream
+//   node read_stream.mjs API send CHAT_ID QUESTION [STOP_AFTER] [PARTS_JSON]
+//                                                                 POST API, read the stream; the
+//                                                                 user message's parts: QUESTION
+//                                                                 (if not empty) then PARTS_JSON
+//                                                                 (file parts, as sendMessage's
+//                                                                 files become)
 //   node read_stream.mjs API resume CHAT_ID                       GET API/CHAT_ID/stream
 //
 // Prints one JSON object: {chunks, message, errors} (or {resumed: false} on 204). With STOP_AFTER
 // the reader aborts the request after that many chunks, like a closed browser tab.
 import { DefaultChatTransport, readUIMessageStream } from 'ai';
 
-const [api, mode, chatId, question, stopAfter] = process.argv.slice(2);
+const [api, mode, chatId, question, stopAfter, partsJson] = process.argv.slice(2);
 const transport = new DefaultChatTransport({ api });
 const abort = new AbortController();
 
 let stream;
 if (mode === 'send') {
-  const messages = [
-    { id: 'u1', role: 'user', parts: [{ type: 'text', text: question }] },
+  const parts = [
+    ...(question ? [{ type: 'text', text: question }] : []),
+    ...(partsJson ? JSON.parse(partsJson) : []),
   ];
+  const messages = [{ id: 'u1', role: 'user', parts }];
   stream = await transport.sendMessages({
     trigger: 'submit-message',
     chatId,

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from rxreact.evals.evaluators._base import EvalResult, Evaluator
 from rxreact.evals.evaluators._matching import ExpectedCall, expected_calls, match_calls
-from rxreact.events import MaxRoundsReached, RoundStarted, ToolResult
 
 if TYPE_CHECKING:
     from rxreact.evals._context import EvalContext
@@ -45,11 +44,13 @@ class ToolCalls(Evaluator):
             raise ValueError(f"mode must be one of {', '.join(_MODES)}; got {self.mode!r}")
         calls = expected_calls(self.expected)  # checks each item
         object.__setattr__(self, "expected", tuple(c.as_item() for c in calls))
+        object.__setattr__(self, "_calls", calls)  # parsed once, not on every run scored
 
     @property
     def calls(self) -> tuple[ExpectedCall, ...]:
         """The expected calls, parsed."""
-        return expected_calls(self.expected)
+        calls: tuple[ExpectedCall, ...] = self.__dict__["_calls"]
+        return calls
 
     def evaluate(self, ctx: EvalContext) -> EvalResult:
         return match_calls(self.calls, ctx.tool_calls, self.mode)
@@ -66,7 +67,7 @@ class MaxRounds(Evaluator):
         rounds = (
             final.rounds
             if final is not None
-            else sum(1 for e in ctx.events if isinstance(e, RoundStarted) and not e.path)
+            else sum(1 for e in ctx.events if e.type == "round_started" and not e.path)
         )
         verdict = "at most" if rounds <= self.n else "more than"
         return EvalResult(rounds <= self.n, f"{rounds} round(s): {verdict} {self.n}")
@@ -93,7 +94,7 @@ class NoErrors(Evaluator):
     def evaluate(self, ctx: EvalContext) -> EvalResult:
         if ctx.error is not None:
             return EvalResult(False, f"the run failed: {ctx.error}")
-        failed = [e for e in ctx.events if isinstance(e, ToolResult) and e.is_error]
+        failed = [e for e in ctx.events if e.type == "tool_result" and e.is_error]
         if failed:
             first = failed[0]
             return EvalResult(
@@ -111,7 +112,7 @@ class NotForced(Evaluator):
     def evaluate(self, ctx: EvalContext) -> EvalResult:
         final = ctx.run.final
         forced = (final is not None and final.forced) or any(
-            isinstance(e, MaxRoundsReached) and not e.path for e in ctx.events
+            e.type == "max_rounds_reached" and not e.path for e in ctx.events
         )
         if forced:
             return EvalResult(False, "max_rounds was reached: the answer was forced")

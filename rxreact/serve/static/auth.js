@@ -2,19 +2,17 @@
 // browser and sends it with every request to its own server. A server without tokens never
 // answers 401, so nothing is ever asked (`rxreact serve --demo` on loopback).
 //
-// The token is kept in localStorage and in a SameSite=Strict cookie: fetches carry it as
-// `Authorization: Bearer`, and the cookie authenticates what fetch does not make (the marble
-// diagram's <img>). SameSite=Strict keeps other sites' requests from carrying it.
+// The token is kept in localStorage (this origin's alone: another port of the same host cannot
+// read it) and every fetch to this server carries it as `Authorization: Bearer`; no cookie
+// holds it, so the marble diagram is fetched too (draw.js), not loaded by an <img src>.
 (() => {
   'use strict';
   const STORE = 'rxreact.token';
-  const COOKIE = 'rxreact_token';
   let token = localStorage.getItem(STORE);
 
   function keep(value) {
     token = value;
     localStorage.setItem(STORE, value);
-    document.cookie = `${COOKIE}=${encodeURIComponent(value)}; path=/; SameSite=Strict`;
   }
 
   function ask() {
@@ -41,6 +39,7 @@
     return token && token !== sent ? plainFetch(input, withToken(input, init)) : response;
   };
 
-  if (token) keep(token); // the cookie may have been cleared while localStorage kept the token
+  // The cookie earlier versions kept the token in: gone, so no other app on this host reads it.
+  document.cookie = 'rxreact_token=; path=/; max-age=0; SameSite=Strict';
   window.rxreactSignedIn = window.fetch('/api/me').then((r) => (r.ok ? r.json() : null));
 })();
