@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from hypothesis import settings
+from redis_cluster import LocalCluster, running_redis_cluster
 from redis_server import RedisServer, running_redis_server
 
 from rxreact.model.openai.client import OpenAIChatModel
@@ -73,3 +74,20 @@ def redis_server() -> Iterator[RedisServer]:
     ``RXREACT_REQUIRE_REDIS=1``, where there is none)."""
     with running_redis_server() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def redis_cluster() -> Iterator[LocalCluster]:
+    """A real three-master Redis Cluster on loopback ports, one per test session (skips, or
+    fails with ``RXREACT_REQUIRE_REDIS=1``, where redis-server or redis-cli is missing)."""
+    with running_redis_cluster() as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="session")
+def redis_cluster_client(redis_cluster: LocalCluster) -> Iterator[Any]:
+    """One ``redis.cluster.RedisCluster`` client for the session: making one reads the whole
+    command table from a node, a noticeable cost per test."""
+    client: Any = redis_cluster.client()
+    yield client
+    client.close()

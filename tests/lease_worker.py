@@ -20,7 +20,11 @@ from rxreact import OpenAIChatModel, ReactAgent, RedisChatMemory, RxReactError, 
 def main(settings: dict[str, Any]) -> None:
     faulthandler.dump_traceback_later(25, exit=True)  # a hung worker shows where, then exits
     kind, _, where = settings["memory"].partition(":")
-    memory: Any = SQLiteChatMemory(where) if kind == "sqlite" else RedisChatMemory(where)
+    memory: Any = (
+        SQLiteChatMemory(where)
+        if kind == "sqlite"
+        else RedisChatMemory(where, cluster=kind == "redis-cluster")
+    )
     agent = ReactAgent(
         OpenAIChatModel("mock", base_url=settings["base_url"], max_retries=0),
         memory=memory,

@@ -1,4 +1,5 @@
-"""One run per conversation across real OS processes: one SQLite file, one real redis-server.
+"""One run per conversation across real OS processes: one SQLite file, one real redis-server,
+a real three-master Redis Cluster.
 
 Each run is a ``python lease_worker.py`` process talking to the loopback mock server; the mock
 holds a run's model reply until the test lets it go, so the test decides who is mid-run when
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from redis_cluster import LocalCluster
 from redis_server import RedisServer
 
 from rxreact import ChatRequest, RedisChatMemory, SQLiteChatMemory, UserMessage
@@ -28,11 +30,17 @@ WORKER = Path(__file__).with_name("lease_worker.py")
 TTL = 1.5  # short, yet three renewals long: the host is shared and busy
 
 
-@pytest.fixture(params=["sqlite", "redis"])
+@pytest.fixture(params=["sqlite", "redis", "redis_cluster"])
 def memory_spec(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """Where the processes share their memory: ``sqlite:<file>`` or ``redis:<url>``."""
+    """Where the processes share their memory: ``sqlite:<file>``, ``redis:<url>`` or
+    ``redis-cluster:<a node's url>`` (a three-master cluster)."""
     if request.param == "sqlite":
         yield f"sqlite:{tmp_path / 'shared.db'}"
+        return
+    if request.param == "redis_cluster":
+        cluster: LocalCluster = request.getfixturevalue("redis_cluster")
+        cluster.flush()
+        yield f"redis-cluster:{cluster.url}"
         return
     server: RedisServer = request.getfixturevalue("redis_server")
     with RedisChatMemory(server.url) as memory:
@@ -46,7 +54,9 @@ def memory_spec(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]
 
 def open_memory(spec: str) -> Any:
     kind, _, where = spec.partition(":")
-    return SQLiteChatMemory(where) if kind == "sqlite" else RedisChatMemory(where)
+    if kind == "sqlite":
+        return SQLiteChatMemory(where)
+    return RedisChatMemory(where, cluster=kind == "redis-cluster")
 
 
 class Model:

@@ -1,4 +1,5 @@
-"""The ChatMemory contract, once, for every backend: in-memory, SQLite (a file), Redis (real)."""
+"""The ChatMemory contract, once, for every backend: in-memory, SQLite (a file), Redis (real;
+one node and a three-master cluster)."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ from rxreact.messages import (
 MakeMemory = Callable[..., Any]
 
 
-@pytest.fixture(params=["in_memory", "sqlite", "redis"])
+@pytest.fixture(params=["in_memory", "sqlite", "redis", "redis_cluster"])
 def make_memory(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[MakeMemory]:
     """A factory of fresh, empty memories of one backend: ``make_memory(max_turns=...)``."""
     made: list[Any] = []
@@ -46,6 +47,9 @@ def make_memory(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[MakeM
 
         with redis.Redis.from_url(server.url) as client:
             client.flushdb()
+    if backend == "redis_cluster":  # a three-master cluster, one client for the session
+        request.getfixturevalue("redis_cluster").flush()
+        cluster_client = request.getfixturevalue("redis_cluster_client")
 
     def make(**kw: Any) -> Any:
         memory: Any
@@ -53,6 +57,8 @@ def make_memory(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[MakeM
             memory = InMemoryChatMemory(**kw)
         elif backend == "sqlite":
             memory = SQLiteChatMemory(tmp_path / f"memory{len(made)}.db", **kw)
+        elif backend == "redis_cluster":
+            memory = RedisChatMemory(cluster_client, prefix=f"test{len(made)}:", **kw)
         else:
             memory = RedisChatMemory(server.url, prefix=f"test{len(made)}:", **kw)
         made.append(memory)
