@@ -4,7 +4,7 @@ a plain ``redis.Redis`` or a ``redis.cluster.RedisCluster``."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from rxreact.errors import ConfigurationError
 
@@ -12,15 +12,23 @@ if TYPE_CHECKING:
     import redis
     from redis.cluster import RedisCluster
 
-__all__ = ["RedisConnection", "connect_redis", "import_redis", "is_cluster", "redis_errors"]
+__all__ = [
+    "RedisConnection",
+    "close_redis",
+    "connect_redis",
+    "import_redis",
+    "is_cluster",
+    "redis_errors",
+]
 
 
 class RedisConnection(NamedTuple):
     """What a backend keeps: the module, the client, and whether closing it is the backend's."""
 
     module: Any
-    client: Any
-    """A ``redis.Redis``, or a ``redis.cluster.RedisCluster`` (see :func:`is_cluster`)."""
+    client: redis.Redis
+    """A ``redis.Redis``, or a ``redis.cluster.RedisCluster`` (see :func:`is_cluster`; typed
+    as the first, whose commands the second has, for the backends written for one node)."""
     owned: bool
     """Made here from a URL (the backend closes it), not the caller's client (left open)."""
 
@@ -53,11 +61,12 @@ def connect_redis(
     """
     module = import_redis(user)
     if not isinstance(client_or_url, str):
-        return RedisConnection(module, client_or_url, False)
+        return RedisConnection(module, cast("redis.Redis", client_or_url), False)
     if cluster:
         from redis.cluster import RedisCluster
 
-        return RedisConnection(module, RedisCluster.from_url(client_or_url), True)
+        made = RedisCluster.from_url(client_or_url)
+        return RedisConnection(module, cast("redis.Redis", made), True)
     return RedisConnection(module, module.Redis.from_url(client_or_url), True)
 
 
@@ -72,3 +81,16 @@ def redis_errors(module: Any) -> tuple[type[Exception], ...]:
     """Every failure redis-py raises: its ``RedisError`` tree, and the cluster client's
     ``RedisClusterException`` (keys in two slots, no reachable node), which is not in it."""
     return (module.RedisError, module.exceptions.RedisClusterException)
+
+
+def close_redis(client: Any) -> None:
+    """Close a client this backend made, sockets included.
+
+    ``RedisCluster.close`` closes each node's client, but those were given their pools, so
+    their sockets stay open until garbage collection: the pools are disconnected here too.
+    """
+    client.close()
+    if is_cluster(client):
+        for node in client.get_nodes():
+            if node.redis_connection is not None:
+                node.redis_connection.connection_pool.disconnect()

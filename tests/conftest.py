@@ -12,6 +12,7 @@ from hypothesis import settings
 from redis_cluster import LocalCluster, running_redis_cluster
 from redis_server import RedisServer, running_redis_server
 
+from rxreact._redis import close_redis
 from rxreact.model.openai.client import OpenAIChatModel
 from rxreact.model.scripted.replies import Script
 from rxreact.testing import MockOpenAIServer
@@ -90,4 +91,4 @@ def redis_cluster_client(redis_cluster: LocalCluster) -> Iterator[Any]:
     command table from a node, a noticeable cost per test."""
     client: Any = redis_cluster.client()
     yield client
-    client.close()
+    close_redis(client)  # RedisCluster.close leaves the nodes' sockets open

@@ -74,7 +74,8 @@ class LocalCluster:
         return f"redis://127.0.0.1:{self.nodes[0].port}/0"
 
     def client(self) -> object:
-        """A new ``redis.cluster.RedisCluster`` on the cluster (the caller closes it)."""
+        """A new ``redis.cluster.RedisCluster`` on the cluster (the caller closes it with
+        ``rxreact._redis.close_redis``: its own ``close`` leaves the sockets open)."""
         from redis.cluster import RedisCluster as Client
 
         return Client.from_url(self.url)

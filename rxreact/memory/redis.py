@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from reactivex import Observable
 
 from rxreact._closeable import Closeable
-from rxreact._redis import connect_redis, import_redis, is_cluster, redis_errors
+from rxreact._redis import close_redis, connect_redis, import_redis, is_cluster, redis_errors
 from rxreact.errors import ChatMemoryError
 from rxreact.memory._redis_keys import ClusterKeys, ConversationKeys
 from rxreact.memory._redis_releases import ReleaseNotices
@@ -87,7 +87,7 @@ class RedisChatMemory(Closeable):
             raise ChatMemoryError(f"Redis chat memory: could not connect: {error}") from error
         self._client: Any = connection.client
         self._owns_client = connection.owned
-        self._errors = errors
+        self._errors: tuple[type[Exception], ...] = (*errors, UnicodeEncodeError)
         self.prefix = prefix
         self._keys_of = (ClusterKeys if is_cluster(self._client) else ConversationKeys)(prefix)
         self._max_turns = max_turns
@@ -115,7 +115,7 @@ class RedisChatMemory(Closeable):
         try:
             yield self._client
         # A key redis-py cannot encode (a lone surrogate in a conversation id) is ours too.
-        except (*self._errors, UnicodeEncodeError) as error:
+        except self._errors as error:
             raise ChatMemoryError(f"Redis chat memory: could not {action}: {error}") from error
 
     def load(self, conversation_id: str) -> list[Message]:
@@ -136,7 +136,7 @@ class RedisChatMemory(Closeable):
             return
         if not messages:
             return
-        args = [encode_turn(messages), self._max_turns or 0, self._ttl_ms or 0]
+        args: list[bytes | int] = [encode_turn(messages), self._max_turns or 0, self._ttl_ms or 0]
         with self._guard("store the turn"):
             self._scripts["append"](keys=[self._key(conversation_id)], args=args)
 
@@ -248,7 +248,7 @@ class RedisChatMemory(Closeable):
         self._releases.close()
         if self._owns_client:
             with self._guard("close"):
-                self._client.close()
+                close_redis(self._client)
 
 
 def _ms(seconds: float) -> int:
