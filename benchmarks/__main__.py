@@ -17,6 +17,8 @@ Workloads (``--only`` takes their numbers or names):
 13. ``anthropic`` AnthropicModel vs a hand-written httpx reader and the anthropic SDK
 14. ``responses`` OpenAIResponsesModel vs a hand-written httpx reader and the openai SDK
 15. ``gemini``    GeminiModel vs a hand-written httpx reader and google-genai
+16. ``bedrock``   BedrockModel (Converse) vs a hand-written reader
+17. ``evals``     1,000 cases evaluated in virtual time: vs the runs alone, pydantic-evals
 
 ``--quick`` shrinks every workload (about a minute in all); the default takes about
 five minutes on a 2-core machine. ``--json FILE`` also writes the raw numbers.
@@ -34,6 +36,7 @@ from benchmarks import (
     anthropic_adapter,
     bedrock_adapter,
     conversations,
+    evals,
     fixed_cost,
     gc_objects,
     gemini_adapter,
@@ -67,6 +70,7 @@ WORKLOADS = (
     "responses",
     "gemini",
     "bedrock",
+    "evals",
 )
 
 
@@ -128,6 +132,8 @@ def main(argv: list[str] | None = None) -> int:
         tables["gemini"], tables["gemini_per_chunk"] = gemini_adapter.run(args.quick)
     if "bedrock" in chosen:
         tables["bedrock"], tables["bedrock_per_chunk"] = bedrock_adapter.run(args.quick)
+    if "evals" in chosen:  # scripted and in-process: no mock server
+        tables["evals"] = evals.run(None, args.quick)
     if "peers" in chosen:
         ratio = None
         if "per_chunk" in tables:

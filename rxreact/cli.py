@@ -1,4 +1,4 @@
-"""The ``rxreact`` command: ``demo``, ``chat``, ``mock`` and ``serve``.
+"""The ``rxreact`` command: ``demo``, ``chat``, ``mock``, ``serve`` and ``eval``.
 
 Each subcommand is one ``add`` function that adds its parser and sets ``run`` to its handler
 (``handler(args) -> exit status``): ``chat``'s is here, the others' beside their handlers in
@@ -12,27 +12,35 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from rxreact._cli.chat import (
-    check_endpoint,
-    default_memory_path,
-    load_tools,
-    open_memory,
-    open_model,
-    read_attachments,
-    read_question,
-    require_key,
-    run_chat,
-)
 from rxreact._cli.demo import add_demo_command
+from rxreact._cli.eval import add_eval_command
 from rxreact._cli.help import HelpFormatter, command_parser, examples
 from rxreact._cli.mock import add_mock_command
-from rxreact._cli.terminal import TerminalRenderer
-from rxreact.agent.react_agent import ReactAgent
 from rxreact.errors import ConfigurationError, InvalidArgumentError, RxReactError
 
+if TYPE_CHECKING:
+    from rxreact._cli.chat import default_memory_path
+    from rxreact._cli.terminal import TerminalRenderer
+
 __all__ = ["COMMANDS", "TerminalRenderer", "build_parser", "default_memory_path", "main"]
+
+# What a command runs is imported when it runs: building the parser (--version, --help) loads
+# a handful of modules, not the agent, the models and pydantic.
+_LAZY = {
+    "TerminalRenderer": "rxreact._cli.terminal",
+    "default_memory_path": "rxreact._cli.chat",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'rxreact.cli' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(_LAZY[name]), name)
+
 
 DESCRIPTION = """\
 A streaming ReAct agent in your terminal.
@@ -43,6 +51,7 @@ A streaming ReAct agent in your terminal.
   rxreact mock --weather           a loopback mock model that answers weather questions
   rxreact mock replies.json        a loopback mock server playing scripted replies
   rxreact serve                    a chat page and the AI SDK UI stream (needs rxreact[serve])
+  rxreact eval DATASET --agent M:A run a dataset of cases on an agent, score it (for CI)
 
 The endpoint comes from OPENAI_BASE_URL (a local server on 127.0.0.1 needs no key),
 OPENAI_API_KEY and RXREACT_MODEL, or from --base-url and --model.
@@ -161,6 +170,18 @@ def _add_chat(commands: Any) -> None:
 
 
 def _chat(args: argparse.Namespace) -> int:
+    from rxreact._cli.chat import (
+        check_endpoint,
+        load_tools,
+        open_memory,
+        open_model,
+        read_attachments,
+        read_question,
+        require_key,
+        run_chat,
+    )
+    from rxreact.agent.react_agent import ReactAgent
+
     check_endpoint(args.model, args.base_url)
     if args.question is not None:  # before anything is set up, as a usage error would be
         args.question = read_question(args, sys.stdin)
@@ -197,6 +218,7 @@ COMMANDS: list[Callable[[Any], None]] = [
     _add_chat,
     add_mock_command,
     _add_serve,
+    add_eval_command,
 ]
 """Subcommands, in the order ``--help`` lists them: each adds its parser and sets ``run``."""
 

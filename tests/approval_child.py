@@ -2,7 +2,8 @@
 
 ``python approval_child.py LOG MODEL_URL COUNT_FILE``: start a run whose ``pay`` tool needs
 approval, print its id, wait for it to end, print one JSON line: the answer (or the error's
-type) and how often ``pay`` ran. LOG is a SQLiteEventLog file or a Redis URL.
+type) and how often ``pay`` ran. LOG is a SQLiteEventLog file, a Redis URL or a Postgres
+place (tests/durable_logs.py).
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ import json
 import sys
 from pathlib import Path
 
-from rxreact import OpenAIChatModel, ReactAgent, RedisEventLog, SQLiteEventLog, tool
+from durable_logs import open_log
+
+from rxreact import OpenAIChatModel, ReactAgent, tool
 
 
 def main(where: str, model_url: str, count_file: str) -> None:
@@ -22,7 +25,7 @@ def main(where: str, model_url: str, count_file: str) -> None:
             calls.write("paid\n")
         return f"paid {amount}"
 
-    log = RedisEventLog(where) if where.startswith("redis://") else SQLiteEventLog(where)
+    log = open_log(where)
     model = OpenAIChatModel("mock", base_url=model_url, api_key="sk-test", max_retries=0)
     with log, model:
         run = ReactAgent(model, [pay], event_log=log).start("Pay 3.")

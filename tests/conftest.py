@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from hypothesis import settings
+from postgres_server import PostgresServer, shared_postgres_server
 from redis_cluster import LocalCluster, running_redis_cluster
 from redis_server import RedisServer, running_redis_server
 
@@ -75,6 +76,14 @@ def redis_server() -> Iterator[RedisServer]:
     ``RXREACT_REQUIRE_REDIS=1``, where there is none)."""
     with running_redis_server() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> PostgresServer:
+    """A real PostgreSQL server (and PgBouncer in transaction mode before it) on loopback
+    ports, one per test session (skips, or fails with ``RXREACT_REQUIRE_POSTGRES=1``, where
+    there is none); each test takes table names of its own with ``new_prefix()``."""
+    return shared_postgres_server()
 
 
 @pytest.fixture(scope="session")

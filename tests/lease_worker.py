@@ -14,6 +14,8 @@ import json
 import sys
 from typing import Any
 
+from durable_logs import open_memory
+
 from rxreact import OpenAIChatModel, ReactAgent, RedisChatMemory, RxReactError, SQLiteChatMemory
 
 
@@ -21,7 +23,9 @@ def main(settings: dict[str, Any]) -> None:
     faulthandler.dump_traceback_later(25, exit=True)  # a hung worker shows where, then exits
     kind, _, where = settings["memory"].partition(":")
     memory: Any = (
-        SQLiteChatMemory(where)
+        open_memory(where)
+        if kind == "postgres"
+        else SQLiteChatMemory(where)
         if kind == "sqlite"
         else RedisChatMemory(where, cluster=kind == "redis-cluster")
     )

@@ -8,7 +8,8 @@ run id and ``run.parked``, then wait to be killed (SIGKILL: nothing is flushed o
 parked runs (``agent.runs_keeper()``) until run RUN_ID ends; print one JSON line: its answer
 (or the error's type), how often ``pay`` ran, and the event types after the approval request.
 
-LOG is a SQLiteEventLog file or a Redis URL; both use ``lost_after=1``.
+LOG is a SQLiteEventLog file, a Redis URL or a Postgres place (tests/durable_logs.py); each
+uses ``lost_after=1``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from rxreact import OpenAIChatModel, ReactAgent, RedisEventLog, SQLiteEventLog, follow, tool
+from durable_logs import open_log as open_durable_log
+
+from rxreact import OpenAIChatModel, ReactAgent, follow, tool
 
 LOST_AFTER = 1.0
 
@@ -37,9 +40,7 @@ def make_agent(log: Any, model_url: str, count_file: str, timeout: float | None)
 
 
 def open_log(where: str) -> Any:
-    if where.startswith("redis://"):
-        return RedisEventLog(where, lost_after=LOST_AFTER)
-    return SQLiteEventLog(where, lost_after=LOST_AFTER)
+    return open_durable_log(where, lost_after=LOST_AFTER)
 
 
 def park(where: str, model_url: str, count_file: str, timeout: str = "") -> None:

@@ -3,8 +3,9 @@
 ``python takeover_child.py LOG MODEL_URL COUNT_DIR LOST_AFTER [MEMORY [LEASE_TTL]]``: start a
 run with the tools of :func:`make_tools` (``charge`` hangs here, so the parent can kill the
 worker inside it), print the run id, and wait to be killed. LOG is the path of a
-SQLiteEventLog file, or a Redis URL. With MEMORY (a SQLiteChatMemory file) the run is on
-conversation ``c1``, with a conversation lease of LEASE_TTL seconds (default one).
+SQLiteEventLog file, a Redis URL or a Postgres place (tests/durable_logs.py). With MEMORY (a
+SQLiteChatMemory file or a Postgres place) the run is on conversation ``c1``, with a
+conversation lease of LEASE_TTL seconds (default one).
 """
 
 from __future__ import annotations
@@ -15,15 +16,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from rxreact import (
-    OpenAIChatModel,
-    ReactAgent,
-    RedisEventLog,
-    SQLiteChatMemory,
-    SQLiteEventLog,
-    Tool,
-    tool,
-)
+from durable_logs import open_log, open_memory
+
+from rxreact import OpenAIChatModel, ReactAgent, Tool, tool
 
 
 def count(directory: Path, name: str) -> None:
@@ -61,16 +56,12 @@ def make_tools(directory: Path, *, hang: bool) -> list[Tool[..., Any]]:
 def main(
     path: str, model_url: str, directory: str, lost_after: float, memory: str, lease_ttl: float
 ) -> None:
-    log: RedisEventLog | SQLiteEventLog = (
-        RedisEventLog(path, lost_after=lost_after)
-        if path.startswith("redis://")
-        else SQLiteEventLog(path, lost_after=lost_after)
-    )
+    log = open_log(path, lost_after=lost_after)
     model = OpenAIChatModel("mock", base_url=model_url, api_key="sk-test", max_retries=0)
     tools = make_tools(Path(directory), hang=True)
     if memory:
         agent = ReactAgent(
-            model, tools, event_log=log, memory=SQLiteChatMemory(memory), lease_ttl=lease_ttl
+            model, tools, event_log=log, memory=open_memory(memory), lease_ttl=lease_ttl
         )
         run = agent.start("Charge 5 and look Paris up.", conversation_id="c1")
     else:

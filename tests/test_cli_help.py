@@ -24,7 +24,7 @@ def help_of(name: str) -> str:
 
 
 def test_every_subcommand_is_listed() -> None:
-    assert sorted(SUBCOMMANDS) == ["chat", "demo", "mock", "serve"]
+    assert sorted(SUBCOMMANDS) == ["chat", "demo", "eval", "mock", "serve"]
 
 
 @pytest.mark.parametrize("name", sorted(SUBCOMMANDS))

@@ -1,5 +1,5 @@
 """Approval decisions from any process: ``event_log.decide`` on a run another process owns
-(real OS processes, a real SQLite file and redis-server); the first decision is applied
+(real OS processes, a real SQLite file, redis-server and postgres); the first decision is applied
 once, a second one, one for an unknown call or for an ended run is an
 ApprovalDecisionError."""
 
@@ -13,26 +13,29 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from durable_logs import open_log, postgres_place
 from test_runs_redis import last_json
 
-from rxreact import ApprovalDecisionError, RedisEventLog, SQLiteEventLog, follow
+from rxreact import ApprovalDecisionError, SQLiteEventLog, follow
 from rxreact.model.scripted.replies import text_reply, tool_call_reply
 from rxreact.testing import MockOpenAIServer
 
 CHILD = Path(__file__).with_name("approval_child.py")
 
 
-@pytest.fixture(params=["sqlite", "redis"])
+@pytest.fixture(params=["sqlite", "redis", "postgres"])
 def place(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, Any]]:
-    """Where the log is (a file or a Redis URL), and a log on it for this process."""
+    """Where the log is (a file, a Redis URL, a Postgres place), and a log on it here."""
     where = str(tmp_path / "runs.db")
+    if request.param == "postgres":
+        where = postgres_place(request.getfixturevalue("postgres_server"))
     if request.param == "redis":
         import redis
 
         where = request.getfixturevalue("redis_server").url
         with redis.Redis.from_url(where) as client:
             client.flushdb()
-    log = RedisEventLog(where) if request.param == "redis" else SQLiteEventLog(where)
+    log = open_log(where)
     yield where, log
     log.close()
 

@@ -7,6 +7,7 @@ the loopback mock server playing :func:`rxreact.testing.weather_desk` as the mod
 a block declares what it needs::
 
     <!-- readme-test: redis -->        a running redis-server, its URL in $REDIS_URL
+    <!-- readme-test: postgres -->     a running postgres, an empty database's DSN in $POSTGRES_DSN
     <!-- readme-test: skip -->         not run (say why in the text around it)
 
 Docstring examples (``::`` literal blocks that use rxreact) run one by one in a fresh
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from postgres_server import shared_postgres_server
 from redis_server import running_redis_server
 
 import rxreact
@@ -127,8 +129,16 @@ def _redis(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         yield
 
 
+@contextlib.contextmanager
+def _postgres(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    server = shared_postgres_server()
+    monkeypatch.setenv("POSTGRES_DSN", server.dsn(server.new_database()))
+    yield
+
+
 NEEDS: dict[str, Callable[[pytest.MonkeyPatch], contextlib.AbstractContextManager[None]]] = {
     "redis": _redis,
+    "postgres": _postgres,
 }
 """What a block may declare in ``<!-- readme-test: ... -->`` (besides ``skip``)."""
 

@@ -1,5 +1,5 @@
 """One run per conversation across real OS processes: one SQLite file, one real redis-server,
-a real three-master Redis Cluster.
+a real three-master Redis Cluster, one real postgres.
 
 Each run is a ``python lease_worker.py`` process talking to the loopback mock server; the mock
 holds a run's model reply until the test lets it go, so the test decides who is mid-run when
@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from durable_logs import open_memory as open_durable_memory
+from durable_logs import postgres_place
 from redis_cluster import LocalCluster
 from redis_server import RedisServer
 
@@ -30,10 +32,14 @@ WORKER = Path(__file__).with_name("lease_worker.py")
 TTL = 1.5  # short, yet three renewals long: the host is shared and busy
 
 
-@pytest.fixture(params=["sqlite", "redis", "redis_cluster"])
+@pytest.fixture(params=["sqlite", "redis", "redis_cluster", "postgres"])
 def memory_spec(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """Where the processes share their memory: ``sqlite:<file>``, ``redis:<url>`` or
-    ``redis-cluster:<a node's url>`` (a three-master cluster)."""
+    """Where the processes share their memory: ``sqlite:<file>``, ``redis:<url>``,
+    ``redis-cluster:<a node's url>`` (a three-master cluster) or ``postgres:<place>``
+    (tests/durable_logs.py)."""
+    if request.param == "postgres":
+        yield f"postgres:{postgres_place(request.getfixturevalue('postgres_server'))}"
+        return
     if request.param == "sqlite":
         yield f"sqlite:{tmp_path / 'shared.db'}"
         return
@@ -54,6 +60,8 @@ def memory_spec(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]
 
 def open_memory(spec: str) -> Any:
     kind, _, where = spec.partition(":")
+    if kind == "postgres":
+        return open_durable_memory(where)
     if kind == "sqlite":
         return SQLiteChatMemory(where)
     return RedisChatMemory(where, cluster=kind == "redis-cluster")

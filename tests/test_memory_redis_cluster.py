@@ -108,7 +108,8 @@ def test_a_release_is_heard_from_every_master(cluster: LocalCluster, client: Any
             assert lease is not None
             there.release(lease)
         assert all_heard.wait(10), heard
-        assert heard == ids
+        # each once; notices from different masters may arrive in another order
+        assert sorted(heard) == sorted(ids)
     finally:
         subscription.dispose()
         here.close()

@@ -1,9 +1,10 @@
 """Parked runs: a run waiting only for approvals survives the death of every worker.
 
-Real OS processes (SIGKILL), a real SQLite file: a worker parks a run on an approval and is
-killed; a decision is made while no worker runs; a new worker resumes the run and applies it.
-The paid count (a file) shows the tool ran at most once; a follower attached before the kill
-never sees RunLostError, though its log gives up on lost runs much sooner than the wait.
+Real OS processes (SIGKILL), a real SQLite file, redis-server and postgres: a worker parks a
+run on an approval and is killed; a decision is made while no worker runs; a new worker
+resumes the run and applies it. The paid count (a file) shows the tool ran at most once; a
+follower attached before the kill never sees RunLostError, though its log gives up on lost
+runs much sooner than the wait.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from durable_logs import open_log, postgres_place
 from test_runs_redis import last_json
 
-from rxreact import ApprovalDecisionError, RedisEventLog, SQLiteEventLog, follow
+from rxreact import ApprovalDecisionError, SQLiteEventLog, follow
 from rxreact.agent.resume import PAST_DEADLINE
 from rxreact.events import ToolApprovalRequested
 from rxreact.model.scripted.replies import text_reply, tool_call_reply
@@ -29,23 +31,19 @@ CHILD = Path(__file__).with_name("parking_child.py")
 SCRIPT = [tool_call_reply(("pay", {"amount": 3})), text_reply("Done.")]
 
 
-@pytest.fixture(params=["sqlite", "redis"])
+@pytest.fixture(params=["sqlite", "redis", "postgres"])
 def where(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A SQLite file or a Redis URL, empty."""
+    """A SQLite file, a Redis URL or a Postgres place, empty."""
     if request.param == "sqlite":
         return str(tmp_path / "runs.db")
+    if request.param == "postgres":
+        return postgres_place(request.getfixturevalue("postgres_server"))
     import redis
 
     url: str = request.getfixturevalue("redis_server").url
     with redis.Redis.from_url(url) as client:
         client.flushdb()
     return url
-
-
-def open_log(where: str, **options: Any) -> Any:
-    if where.startswith("redis://"):
-        return RedisEventLog(where, **options)
-    return SQLiteEventLog(where, **options)
 
 
 def park_and_kill(where: str, url: str, paid: Path, timeout: str = "") -> str:

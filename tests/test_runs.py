@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import reactivex
 from reactivex.testing import TestScheduler
 
 from rxreact import (
@@ -31,30 +30,19 @@ from rxreact.messages import ChatRequest
 from rxreact.model.scripted.model import ScriptedModel
 from rxreact.model.scripted.replies import Hang, HTTPErrorReply, Script, text_reply, tool_call_reply
 from rxreact.testing import ChaosScheduler, MockOpenAIServer
+from rxreact.testing.conformance._event_log import Collected
 
 ANSWER = "The gate opened and every subscriber saw the same words in the same order."
 
 
-class Collector:
+class Collector(Collected):
     """Subscribes and keeps what arrives; ``done`` is set by completion or error."""
 
-    def __init__(self, source: reactivex.Observable[Any]) -> None:
-        self.events: list[Any] = []
-        self.error: Exception | None = None
-        self.done = threading.Event()
-        self.subscription = source.subscribe(self.events.append, self._failed, self.done.set)
+    events: list[Any]
 
-    def _failed(self, error: Exception) -> None:
-        self.error = error
-        self.done.set()
-
-    def wait(self) -> Collector:
-        assert self.done.wait(10), "the subscription did not end"
+    def wait(self, timeout: float = 10.0) -> Collector:
+        super().wait(timeout)
         return self
-
-    @property
-    def seqs(self) -> list[int]:
-        return [e.seq for e in self.events]
 
     @property
     def text(self) -> str:

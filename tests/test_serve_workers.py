@@ -1,6 +1,6 @@
-"""Two ``rxreact serve`` processes on one real redis-server: a run started through one is
-resumed (and followed to its end) through the other, the conversation goes on there, and a run
-one owns is cancelled through the other.
+"""Two ``rxreact serve`` processes on one real redis-server (or one real postgres): a run
+started through one is resumed (and followed to its end) through the other, the conversation
+goes on there, and a run one owns is cancelled through the other.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from redis_server import running_redis_server
 from serve_helpers import Gate, SSEEvent, parse_sse, read_until_text, serve_process, text_of
 
@@ -35,11 +36,26 @@ def body(conversation: str, question: str) -> dict[str, Any]:
     return {"id": conversation, "messages": [{"id": "u", "role": "user", "parts": parts}]}
 
 
-def test_a_run_started_through_one_worker_is_resumed_through_the_other() -> None:
+@contextmanager
+def shared_store(kind: str, request: pytest.FixtureRequest) -> Iterator[list[str]]:
+    """The ``rxreact serve`` options of a store that several workers share."""
+    if kind == "redis":
+        with running_redis_server() as redis:
+            yield ["--redis", redis.url]
+        return
+    server = request.getfixturevalue("postgres_server")
+    dsn = server.dsn(server.new_database())  # the default table names, in a database of its own
+    yield ["--event-log", dsn, "--memory", dsn]
+
+
+@pytest.mark.parametrize("kind", ["redis", "postgres"])
+def test_a_run_started_through_one_worker_is_resumed_through_the_other(
+    kind: str, request: pytest.FixtureRequest
+) -> None:
     gate = Gate()
     reply = text_reply(ANSWER)
     with (
-        running_redis_server() as redis,
+        shared_store(kind, request) as store,
         MockOpenAIServer(
             [
                 gate.reply(reply[:4], reply[4:]),
@@ -52,8 +68,11 @@ def test_a_run_started_through_one_worker_is_resumed_through_the_other() -> None
                "RXREACT_MODEL": "mock"}  # fmt: skip
         try:
             with (
-                rxreact_serve(env, "--redis", redis.url, "--workers", "2") as first,
-                rxreact_serve(env, "--redis", redis.url) as second,
+                # Postgres: two single-worker processes. uvicorn's supervisor kills a spawned
+                # worker that has not answered its ping within 5 s, which a worker still
+                # importing on a loaded 2-core machine may not (it would start it again).
+                rxreact_serve(env, *store, "--workers", "2" if kind == "redis" else "1") as first,
+                rxreact_serve(env, *store) as second,
             ):
                 with httpx.stream("POST", f"{first}/api/chat", json=body("shared", "Go")) as r:
                     assert r.status_code == 200

@@ -1,7 +1,8 @@
-"""Takeover on durable event logs (a SQLite file, a real redis-server): a worker is killed
-(SIGKILL) mid-run, another resumes the run from its checkpoints; followers keep following;
-nothing finished is done again; a tool that is not idempotent never runs twice; exactly one
-of two racing workers wins; runs that cannot be resumed are given up with the reason."""
+"""Takeover on durable event logs (a SQLite file, a real redis-server, a real postgres): a
+worker is killed (SIGKILL) mid-run, another resumes the run from its checkpoints; followers
+keep following; nothing finished is done again; a tool that is not idempotent never runs
+twice; exactly one of two racing workers wins; runs that cannot be resumed are given up with
+the reason."""
 
 from __future__ import annotations
 
@@ -15,16 +16,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from durable_logs import is_postgres, open_log, open_memory, postgres_place, split_place
 from takeover_child import calls, make_tools
 from test_runs import Collector
 
 from rxreact import (
     ConversationBusyError,
     OpenAIChatModel,
+    PostgresEventLog,
     ReactAgent,
     RedisEventLog,
     RunLostError,
-    SQLiteChatMemory,
     SQLiteEventLog,
     follow,
     tool,
@@ -35,46 +37,53 @@ from rxreact.messages import UserMessage
 from rxreact.model.scripted.replies import Hang, text_reply, tool_call_reply
 from rxreact.runs import AgentRun
 from rxreact.testing import MockOpenAIServer
+from rxreact.testing.conformance._event_log import wait_until
 
 CHILD = Path(__file__).with_name("takeover_child.py")
 LOST_AFTER = 0.6
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = 15.0) -> bool:
-    """Look at ``condition`` every 10 ms until it holds (False after ``timeout``)."""
-    tick = threading.Event()
-    for _ in range(int(timeout / 0.01)):
-        if condition():
-            return True
-        tick.wait(0.01)
-    return condition()
 
 
 class World:
     """A model server, a durable log's place (SQLite file or Redis URL), a count directory,
     and the logs made on them."""
 
-    def __init__(self, tmp_path: Path, script: list[Any], redis_url: str | None) -> None:
+    def __init__(self, tmp_path: Path, script: list[Any], url: str | None) -> None:
         self.server = MockOpenAIServer(script).start()
-        self.db = redis_url or str(tmp_path / "runs.db")
-        self.redis = redis_url is not None
+        self.db = url or str(tmp_path / "runs.db")
+        self.redis = url is not None and url.startswith("redis://")
+        self.postgres = url is not None and is_postgres(url)
         self.counts = tmp_path
-        self.logs: list[SQLiteEventLog | RedisEventLog] = []
+        self.logs: list[SQLiteEventLog | RedisEventLog | PostgresEventLog] = []
         self.models: list[OpenAIChatModel] = []
         self.children: list[subprocess.Popen[str]] = []
 
-    def log(self, **options: Any) -> SQLiteEventLog | RedisEventLog:
+    def log(self, **options: Any) -> SQLiteEventLog | RedisEventLog | PostgresEventLog:
         options.setdefault("lost_after", LOST_AFTER)
-        made = (
-            RedisEventLog(self.db, **options) if self.redis else SQLiteEventLog(self.db, **options)
-        )
+        made = open_log(self.db, **options)
         self.logs.append(made)
         return made
 
     # What the log holds about a run, read as another process would.
 
+    def sql(self, statement: str, *args: Any) -> Any:
+        """The first row of ``statement`` (``{p}``: the tables' prefix) on the Postgres place."""
+        import psycopg
+
+        dsn, prefix = split_place(self.db)
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            return conn.execute(statement.format(p=prefix), args).fetchone()
+
+    def memory_place(self, tmp_path: Path) -> str:
+        """Where the conversation memory goes: a SQLite file, or Postgres tables by the log's."""
+        if self.postgres:
+            return self.db.replace("#", "#m")
+        return str(tmp_path / "memory.db")
+
     def lease(self, run_id: str) -> tuple[int, str]:
         """The run's fencing token and state."""
+        if self.postgres:
+            token, state = self.sql("SELECT token, state FROM {p}runs WHERE run_id = %s", run_id)
+            return int(token), str(state)
         if self.redis:
             import redis
 
@@ -87,6 +96,11 @@ class World:
 
     def is_lost(self, run_id: str) -> bool:
         """The owner's beat is older than LOST_AFTER (what a claim looks for)."""
+        if self.postgres:
+            row = self.sql(
+                "SELECT lapse < clock_timestamp() FROM {p}runs WHERE run_id = %s", run_id
+            )
+            return row is not None and bool(row[0])
         if self.redis:
             import redis
 
@@ -99,6 +113,14 @@ class World:
     def corrupt(self, run_id: str, n: int) -> None:
         """Overwrite checkpoint ``n`` of the run with JSON that is no checkpoint."""
         bad = '{"kind": 7}'
+        if self.postgres:
+            self.sql(
+                "UPDATE {p}checkpoints SET body = %s WHERE run_id = %s AND n = %s RETURNING n",
+                bad.encode(),
+                run_id,
+                n,
+            )
+            return
         if self.redis:
             import redis
 
@@ -151,9 +173,11 @@ class World:
         self.server.stop()
 
 
-@pytest.fixture(params=["sqlite", "redis"])
+@pytest.fixture(params=["sqlite", "redis", "postgres"])
 def world(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[list[Any]], World]]:
     url: str | None = None
+    if request.param == "postgres":
+        url = postgres_place(request.getfixturevalue("postgres_server"))
     if request.param == "redis":
         import redis
 
@@ -374,12 +398,12 @@ def test_a_resumed_conversation_run_commits_its_turn_once(
             text_reply("Charged, and Paris is sunny."),
         ]
     )
-    memory_path = str(tmp_path / "memory.db")
+    memory_path = w.memory_place(tmp_path)
     worker, _ = w.start_worker(memory_path)
     assert wait_until(lambda: calls(w.counts, "charge") == 1)
     kill(worker)  # it holds the conversation's lease (one second, never renewed again)
 
-    memory = SQLiteChatMemory(memory_path)
+    memory = open_memory(memory_path)
     run = resume_one(w.agent(memory=memory, lease_ttl=1.0))
     assert run.result(timeout=15).answer == "Charged, and Paris is sunny."
 
@@ -400,15 +424,18 @@ def test_a_resumed_run_takes_the_conversation_lease_over_at_once(
             text_reply("Charged, and Paris is sunny."),
         ]
     )
-    memory_path = str(tmp_path / "memory.db")
+    memory_path = w.memory_place(tmp_path)
     worker, _ = w.start_worker(memory_path, lease_ttl=3600)
     assert wait_until(lambda: calls(w.counts, "charge") == 1)
     kill(worker)  # its conversation lease would last an hour: the resumed run does not wait
-    with sqlite3.connect(memory_path) as db:
-        owner, token = db.execute("SELECT owner, token FROM leases").fetchone()
+    if w.postgres:
+        owner, token = w.sql("SELECT owner, token FROM m{p}leases")
+    else:
+        with sqlite3.connect(memory_path) as db:
+            owner, token = db.execute("SELECT owner, token FROM leases").fetchone()
     old = Lease(conversation_id="c1", owner=owner, token=token, ttl=3600)
 
-    memory = SQLiteChatMemory(memory_path)
+    memory = open_memory(memory_path)
     run = resume_one(w.agent(memory=memory, lease_ttl=3600))
     assert run.result(timeout=15).answer == "Charged, and Paris is sunny."
 

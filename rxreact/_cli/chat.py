@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 __all__ = [
     "check_endpoint",
     "default_memory_path",
+    "import_named",
     "load_tools",
     "read_attachments",
     "read_question",
@@ -122,35 +123,43 @@ def open_memory(path: str | None) -> SQLiteChatMemory:
     return SQLiteChatMemory(file)
 
 
+def import_named(option: str, spec: str, example: str) -> Any:
+    """What ``MODULE:NAME`` names (an option's value such as ``--tools``): the module imported,
+    the working directory importable as with ``python -m``.
+
+    Raises:
+        ConfigurationError: not ``MODULE:NAME``, a module that fails to import, no such name
+            (one line, starting with the option and its value).
+    """
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise ConfigurationError(f"{option} {spec}: write MODULE:NAME, e.g. {example}")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as error:  # the user's module: any failure is reported, in one line
+        raise ConfigurationError(f"{option} {spec}: cannot import {module_name}: {error}") from None
+    try:
+        return getattr(module, attr)
+    except AttributeError:
+        raise ConfigurationError(f"{option} {spec}: {module_name} has no {attr!r}") from None
+
+
 def load_tools(specs: list[str]) -> list[Any]:
     """The tools named by ``--tools module:attr`` (a tool, a function, or a list of them).
 
     The working directory is importable, as with ``python -m``.
     """
-    if specs and os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
     tools: list[Any] = []
     for spec in specs:
-        module_name, _, attr = spec.partition(":")
-        if not module_name or not attr:
-            raise ConfigurationError(
-                f"--tools {spec}: write MODULE:NAME, e.g. my_tools:get_weather"
-            )
-        try:
-            module = importlib.import_module(module_name)
-        except Exception as error:  # the user's module: any failure is reported, in one line
-            raise ConfigurationError(
-                f"--tools {spec}: cannot import {module_name}: {error}"
-            ) from None
-        try:
-            value = getattr(module, attr)
-        except AttributeError:
-            raise ConfigurationError(f"--tools {spec}: {module_name} has no {attr!r}") from None
+        value = import_named("--tools", spec, "my_tools:get_weather")
         if isinstance(value, Tool) or callable(value):
             tools.append(value)
         elif isinstance(value, list | tuple):
             tools.extend(value)
         else:
+            attr = spec.partition(":")[2]
             raise ConfigurationError(
                 f"--tools {spec}: {attr} is a {type(value).__name__}, not a tool or a list of tools"
             )

@@ -7,11 +7,7 @@ import sys
 import time
 from typing import Any
 
-from rxreact._cli.chat import render_run
 from rxreact._cli.help import command_parser, examples
-from rxreact._cli.terminal import TerminalRenderer
-from rxreact.agent import ReactAgent
-from rxreact.memory import InMemoryChatMemory
 
 __all__ = ["add_demo_command", "run_demo"]
 
@@ -40,7 +36,11 @@ def add_demo_command(commands: Any) -> None:
 
 def run_demo(args: argparse.Namespace) -> int:
     """Both demo questions over real HTTP, everything shown on stdout; the exit status."""
+    from rxreact._cli.chat import render_run
+    from rxreact._cli.terminal import TerminalRenderer
+    from rxreact.agent import ReactAgent
     from rxreact.demo import FOLLOW_UP, QUESTION, demo_model_script, demo_tools
+    from rxreact.memory import InMemoryChatMemory
     from rxreact.model.openai.client import OpenAIChatModel
     from rxreact.testing import MockOpenAIServer
 

@@ -14,19 +14,14 @@ import json
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rxreact._cli.help import command_parser, examples
-from rxreact._cli.terminal import counted
 from rxreact.errors import ConfigurationError
-from rxreact.messages import ChatRequest
-from rxreact.model.scripted.replies import (
-    HTTPErrorReply,
-    Reply,
-    Script,
-    text_reply,
-    tool_call_reply,
-)
+
+if TYPE_CHECKING:  # imported where used: building the parser (--help) loads none of them
+    from rxreact.messages import ChatRequest
+    from rxreact.model.scripted.replies import Reply, Script
 
 __all__ = [
     "FILE_FORMAT",
@@ -123,6 +118,8 @@ def parse_replies(data: Any, source: str) -> list[Reply]:
 
 
 def _reply(item: Any, where: str) -> Reply:
+    from rxreact.model.scripted.replies import HTTPErrorReply, text_reply, tool_call_reply
+
     if isinstance(item, str):
         return text_reply(item)
     if not isinstance(item, dict):
@@ -249,6 +246,7 @@ def run_mock(file: str | None, weather: bool, interval: float, host: str, port: 
     """Serve ``file``'s replies, else the weather desk, until interrupted; prints
     ``OPENAI_BASE_URL=...`` on stdout first, then every other variable to export
     (:func:`endpoint_variables`)."""
+    from rxreact._cli.terminal import counted
     from rxreact.testing import MockOpenAIServer
 
     if file is not None and weather:

@@ -15,6 +15,7 @@ from rxreact.events import AgentEvent
 from rxreact.runs.base import EventLog, RunWriter
 from rxreact.runs.handle import AgentRun
 from rxreact.runs.memory import InMemoryEventLog
+from rxreact.runs.postgres import PostgresEventLog
 from rxreact.runs.redis import RedisEventLog
 from rxreact.runs.sqlite import SQLiteEventLog
 
@@ -22,6 +23,7 @@ __all__ = [
     "AgentRun",
     "EventLog",
     "InMemoryEventLog",
+    "PostgresEventLog",
     "RedisEventLog",
     "RunWriter",
     "SQLiteEventLog",

@@ -15,13 +15,18 @@ the protocol mappings, :func:`to_ui_message_stream` (the AI SDK's UI message str
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
-
-from rxreact.serve.openai_compat import to_chat_completion_chunks
-from rxreact.serve.ui_stream import DONE, UI_MESSAGE_STREAM_HEADERS, UIChunk, to_ui_message_stream
 
 if TYPE_CHECKING:
     from rxreact.serve.app import create_app
+    from rxreact.serve.openai_compat import to_chat_completion_chunks
+    from rxreact.serve.ui_stream import (
+        DONE,
+        UI_MESSAGE_STREAM_HEADERS,
+        UIChunk,
+        to_ui_message_stream,
+    )
 
 __all__ = [
     "DONE",
@@ -33,7 +38,20 @@ __all__ = [
 ]
 
 
+_MAPPINGS = {
+    "DONE": "rxreact.serve.ui_stream",
+    "UI_MESSAGE_STREAM_HEADERS": "rxreact.serve.ui_stream",
+    "UIChunk": "rxreact.serve.ui_stream",
+    "to_ui_message_stream": "rxreact.serve.ui_stream",
+    "to_chat_completion_chunks": "rxreact.serve.openai_compat",
+}
+"""Imported on first use, as everything here: ``rxreact serve --help`` (which imports
+``rxreact.serve.cli``) loads neither the mappings nor the events they map."""
+
+
 def __getattr__(name: str) -> Any:
+    if name in _MAPPINGS:
+        return getattr(importlib.import_module(_MAPPINGS[name]), name)
     # Starlette is imported only when the app is asked for.
     if name == "create_app":
         from rxreact.errors import ConfigurationError

@@ -82,12 +82,19 @@ def add_serve_command(commands: Any) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--memory", metavar="PATH", default=None,
-        help="SQLite file of conversations without --redis (default: the one rxreact chat uses)",
+        help="SQLite file of conversations without --redis, or a postgresql:// DSN "
+        "(default: the one rxreact chat uses)",
     )  # fmt: skip
     parser.add_argument(
         "--event-log", metavar="PATH", default=None,
-        help="SQLite file of runs' events without --redis: a run outlives its worker, and a "
-        "restarted one resumes it (default: in memory, lost with the worker)",
+        help="SQLite file of runs' events without --redis, or a postgresql:// DSN (shared by "
+        "--workers and hosts): a run outlives its worker, and a restarted one resumes it "
+        "(default: in memory, lost with the worker)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--listen-dsn", metavar="DSN", default=None,
+        help="with --event-log postgresql://...: a direct connection (not through PgBouncer) "
+        "for LISTEN/NOTIFY, or 'poll' to poll (default: the event log's DSN)",
     )  # fmt: skip
     parser.add_argument(
         "--lost-after", metavar="SECONDS", type=float, default=None,
@@ -127,6 +134,16 @@ def add_serve_command(commands: Any) -> None:
         "repeatable (default: the page's own origin only)",
     )  # fmt: skip
     parser.add_argument(
+        "--request-deadline", metavar="SECONDS", type=float, default=60.0,
+        help="seconds a request's headers and body may take to arrive, in total: a slower "
+        "sender gets 408 and is disconnected (default: 60)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--limit-concurrency", metavar="N", type=int, default=1000,
+        help="connections (and tasks) per worker past which new requests get 503 "
+        "(default: 1000; each open answer stream is one)",
+    )  # fmt: skip
+    parser.add_argument(
         "--allowed-host", metavar="NAME", action="append", default=[], dest="allowed_hosts",
         help="another Host name the server answers (a LAN name, a proxy's); repeatable (default: "
         "any with --token-file, else loopback names and the --host address)",
@@ -154,9 +171,10 @@ def serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    if args.workers > 1 and not args.redis:
+    if args.workers > 1 and not (args.redis or is_postgres(args.event_log)):
         print(
-            "rxreact serve: several workers share runs through Redis: add --redis URL",
+            "rxreact serve: several workers share runs through Redis or Postgres: add "
+            "--redis URL or --event-log postgresql://...",
             file=sys.stderr,
         )
         return 2
@@ -170,6 +188,13 @@ def serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.request_deadline <= 0 or args.limit_concurrency < 1:
+        print(
+            "rxreact serve: --request-deadline takes a positive number of seconds, "
+            "--limit-concurrency a positive count",
+            file=sys.stderr,
+        )
+        return 2
     config = {
         key: getattr(args, key)
         for key in (
@@ -177,6 +202,7 @@ def serve(args: argparse.Namespace) -> int:
             "redis",
             "memory",
             "event_log",
+            "listen_dsn",
             "lost_after",
             "model",
             "base_url",
@@ -204,7 +230,11 @@ def serve(args: argparse.Namespace) -> int:
         workers=args.workers,
         log_level="info",
         timeout_graceful_shutdown=5,
+        limit_concurrency=args.limit_concurrency,
     )
+    from rxreact.serve.deadline import with_request_deadline
+
+    with_request_deadline(settings, args.request_deadline)  # slow senders are cut off
     # Listening before the workers start: a request sent at once waits in the backlog instead of
     # being refused while they import, and the address printed is the one bound (--port 0).
     sock = settings.bind_socket()
@@ -246,12 +276,19 @@ def _let_go(app: Any) -> None:
     app.state.runs.event_log.close()
 
 
+def is_postgres(place: str | None) -> bool:
+    """A ``--memory`` or ``--event-log`` that names a Postgres database, not a file."""
+    return bool(place) and str(place).startswith(("postgresql://", "postgres://"))
+
+
 def app_from_env() -> Any:
     """The app of one worker, from ``$RXREACT_SERVE_CONFIG`` (uvicorn's factory)."""
     from rxreact import (
         ChatMemory,
         EventLog,
         InMemoryEventLog,
+        PostgresChatMemory,
+        PostgresEventLog,
         RedisChatMemory,
         RedisEventLog,
         SQLiteEventLog,
@@ -303,8 +340,20 @@ def app_from_env() -> Any:
         memory: ChatMemory = RedisChatMemory(redis_url)
         event_log: EventLog = RedisEventLog(redis_url, **durable)
     else:
-        memory = open_memory(config.get("memory"))
-        event_log = SQLiteEventLog(log_path, **durable) if log_path else InMemoryEventLog()
+        memory_path = config.get("memory")
+        if is_postgres(memory_path):
+            memory = PostgresChatMemory(memory_path)
+        else:
+            memory = open_memory(memory_path)
+        if is_postgres(log_path):
+            # Without --listen-dsn the DSN is taken to be a direct connection, so it carries
+            # LISTEN too; behind PgBouncer name a direct one, or poll (docs/postgres.md).
+            listen = config.get("listen_dsn") or log_path
+            event_log = PostgresEventLog(
+                log_path, listen_dsn=None if listen == "poll" else listen, **durable
+            )
+        else:
+            event_log = SQLiteEventLog(log_path, **durable) if log_path else InMemoryEventLog()
     agent = ReactAgent(
         model,
         tools,

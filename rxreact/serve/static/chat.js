@@ -125,9 +125,29 @@ async function readStream(msg, response) {
       apply(msg, JSON.parse(text));
       if (id !== null) msg.lastSeq = Number(id);
     }
-    save();
-    render(msg);
+    drawSoon(msg);
   }
+}
+
+// While an answer streams it is saved and drawn at most every DRAW_EVERY_MS, not per chunk:
+// each draw parses the whole answer again, so per chunk a long answer costs the square of its
+// length (and every save writes the whole transcript).
+const DRAW_EVERY_MS = 100;
+let drawTimer = null;
+
+function drawSoon(msg) {
+  if (drawTimer !== null) return;
+  drawTimer = setTimeout(() => {
+    drawTimer = null;
+    if (chat.messages.includes(msg)) drawNow(msg); // not a message of a chat left meanwhile
+  }, DRAW_EVERY_MS);
+}
+
+function drawNow(msg) {
+  if (drawTimer !== null) clearTimeout(drawTimer);
+  drawTimer = null;
+  save();
+  render(msg);
 }
 
 async function errorOf(response) {
@@ -186,8 +206,7 @@ async function follow(msg, request) {
   }
   streaming = null;
   aborter = null;
-  save();
-  render(msg);
+  drawNow(msg);
   setBusy(false);
 }
 

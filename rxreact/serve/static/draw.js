@@ -45,6 +45,20 @@ function drawReasoning(part) {
   return details;
 }
 
+// An answer's text as Markdown; as plain text if that fails (a transcript saved by another
+// version, a bug): one answer the renderer cannot take must not break the page, on every load.
+function drawText(text) {
+  const box = el('div', 'answer-text markdown');
+  try {
+    box.append(renderMarkdown(text));
+  } catch (error) {
+    console.warn('answer drawn as plain text:', error);
+    box.className = 'answer-text plain';
+    box.replaceChildren(String(text ?? ''));
+  }
+  return box;
+}
+
 // A run's diagram is fetched once (fetch carries the page's token, auth.js; no cookie does) and
 // shown from a blob: URL, which every re-render of the message reuses.
 const marbleUrls = new Map();
@@ -84,11 +98,7 @@ export function draw(msg, decide) {
   who.append(el('span', 'status', msg.state));
   node.append(who);
   for (const part of msg.parts) {
-    if (part.kind === 'text') {
-      const text = el('div', 'answer-text markdown');
-      text.append(renderMarkdown(part.text));
-      node.append(text);
-    } else if (part.kind === 'reasoning') node.append(drawReasoning(part));
+    if (part.kind === 'text') node.append(drawText(part.text)); else if (part.kind === 'reasoning') node.append(drawReasoning(part));
     else if (part.kind === 'tool' && part.approval) {
       node.append(drawApprovalCard(part, drawTool(part), (approved) => decide(part, approved)));
     } else if (part.kind === 'tool') node.append(drawTool(part));

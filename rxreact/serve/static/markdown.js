@@ -9,6 +9,10 @@
 //
 // The text is an answer that is still growing: an unclosed fence renders as a code block so far
 // and an unclosed ** as text; the next render, with more text, catches up.
+//
+// Block quotes and lists nest at most MAX_DEPTH deep; the level below that holds the rest as
+// text. A browser cannot lay out thousands of nested elements: an answer of 3,000 nested `>`
+// crashed the tab, and again on every load, since the transcript replays from localStorage.
 
 import { el } from './dom.js';
 import { inline } from './markdown_inline.js';
@@ -19,6 +23,7 @@ const HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;
 const RULE = /^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$/;
 const QUOTE = /^ {0,3}> ?/;
 const ITEM = /^( {0,3})([-*+]|(\d{1,9})[.)])(?:[ \t]+|$)/;
+export const MAX_DEPTH = 16;
 const DIVIDER = /^ {0,3}\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$/;
 
 // The Markdown `text` as a fragment of DOM nodes.
@@ -32,7 +37,7 @@ export function renderMarkdown(text) {
 const blank = (line) => !line.trim();
 const indentOf = (line) => line.length - line.trimStart().length;
 
-function blocks(lines) {
+function blocks(lines, depth = 0) {
   const out = [];
   let i = 0;
   while (i < lines.length) {
@@ -46,8 +51,8 @@ function blocks(lines) {
     } else if (RULE.test(line)) {
       out.push(el('hr'));
       i++;
-    } else if (QUOTE.test(line)) i = quote(lines, i, out);
-    else if (ITEM.test(line)) i = list(lines, i, out);
+    } else if (QUOTE.test(line)) i = quote(lines, i, out, depth);
+    else if (ITEM.test(line)) i = list(lines, i, out, depth);
     else if (isTable(lines, i)) i = table(lines, i, out);
     else i = paragraph(lines, i, out);
   }
@@ -133,7 +138,12 @@ async function copy(text, button) {
   }, 1500);
 }
 
-function quote(lines, start, out) {
+// The blocks of a quote's or an item's `body`, one level down: past MAX_DEPTH, its text.
+function nested(body, depth) {
+  return depth < MAX_DEPTH ? blocks(body, depth + 1) : [el('p', 'too-deep', body.join('\n'))];
+}
+
+function quote(lines, start, out, depth) {
   const body = [];
   let i = start;
   // Quoted lines, and unquoted ones that continue a quoted paragraph (a "lazy" line).
@@ -142,12 +152,12 @@ function quote(lines, start, out) {
     i++;
   }
   const node = el('blockquote');
-  node.append(...blocks(body));
+  node.append(...nested(body, depth));
   out.push(node);
   return i;
 }
 
-function list(lines, start, out) {
+function list(lines, start, out, depth) {
   const first = ITEM.exec(lines[start]);
   const ordered = first[3] !== undefined;
   const marker = first[2].slice(-1); // '-', '*', '+', '.' or ')': another one starts a new list
@@ -189,7 +199,7 @@ function list(lines, start, out) {
   }
   for (const body of items) {
     const li = el('li');
-    for (const block of blocks(body)) {
+    for (const block of nested(body, depth)) {
       // A tight list's items hold their text, not paragraphs (as CommonMark draws them).
       if (!loose && block.tagName === 'P') li.append(...block.childNodes);
       else li.append(block);

@@ -1,0 +1,354 @@
+"""``PostgresEventLog``: hot runs shared by every process and host on one PostgreSQL database.
+
+What :class:`~rxreact.runs.SQLiteEventLog` does for the processes of one machine and
+:class:`~rxreact.runs.RedisEventLog` on one Redis node, on the database most teams already
+run: follow, replay, cancel, decide and resume a run from any process of any host. The tables
+and their SQL are in :mod:`rxreact.runs.postgres._store`.
+
+The owner writes in the background (:mod:`rxreact.runs.postgres._writes`): ``append`` queues,
+and one short transaction at a time commits everything queued so far, so a chunk costs a
+share of one commit. Readers in this process are served from memory; other processes read
+from one reader thread per log, woken by ``LISTEN/NOTIFY`` or polling
+(:mod:`rxreact.runs.postgres._reader`). The owner's heartbeat renews the ``lapse`` of its runs
+every ``lost_after / 3`` seconds. Like the other logs, one class with the protocol's four
+sides.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from reactivex import Observable, abc
+from reactivex.disposable import Disposable
+
+from rxreact._closeable import Closeable
+from rxreact._postgres import PostgresPool, check_prefix
+from rxreact.errors import RunError
+from rxreact.events import AgentEvent
+from rxreact.runs._decisions import Appliers, Apply
+from rxreact.runs._follower import Follower
+from rxreact.runs._record import RunRecord
+from rxreact.runs._write_queue import Fence
+from rxreact.runs.base import RunWriter
+from rxreact.runs.memory import InMemoryEventLog
+from rxreact.runs.postgres._reader import NOTICES, PostgresReader
+from rxreact.runs.postgres._store import CREATE, MIGRATIONS, SCHEMA_VERSION, SQL, TABLES
+from rxreact.runs.postgres._takeover import claim_lost, give_up, record_decision
+from rxreact.runs.postgres._writes import PostgresWriteQueue, RunWriterToPostgres
+from rxreact.runs.takeover import LostRun
+
+__all__ = ["PostgresEventLog"]
+
+log: logging.Logger = logging.getLogger(__name__)
+
+RETENTION_BATCH = 500
+"""Ended runs deleted per heartbeat at most (with their entries, checkpoints, decisions)."""
+
+
+def _positive(value: float, name: str) -> float:
+    if value <= 0:
+        raise ValueError(f"{name} must be positive")
+    return float(value)
+
+
+class PostgresEventLog(Closeable):
+    """Runs' events in PostgreSQL: follow, replay, cancel and resume a run from any process.
+
+    A run whose owner stops beating (its process died) counts as gone after ``lost_after``
+    seconds: :meth:`active_run` forgets it, and another process may resume it
+    (``agent.resume_runs()``). A follower gets :class:`~rxreact.RunLostError` only when
+    ``lost_after + takeover_timeout`` seconds passed and no process took it over.
+
+    **Connections.** A DSN builds a pool this log owns and closes; a
+    ``psycopg_pool.ConnectionPool`` passed in is the caller's and stays open (rxreact sets
+    what it needs on each connection and transaction). Every write is one short transaction
+    (``lock_timeout`` and ``idle_in_transaction_session_timeout`` set in it), nothing is
+    prepared, no session state is kept: it works behind PgBouncer in transaction mode.
+
+    **Wake-ups.** With ``listen_dsn`` (a *direct* connection to the server, not through a
+    transaction pooler, which does not pass ``LISTEN`` on) one connection per log listens for
+    the log's notifications and wakes the reader thread; without it the reader polls every
+    ``poll`` seconds while this process follows or owns a run, and still sees every event.
+
+    Args:
+        dsn_or_pool: a DSN (``postgresql://user@host:5432/db``) or a
+            ``psycopg_pool.ConnectionPool``.
+        lost_after: seconds without a heartbeat after which the owner counts as gone.
+        takeover_timeout: seconds after that for another process to resume the run before
+            its followers give up.
+        listen_dsn: a direct connection for ``LISTEN`` (see above); ``None``: poll.
+        table_prefix: the start of every table name, to share a database with others.
+        ttl: seconds a finished run stays readable (then it is deleted, in batches).
+        max_runs: finished runs of this process kept in its memory for local subscribers.
+        poll: seconds between two reads of the reader thread when it does not listen.
+        min_size: connections an owned pool keeps open.
+        max_size: connections an owned pool may grow to under load (default ``min_size``: a
+            process holds ``min_size`` connections, plus one to listen).
+        scheduler: where subscribers receive events when they subscribe without a scheduler.
+
+    Raises:
+        ConfigurationError: psycopg is not installed (``pip install 'rxreact[postgres]'``).
+        RunError: the database cannot be reached, or its tables are not an event log of this
+            rxreact.
+    """
+
+    def __init__(
+        self,
+        dsn_or_pool: Any,
+        *,
+        lost_after: float = 30.0,
+        takeover_timeout: float = 60.0,
+        listen_dsn: str | None = None,
+        table_prefix: str = "rxreact_",
+        ttl: float = 3600.0,
+        max_runs: int = 1000,
+        poll: float = 0.05,
+        min_size: int = 4,
+        max_size: int | None = None,
+        scheduler: abc.SchedulerBase | None = None,
+    ) -> None:
+        self.lost_after: float = _positive(lost_after, "lost_after")
+        if takeover_timeout < 0:
+            raise ValueError("takeover_timeout must not be negative")
+        self.takeover_timeout: float = float(takeover_timeout)
+        self.ttl: float = _positive(ttl, "ttl")
+        self.table_prefix: str = check_prefix(table_prefix)
+        self.owner: str = uuid.uuid4().hex
+        """This log's identity as a runs' owner (one per log object)."""
+        self._channel = f"{table_prefix}runs"
+        self._sql = {name: text.format(p=table_prefix) for name, text in SQL.items()}
+        self._db = PostgresPool(
+            dsn_or_pool,
+            user="Postgres event log",
+            error_type=RunError,
+            min_size=min_size,
+            max_size=max_size,
+        )
+        try:
+            self._db.ensure_schema(
+                table_prefix,
+                "event_log",
+                SCHEMA_VERSION,
+                [s.format(p=table_prefix) for s in CREATE],
+                {n: [s.format(p=table_prefix) for s in m] for n, m in MIGRATIONS.items()},
+                TABLES,
+            )
+        except BaseException:
+            self._db.close()
+            raise
+        self._local = InMemoryEventLog(max_runs=max_runs, ttl=self.ttl, scheduler=scheduler)
+        self._lock = threading.Lock()
+        self._closed = False
+        self._owned: dict[str, tuple[RunRecord, Fence]] = {}
+        self._writes = PostgresWriteQueue(self._db, self._sql, self._channel, self.lost_after)
+        self._appliers = Appliers(self._writes.scheduler)
+        self._reader = PostgresReader(
+            self._db,
+            self._sql,
+            channel=self._channel,
+            listen_dsn=listen_dsn,
+            poll=_positive(poll, "poll"),
+            beat=self.lost_after / 3,
+            gone_after=self.lost_after + self.takeover_timeout,
+            busy=lambda: bool(self._owned),
+            on_cancel=self._cancel_requested,
+            heartbeat=self._heartbeat,
+            on_decision=self._appliers.decided,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"PostgresEventLog(table_prefix={self.table_prefix!r}, lost_after={self.lost_after:g})"
+        )
+
+    # -- the owner's side -------------------------------------------------------------------
+
+    def begin(
+        self, run_id: str, conversation_id: str | None, cancel: Callable[[], None]
+    ) -> RunWriter:
+        """Register a run of this process: visible to :meth:`active_run` and followers at once.
+
+        Raises:
+            RunError: the database could not be written.
+        """
+        record = self._local._record(run_id, conversation_id, cancel)
+        try:
+            self._reader.ensure_started()  # cancel requests for this run are seen from now on
+            with self._db.transaction("begin a run") as cur:
+                cur.execute(
+                    self._sql["begin"], (run_id, conversation_id, self.owner, self.lost_after)
+                )
+        except RunError as error:
+            record.end(error)
+            raise
+        return self._own(record, 1, 0, 0)
+
+    def _own(
+        self, record: RunRecord, token: int, last_seq: int, checkpoints: int
+    ) -> RunWriterToPostgres:
+        fence = Fence(record.run_id, self.owner, token, self._fenced(record.run_id))
+        fence.last_seq, fence.checkpoints = last_seq, checkpoints
+        with self._lock:
+            self._owned[record.run_id] = (record, fence)
+        return RunWriterToPostgres(self._writes, record, fence, self._ended)
+
+    # -- taking over lost runs (rxreact.runs.takeover) -----------------------------------------
+
+    def claim_lost(self, limit: int = 100) -> list[LostRun]:
+        """Claim up to ``limit`` runs whose owner stopped beating (or parked runs a decision
+        or a deadline made due); of several processes claiming at once, each run goes to
+        exactly one."""
+        self._reader.ensure_started()  # the claimed runs' beats go on from here
+        return claim_lost(self._db, self._sql, self.owner, self.lost_after, limit)
+
+    def resume(self, lost: LostRun, cancel: Callable[[], None]) -> RunWriter:
+        """Own a claimed run: its writer continues after ``lost.last_seq``, and subscribers
+        here replay its events from the start."""
+        record = self._local._record(lost.run_id, lost.conversation_id, cancel)
+        record.events.extend(lost.events)
+        writer = self._own(record, lost.token, lost.last_seq, len(lost.checkpoints))
+        writer.parked = lost.parked  # the table still says so: unparked before anything runs
+        return writer
+
+    def give_up(self, lost: LostRun, reason: str) -> None:
+        """Mark a claimed run lost for good; its followers get ``RunLostError(reason)``."""
+        give_up(self._db, self._sql, self._channel, lost, reason)
+
+    def _fenced(self, run_id: str) -> Callable[[], None]:
+        def stop() -> None:
+            with self._lock:
+                owned = self._owned.get(run_id)
+            if owned is not None and owned[0].cancel is not None:
+                owned[0].cancel()
+
+        return stop
+
+    def _ended(self, record: RunRecord) -> None:
+        with self._lock:
+            self._owned.pop(record.run_id, None)
+        self._appliers.forget(record.run_id)
+
+    def _owned_tokens(self) -> tuple[list[str], list[int]]:
+        with self._lock:
+            owned = sorted((f.run_id, f.token) for _, f in self._owned.values())
+        return [run_id for run_id, _ in owned], [token for _, token in owned]
+
+    def _heartbeat(self) -> None:
+        """Renew this process's runs, and delete one batch of finished runs past ``ttl``
+        (called by the reader thread every ``lost_after / 3`` seconds)."""
+        run_ids, tokens = self._owned_tokens()
+        sql = self._sql
+        if run_ids:
+            with self._db.transaction("renew runs") as cur:
+                cur.execute(sql["lock_beats"], (run_ids,))  # in run_id order, as the writes
+                cur.execute(sql["beat"], (self.lost_after, run_ids, tokens, self.owner))
+        with self._db.transaction("delete expired runs") as cur:
+            cur.execute(sql["expired"], (self.ttl, RETENTION_BATCH))
+            expired = [row[0] for row in cur.fetchall()]
+            if expired:
+                for name in ("expire_entries", "expire_checkpoints", "expire_decisions"):
+                    cur.execute(sql[name], (expired,))
+            cur.execute(sql["expire_cancels"], (RETENTION_BATCH,))
+
+    def _cancel_requested(self, run_id: str) -> None:
+        with self._lock:
+            owned = self._owned.get(run_id)
+        if owned is not None and owned[0].cancel is not None:
+            cancel = owned[0].cancel
+
+            # Not on the reader thread: cancelling closes HTTP streams and tells tools.
+            def action(_: abc.SchedulerBase, __: Any = None) -> None:
+                cancel()
+
+            self._writes.scheduler.schedule(action)
+
+    # -- anyone's side ----------------------------------------------------------------------
+
+    def read(self, run_id: str, after: int = 0) -> Observable[AgentEvent]:
+        """Replay ``seq > after``, follow live, end as the run ended (see :class:`EventLog`);
+        from this process's memory for its own runs, else from the database."""
+        record = self._local._get(run_id)
+        if record is not None:
+            return record.read(after, self._local.scheduler)
+        default = self._local.scheduler
+
+        def subscribe(
+            observer: abc.ObserverBase[AgentEvent], scheduler: abc.SchedulerBase | None = None
+        ) -> abc.DisposableBase:
+            follower = Follower(self._reader, run_id, max(after, 0), observer, scheduler or default)
+            try:
+                self._reader.add(follower)
+            except RunError as error:
+                observer.on_error(error)
+            return Disposable(follower.dispose)
+
+        return Observable(subscribe)
+
+    def active_run(self, conversation_id: str) -> str | None:
+        """The oldest running (or parked) run on ``conversation_id`` in any process, or
+        ``None``."""
+        with self._db.read("find the active run") as cur:
+            cur.execute(self._sql["active"], (conversation_id,))
+            row = cur.fetchone()
+        return None if row is None else str(row[0])
+
+    def request_cancel(self, run_id: str) -> None:
+        """Cancel the run, here if this process owns it, else through its owner's reader."""
+        with self._lock:
+            owned = self._owned.get(run_id)
+        if owned is not None and owned[0].cancel is not None:
+            owned[0].cancel()
+            return
+        with self._db.transaction("request a cancel") as cur:
+            cur.execute(self._sql["cancel"], (run_id,))
+            cur.execute(self._sql["notify_one"], (self._channel, NOTICES))
+
+    # -- approvals from any process -------------------------------------------------------------
+
+    def decide(self, run_id: str, call_id: str, approved: bool, reason: str | None = None) -> None:
+        """Approve or deny a tool call of a run that waits for approval, from any process:
+        the first decision is recorded and its owner applies it once.
+
+        Raises:
+            ApprovalDecisionError: no such call waits (unknown, decided already, run ended).
+        """
+        with self._lock:
+            owned = run_id in self._owned
+        if owned:  # the request may still be on its way to the database
+            self.flush()
+        notice = (self._channel, NOTICES)
+        record_decision(self._db, self._sql, notice, run_id, call_id, approved, reason)
+        self._reader.wake()
+
+    def watch_decisions(self, run_id: str, apply: Apply) -> None:
+        """How this process's run ``run_id`` applies decisions (its handle registers it)."""
+        self._appliers.watch(run_id, apply)
+
+    def flush(self, timeout: float | None = 10.0) -> bool:
+        """Wait until every event appended so far was committed; False on timeout."""
+        return self._writes.wait_sent(timeout)
+
+    def close(self) -> None:
+        """Commit what is queued (:meth:`flush`), stop the reader thread, close the pool if
+        it is this log's.
+
+        Parked runs of this process are let go: a decision on one is applied by whichever
+        process resumes it next, without waiting ``lost_after``."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        self.flush()
+        self._reader.close()
+        run_ids, tokens = self._owned_tokens()
+        try:
+            if run_ids:
+                with self._db.transaction("let parked runs go") as cur:
+                    cur.execute(self._sql["let_go"], (run_ids, tokens, self.owner))
+        except RunError as error:  # they will count as gone after lost_after instead
+            log.warning("Postgres event log: could not let parked runs go: %s", error)
+        self._db.close()

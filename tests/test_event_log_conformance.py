@@ -1,0 +1,154 @@
+"""The durable event log contract (:mod:`rxreact.testing.conformance`) on every durable
+backend: a SQLite file, a real redis-server, a real postgres (direct, and through PgBouncer
+in transaction mode, where followers poll). One class per backend, each giving the suite its
+``make_log`` and, where the backend can, ``corrupt_entry`` and ``outage``.
+
+Redis Cluster (issue 29 section 2) joins as one more class, ``TestRedisClusterEventLog``,
+once ``RedisEventLog`` takes a ``RedisCluster`` client.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from durable_logs import postgres_place
+from postgres_server import PostgresServer
+from redis_server import RedisServer
+
+from rxreact import PostgresEventLog, RedisEventLog, SQLiteEventLog
+from rxreact.testing.conformance import (
+    EventLogConformance,
+    EventLogProcessConformance,
+    MakeLog,
+)
+
+_GARBAGE = b"\x00\xffnot events"
+
+
+@contextmanager
+def logs(make: Callable[..., Any]) -> Iterator[MakeLog]:
+    """A ``make_log`` from a constructor; every log made is closed at the end."""
+    made: list[Any] = []
+
+    def make_log(**options: Any) -> Any:
+        made.append(make(**options))
+        return made[-1]
+
+    yield make_log
+    for log in made:
+        log.close()
+
+
+class TestSQLiteEventLog(EventLogConformance):
+    @pytest.fixture
+    def make_log(self, tmp_path: Path) -> Iterator[MakeLog]:
+        with logs(lambda **options: SQLiteEventLog(tmp_path / "runs.db", **options)) as make:
+            yield make
+
+    @pytest.fixture
+    def corrupt_entry(self, tmp_path: Path) -> Callable[[str], None]:
+        def corrupt(run_id: str) -> None:
+            with sqlite3.connect(tmp_path / "runs.db") as db:
+                db.execute("UPDATE entries SET body = ? WHERE run_id = ?", (_GARBAGE, run_id))
+
+        return corrupt
+
+
+class TestRedisEventLog(EventLogConformance):
+    @pytest.fixture
+    def make_log(self, redis_server: RedisServer) -> Iterator[MakeLog]:
+        import redis
+
+        with redis.Redis.from_url(redis_server.url) as client:
+            client.flushdb()
+        with logs(lambda **options: RedisEventLog(redis_server.url, **options)) as make:
+            yield make
+
+    @pytest.fixture
+    def corrupt_entry(self, redis_server: RedisServer) -> Callable[[str], None]:
+        import redis
+
+        def corrupt(run_id: str) -> None:
+            with redis.Redis.from_url(redis_server.url) as client:
+                key = f"rxreact:run:{run_id}"
+                client.delete(key)
+                client.xadd(key, {"e": _GARBAGE}, id="0-1")
+
+        return corrupt
+
+
+class TestPostgresEventLog(EventLogConformance):
+    bouncer = False
+
+    @pytest.fixture
+    def prefix(self, postgres_server: PostgresServer) -> str:
+        return postgres_server.new_prefix()
+
+    @pytest.fixture
+    def make_log(self, postgres_server: PostgresServer, prefix: str) -> Iterator[MakeLog]:
+        dsn = postgres_server.dsn(bouncer=self.bouncer)
+        # Direct: listening on the same DSN. Through PgBouncer: no listen_dsn, so it polls.
+        listen = None if self.bouncer else dsn
+
+        def make(**options: Any) -> PostgresEventLog:
+            return PostgresEventLog(
+                dsn, table_prefix=prefix, listen_dsn=listen, min_size=1, max_size=4, **options
+            )
+
+        with logs(make) as make_log:
+            yield make_log
+
+    @pytest.fixture
+    def corrupt_entry(self, postgres_server: PostgresServer, prefix: str) -> Callable[[str], None]:
+        import psycopg
+
+        def corrupt(run_id: str) -> None:
+            with psycopg.connect(postgres_server.dsn(), autocommit=True) as conn:
+                conn.execute(
+                    f"UPDATE {prefix}entries SET body = %s WHERE run_id = %s", (_GARBAGE, run_id)
+                )
+
+        return corrupt
+
+    @pytest.fixture
+    def outage(self, postgres_server: PostgresServer) -> Callable[[], AbstractContextManager[None]]:
+        @contextmanager
+        def stopped() -> Iterator[None]:
+            postgres_server.stop_postgres()
+            try:
+                yield
+            finally:
+                postgres_server.start()
+
+        return stopped
+
+
+class TestPostgresEventLogThroughPgBouncer(TestPostgresEventLog):
+    bouncer = True
+
+
+class TestSQLiteEventLogAcrossProcesses(EventLogProcessConformance):
+    @pytest.fixture
+    def log_place(self, tmp_path: Path) -> tuple[str, str]:
+        return "rxreact:SQLiteEventLog", str(tmp_path / "runs.db")
+
+
+class TestRedisEventLogAcrossProcesses(EventLogProcessConformance):
+    @pytest.fixture
+    def log_place(self, redis_server: RedisServer) -> tuple[str, str]:
+        import redis
+
+        with redis.Redis.from_url(redis_server.url) as client:
+            client.flushdb()
+        return "rxreact:RedisEventLog", redis_server.url
+
+
+class TestPostgresEventLogAcrossProcesses(EventLogProcessConformance):
+    @pytest.fixture
+    def log_place(self, postgres_server: PostgresServer) -> tuple[str, str]:
+        return "durable_logs:open_log", postgres_place(postgres_server)
