@@ -2,8 +2,7 @@
 tests/test_run_context_resume.py.
 
 ``python deps_child.py LOG MODEL_URL LOST_AFTER``: start a run given ``Shop("alice")`` on a
-SQLiteEventLog file (the model hangs on its first request), print the run id, and wait to be
-killed.
+SQLiteEventLog file, print the run id, and wait to be killed (its tool never returns here).
 """
 
 from __future__ import annotations
@@ -19,7 +18,9 @@ from rxreact import OpenAIChatModel, ReactAgent, SQLiteEventLog
 def main(path: str, model_url: str, lost_after: float) -> None:
     log = SQLiteEventLog(path, lost_after=lost_after)
     model = OpenAIChatModel("mock", base_url=model_url, api_key="sk-test", max_retries=0)
-    agent = ReactAgent[Shop](model, shop_tools(), event_log=log, deps_type=Shop, name="shop")
+    agent = ReactAgent[Shop](
+        model, shop_tools(hang=True), event_log=log, deps_type=Shop, name="shop"
+    )
     run = agent.start("Who am I?", conversation_id="c1", deps=Shop("alice"))
     print(run.id, flush=True)
     threading.Event().wait(120)  # until the parent kills this process

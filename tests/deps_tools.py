@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,11 +17,17 @@ class Shop:
     user: str
 
 
-def shop_tools() -> list[Tool[..., Any]]:
-    @tool
+def shop_tools(*, hang: bool = False) -> list[Tool[..., Any]]:
+    """``whoami`` (safe to run twice); with ``hang`` it says so on stdout and never returns
+    (the worker is killed in there)."""
+
+    @tool(idempotent=True)
     def whoami(ctx: RunContext[Shop]) -> str:
         """Says whose run this is."""
         ran.append(ctx.deps.user)
+        if hang:
+            print(f"in whoami for {ctx.deps.user}", flush=True)
+            threading.Event().wait(120)
         return ctx.deps.user
 
     return [whoami]

@@ -181,3 +181,11 @@ def test_chunk_calls_counts_the_calls_every_chunk_makes() -> None:
     # One call per chunk at each layer of the chunk path, in the round and in the hot run.
     assert names["agent/round.py:process"] == pytest.approx(1.0, abs=0.05)
     assert names["runs/_record.py:append"] == pytest.approx(1.0, abs=0.05)
+
+
+def test_the_output_partials_benchmark_runs() -> None:
+    from benchmarks import output_partials
+
+    with mock_server("benchmarks._typed_mock") as typed_url:
+        cpu, chunks, partials = output_partials.session(typed_url, True, 1, paced=False)
+    assert cpu > 0 and chunks > 2000 and partials >= 1

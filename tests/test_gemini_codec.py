@@ -417,3 +417,35 @@ def test_a_body_that_ends_before_a_finish_reason_was_cut() -> None:
     with pytest.raises(StreamInterruptedError):
         GeminiStreamParser().end(saw_finish_reason=False)
     GeminiStreamParser().end(saw_finish_reason=True)
+
+
+def test_the_forced_round_keeps_its_turn_for_the_placeholder() -> None:
+    call = ToolCall(id="c1", name="get_weather", arguments="{}")
+    request = ChatRequest(
+        messages=(
+            UserMessage(content="Oslo?"),
+            AssistantMessage(tool_calls=(call,)),
+            ToolMessage(tool_call_id="c1", content="sunny"),
+            UserMessage(content="Answer now."),  # shares the results' content
+        )
+    )
+    part = encode_request(request)["contents"][1]["parts"][0]
+    assert part["thoughtSignature"] == SKIP_SIGNATURE
+
+
+def test_the_mock_pairs_responses_with_calls_by_name_and_id() -> None:
+    call = {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {}, "id": "a"}}]}
+
+    def answer(**fields: str) -> dict[str, object]:
+        response = {"name": "f", "response": {"result": "ok"}, **fields}
+        return {"role": "user", "parts": [{"functionResponse": response}]}
+
+    first = {"role": "user", "parts": [{"text": "hi"}]}
+    signed = json.loads(json.dumps(call))
+    signed["parts"][0]["thoughtSignature"] = SKIP_SIGNATURE
+    assert request_problem({"contents": [first, signed, answer(id="a")]}) is None
+    assert "matches no function call id" in str(
+        request_problem({"contents": [first, signed, answer(id="b")]})
+    )
+    assert "function response turn" in str(request_problem({"contents": [first, signed]}))
+    assert "alternate" in str(request_problem({"contents": [first, first]}))

@@ -17,6 +17,7 @@ from test_partial_json import grows
 from rxreact import (
     AnthropicModel,
     FinalAnswer,
+    GeminiModel,
     InvalidArgumentError,
     OpenAIChatModel,
     OpenAIResponsesModel,
@@ -86,10 +87,12 @@ def test_the_agents_output_type_is_every_runs_default() -> None:
 
 
 def test_a_tool_rounds_prose_gives_no_partials_and_json_before_a_call_is_reset() -> None:
+    """(JSON and the call in one delivery batch give no partial at all.)"""
     agent, scheduler = virtual(
         [
             tool_call_reply(("get_weather", {"city": "Paris"}), text="Let me look it up."),
-            tool_call_reply(("get_weather", {"city": "Paris"}), text='{"city": "Pa'),
+            # chunks a second apart: the partial of '{"city": "Pa' goes out before the call
+            tool_call_reply(("get_weather", {"city": "Paris"}), text='{"city": "Pa', interval=1),
             text_reply(TEXT, size=4),
         ]
     )
@@ -180,14 +183,14 @@ def test_the_marble_diagram_has_an_output_lane() -> None:
 
 
 def _typed_script(request: ChatRequest) -> Any:
-    if request.messages[-1].role == "tool":
-        return text_reply(TEXT, size=4)
+    if request.messages[-1].role == "tool":  # paced, as a model streams: several batches
+        return text_reply(TEXT, size=4, interval=0.01)
     return tool_call_reply(("get_weather", {"city": "Paris"}))
 
 
 @pytest.mark.integration
 @pytest.mark.usefixtures("io_mode")
-@pytest.mark.parametrize("wire", ["chat", "responses", "anthropic"])
+@pytest.mark.parametrize("wire", ["chat", "responses", "anthropic", "gemini"])
 def test_over_http_every_wire_format_streams_partials(wire: str) -> None:
     with MockOpenAIServer(_typed_script) as server:
         model: Any = {
@@ -196,6 +199,7 @@ def test_over_http_every_wire_format_streams_partials(wire: str) -> None:
             "anthropic": lambda: AnthropicModel(
                 "m", base_url=server.origin + "/v1/", api_key="k", max_retries=0
             ),
+            "gemini": lambda: GeminiModel("gemini-3-flash", base_url=server.origin, max_retries=0),
         }[wire]()
         with model:
             events = list(ReactAgent(model, [get_weather]).iter("q", output_type=Forecast))
@@ -204,5 +208,10 @@ def test_over_http_every_wire_format_streams_partials(wire: str) -> None:
     assert len(partials) >= 3 and partials[-1] == ANSWER
     assert all(grows(a, b) for a, b in itertools.pairwise(partials))
     assert [e.round for e in events if isinstance(e, RoundStarted)] == [1, 2]
-    asked = {"chat": "response_format", "responses": "text", "anthropic": "output_config"}[wire]
+    asked = {
+        "chat": "response_format",
+        "responses": "text",
+        "anthropic": "output_config",
+        "gemini": "generationConfig",
+    }[wire]
     assert asked in body

@@ -1,5 +1,6 @@
-"""Deps of a resumed run: a worker holding a run given deps is killed (SIGKILL); another
-resumes it with ``deps_factory``, or, without one, gives it up and none of its tools run."""
+"""Deps of a resumed run: a worker holding a run given deps is killed (SIGKILL) inside its
+tool; another resumes it with ``deps_factory`` (the tool runs again with the new deps), or,
+without one, gives it up and none of its tools run there."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from rxreact import (
     SQLiteEventLog,
     follow,
 )
-from rxreact.model.scripted.replies import Hang, text_reply, tool_call_reply
+from rxreact.model.scripted.replies import text_reply, tool_call_reply
 from rxreact.runs import AgentRun
 from rxreact.testing import MockOpenAIServer
 
@@ -36,7 +37,7 @@ class Lost:
 
     def __init__(self, tmp_path: Path) -> None:
         self.server = MockOpenAIServer(
-            [Hang(), tool_call_reply(("whoami", {})), text_reply("You are bob.")]
+            [tool_call_reply(("whoami", {})), text_reply("You are bob.")]
         ).start()
         self.db = str(tmp_path / "runs.db")
         self.closing: list[Any] = []
@@ -49,7 +50,7 @@ class Lost:
         )
         assert worker.stdout is not None
         self.run_id = worker.stdout.readline().strip()
-        assert wait_until(lambda: len(self.server.requests) == 1)  # hanging in round 1
+        assert worker.stdout.readline().strip() == "in whoami for alice"
         worker.kill()
         worker.communicate(timeout=10)
 

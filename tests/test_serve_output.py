@@ -114,7 +114,7 @@ def test_the_patch_of_grown_values() -> None:
 def served() -> Iterator[str]:
     from rxreact.serve import create_app
 
-    mock = MockOpenAIServer([text_reply(TEXT, size=4)] * 4).start()
+    mock = MockOpenAIServer([text_reply(TEXT, size=4, interval=0.01)] * 4).start()  # paced
     model = OpenAIChatModel("mock", base_url=mock.base_url, api_key="sk-test", max_retries=0)
     with serving(create_app(ReactAgent(model, output_type=Forecast))) as url:
         yield url

@@ -8,12 +8,14 @@ value parsed so far available after each piece.
     feed('": 21, "tags": [')snapshot() -> {"city": "Paris", "temp": 21, "tags": []}
     feed('"wet"]}')         snapshot() -> {"city": "Paris", "temp": 21, "tags": ["wet"]}
 
-Each piece is read once (a string's characters are copied with one ``re`` search per run of
-plain characters, not one Python step each); nothing already read is parsed again. A value
-once shown only grows: a string by its end, a list or an object by new items (and its last
-item growing); numbers, ``true``, ``false`` and ``null`` show once they are complete. So
-every snapshot is a prefix, in that sense, of the last one, and the last equals
-``json.loads`` of the whole text.
+Each piece is read once; nothing already read is parsed again. A value that is complete within
+the piece is read whole by the ``json`` module's C scanner (``scan_once``, what ``json.loads``
+uses: the same values), and an object key by its ``scanstring``; only what is still open at the
+piece's end goes through this module's own state machine, a character at a time except inside
+strings, whose runs of plain characters are copied with one ``re`` search. A value once shown
+only grows: a string by its end, a list or an object by new items (and its last item growing);
+numbers, ``true``, ``false`` and ``null`` show once they are complete. So every snapshot is a
+prefix, in that sense, of the last one, and the last equals ``json.loads`` of the whole text.
 
 A snapshot is fresh where the value is still open (the containers on the way to what is
 being read now are copied, shallowly); what was complete is shared between snapshots, so
@@ -24,7 +26,9 @@ reading (:attr:`failed`): the last snapshot stands, and the answer's check says 
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["PartialJSON"]
@@ -35,6 +39,15 @@ _SCALAR_START = frozenset('"-0123456789tfn')
 _STRING_STOP = re.compile(r'["\\]')
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 _LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None}
+# json's C scanners (what json.loads runs), absent from the type stubs: (text, index) ->
+# (value, end), and (text, index after the quote) -> (string, end).
+_ScanValue = Callable[[str, int], tuple[Any, int]]
+_scan_value: _ScanValue = getattr(json.JSONDecoder(), "scan_once")  # noqa: B009
+_scan_key: Callable[[str, int], tuple[str, int]] = getattr(json.decoder, "scanstring")  # noqa: B009
+_NUMBERS = (int, float)
+_AFTER_NUMBER = frozenset(" \t\n\r,]}")
+_NUMBER_END = re.compile(r"[\s,\]}]")
+_CLOSERS = {"{": "}", "[": "]", '"': '"'}
 
 # What the next character means (ints: compared on every character).
 _BEFORE = 0  # nothing of the value yet
@@ -126,10 +139,10 @@ class PartialJSON:
                 continue
             if mode == _BEFORE:
                 if c in "{[" or (not self._seen and c in _SCALAR_START):
-                    self._value(c)
+                    i = self._value(c, text, i, n)
                 self._seen = True  # anything else is prose before the value: skipped
             elif mode == _VALUE:
-                self._value(c)
+                i = self._value(c, text, i, n)
             elif mode == _AFTER:
                 self._after(c)
             elif mode == _COLON:
@@ -138,14 +151,14 @@ class PartialJSON:
                 self._close("}")
             elif mode in (_KEY_OR_END, _KEY):
                 if c == '"':
-                    self._begin_string(is_key=True)
+                    i = self._key(text, i)
                 else:
                     self._mode = _FAILED
             elif mode == _VALUE_OR_END:
                 if c == "]":
                     self._close("]")
                 else:
-                    self._value(c)
+                    i = self._value(c, text, i, n)
 
     def close(self) -> None:
         """The text ended: a number or literal still being read is complete."""
@@ -173,7 +186,43 @@ class PartialJSON:
 
     # -- the reading -------------------------------------------------------------------------
 
-    def _value(self, c: str) -> None:
+    def _value(self, c: str, text: str, i: int, n: int) -> int:
+        """A value begins with ``c`` (at ``i - 1``); returns where reading goes on."""
+        # Complete within this piece? Only worth asking when what would close it is there
+        # (a failed scan costs an exception: a paced stream's pieces are a few characters).
+        closer = _CLOSERS.get(c)
+        if closer is None:
+            maybe = _NUMBER_END.search(text, i) is not None
+        else:
+            maybe = text.find(closer, i) >= 0
+        try:
+            value, end = _scan_value(text, i - 1) if maybe else (None, -1)
+        except (ValueError, StopIteration, RecursionError):
+            end = -1  # open at the piece's end (or not JSON: the state machine says so below)
+        # A number is complete only before a delimiter: "1" of "12", "0" of "0.5" go on.
+        if end >= 0 and (type(value) not in _NUMBERS or (end < n and text[end] in _AFTER_NUMBER)):
+            self._attach(value)
+            self._placed()
+            return end
+        self._open(c)
+        return i
+
+    def _key(self, text: str, i: int) -> int:
+        """An object key begins (its quote at ``i - 1``); returns where reading goes on."""
+        end = -1
+        if text.find('"', i) >= 0:  # its closing quote may be in this piece
+            try:
+                key, end = _scan_key(text, i)
+            except ValueError:
+                end = -1
+        if end < 0:  # open at the piece's end
+            self._begin_string(is_key=True)
+            return i
+        self._stack[-1][1] = key
+        self._mode = _COLON
+        return end
+
+    def _open(self, c: str) -> None:
         if c == "{":
             container: Any = {}
             self._attach(container)

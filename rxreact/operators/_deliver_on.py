@@ -59,6 +59,7 @@ class _Delivery(Keeper, abc.DisposableBase):
         "_drain_disposable",
         "_lock",
         "_room",
+        "batch_end",
         "deliver",
         "disposed",
         "drain_thread",
@@ -80,6 +81,9 @@ class _Delivery(Keeper, abc.DisposableBase):
     ) -> None:
         self.observer = observer
         self.deliver = observer.on_next
+        # Told when a drain delivered its batch, if it asks (a typed run's partials come out
+        # once per batch, not once per chunk: see operators/_output_partial.py).
+        self.batch_end: Any = getattr(observer, "batch_end", None)
         self.scheduler = scheduler
         # On rxreact's pool, a drain is posted (no disposable, no wake-up while a worker
         # runs: see ElasticScheduler.post); ``dispose`` stops it through ``disposed``.
@@ -207,6 +211,8 @@ class _Delivery(Keeper, abc.DisposableBase):
                 if self.disposed:
                     return
                 deliver(value)
+            if self.batch_end is not None and not self.disposed:
+                self.batch_end()
         (error,) = terminal
         try:
             if error is not None:

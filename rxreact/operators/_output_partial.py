@@ -2,15 +2,19 @@
 
 ::
 
-    round:   -m-t--t---t--t----F|        m round_mode_decided(final_answer), t text_delta,
-    result:  -m-tp-t---tp-tp---F|        F round_finished; p output_partial (when the value
-                                         read so far changed: not after every chunk)
+    round:   -m-(tt)--t-(tt)---F|        m round_mode_decided(final_answer), t text_delta,
+    result:  -m-(ttp)-t-(ttp)--F|        F round_finished; p output_partial: at the end of
+                                         each delivery batch whose chunks changed the value
     late:    -m-tp-t-M-...               M round_mode_decided(tool_call) after partials:
     result:  -m-tp-t-MR-...              R output_reset (the round calls tools: no answer)
 
 The round's text is read once, incrementally (:class:`~rxreact.checks.partial_json.PartialJSON`):
-each chunk costs its own characters, never the whole text so far. Only the root run's own
-text is read (a nested agent's events never reach its caller's rounds).
+each piece costs its own characters, never the whole text so far. A partial goes out once per
+delivery batch (``deliver_on`` drains every chunk queued since its last drain in one action
+and then calls ``batch_end``): the batch's text is read then, in one piece, so a chunk costs
+one ``list.append`` on its way and a busy process sends fewer, larger steps while a paced
+stream sends one per chunk or two; the last is sent before ``round_finished``. Only
+the root run's own text is read (a nested agent's events never reach its caller's rounds).
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ class _Partials(Keeper):
     """Every event through; after a text delta, the value so far when it changed.
     Subscribed as it is (a :class:`Keeper`)."""
 
-    __slots__ = ("_emit", "_observer", "_parser", "_round", "_shown", "stopped")
+    __slots__ = ("_emit", "_observer", "_parser", "_round", "_shown", "_text", "stopped")
 
     def __init__(self, observer: abc.ObserverBase[Any], round_number: int) -> None:
         self._observer = observer
@@ -56,6 +60,7 @@ class _Partials(Keeper):
         self._round = round_number
         self._parser = PartialJSON()
         self._shown = False
+        self._text: list[str] = []  # the text of the batch being delivered, not yet read
         self.stopped = False
 
     def on_next(self, event: Any) -> None:
@@ -63,14 +68,24 @@ class _Partials(Keeper):
         emit(event)
         kind = type(event)
         if kind is TextDelta:
-            parser = self._parser
-            parser.feed(event.delta)
-            if parser.changed:
-                self._shown = True
-                emit(unvalidated(OutputPartial, self._round, "output", parser.snapshot()))
-        elif kind is RoundModeDecided and event.mode == "tool_call" and self._shown:
-            self._shown = False
-            emit(OutputReset(round=self._round, reason=TOOL_ROUND_REASON))
+            self._text.append(event.delta)
+        elif kind is RoundModeDecided and event.mode == "tool_call":
+            self._text = []
+            if self._shown:
+                self._shown = False
+                emit(OutputReset(round=self._round, reason=TOOL_ROUND_REASON))
+
+    def batch_end(self) -> None:
+        """The chunks delivered together are through: the value so far, if it changed."""
+        text = self._text
+        if not text or self.stopped:
+            return
+        self._text = []
+        parser = self._parser
+        parser.feed(text[0] if len(text) == 1 else "".join(text))
+        if parser.changed:
+            self._shown = True
+            self._emit(unvalidated(OutputPartial, self._round, "output", parser.snapshot()))
 
     def ended(self) -> bool:
         return self.stopped
@@ -82,5 +97,6 @@ class _Partials(Keeper):
 
     def on_completed(self) -> None:
         if not self.stopped:
+            self.batch_end()  # a source that never batched (no deliver_on) too
             self.stopped = True
             self._observer.on_completed()

@@ -26,13 +26,15 @@ class _Chunks(Keeper):
     """The round's chunks into its state; a failure in the state handling ends the stream
     (and nothing passes after it). Subscribed as it is (a :class:`Keeper`)."""
 
-    __slots__ = ("_emit", "_observer", "_state", "stopped")
+    __slots__ = ("_emit", "_observer", "_state", "batch_end", "stopped")
 
     def __init__(self, state: RoundState, observer: abc.ObserverBase[Any]) -> None:
         self._state = state
         self._observer = observer
         self._emit = observer.on_next
         self.stopped = False
+        # The end of a delivery batch, passed on to an observer that asks (deliver_on).
+        self.batch_end: Callable[[], None] | None = getattr(observer, "batch_end", None)
 
     def on_next(self, chunk: ChatChunk) -> None:
         if self.stopped:

@@ -3,8 +3,9 @@
 :func:`request_problem` gives Gemini's message (HTTP 400 INVALID_ARGUMENT) for: an unknown
 body field or ``generationConfig`` field; no ``contents``, a role other than ``user`` /
 ``model``, or two contents of one role in a row (turns must alternate); a
-``functionResponse`` that answers no call of the model content just before it, or a model
-content whose calls are not all answered by the next user content; a ``toolConfig`` without
+``functionResponse`` that answers no call of the model content just before it (by name, and
+by id where it gives one), or a model content whose calls are not all answered by the next
+user content; a ``toolConfig`` without
 tools, a declaration's schema outside Gemini's subset (lower-case types, JSON-Schema-only
 keys); ``responseJsonSchema`` without ``responseMimeType: application/json``; and thought
 signatures under Google's rules (:mod:`rxreact.testing._gemini_signatures`): the first call of
@@ -136,6 +137,7 @@ def _history_problem(contents: list[Any]) -> str | None:
     last_text = -1  # the last user content with standard content: the current turn's start
     previous_role = None
     open_calls: list[str] = []
+    open_ids: set[str] = set()
     for i, content in enumerate(contents):
         role = content.get("role") if isinstance(content, dict) else None
         if role not in ("user", "model"):
@@ -155,9 +157,15 @@ def _history_problem(contents: list[Any]) -> str | None:
                 )
             if open_calls and not answered:
                 return _NO_RESPONSE
+            for part in parts:
+                answer_id = (part.get("functionResponse") or {}).get("id")
+                if answer_id is not None and answer_id not in open_ids:
+                    return f"Function response id {answer_id!r} matches no function call id."
             if any("text" in p for p in parts):
                 last_text = i
-        open_calls = [str(p["functionCall"].get("name")) for p in parts if "functionCall" in p]
+        calls = [p["functionCall"] for p in parts if "functionCall" in p]
+        open_calls = [str(c.get("name")) for c in calls]
+        open_ids = {c["id"] for c in calls if c.get("id")}
     if open_calls:
         return _NO_RESPONSE
     return _signatures_problem(contents, last_text)

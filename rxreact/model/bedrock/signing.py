@@ -1,6 +1,7 @@
 """How a Bedrock request proves who sends it: AWS SigV4, or a Bedrock API key.
 
-SigV4 uses botocore's signer and its credential chain (the ``rxreact[bedrock]`` extra), so
+SigV4 (:mod:`~rxreact.model.bedrock.sigv4`, held to botocore's signer by a test) uses botocore's
+credential chain (the ``rxreact[bedrock]`` extra), so
 the credentials are found where every AWS tool finds them: the environment
 (``AWS_ACCESS_KEY_ID``...), a profile (``AWS_PROFILE``, SSO included), a container or instance
 role. Refreshable credentials (SSO, roles) are read again at each request, frozen for that one
@@ -15,6 +16,7 @@ import importlib
 from typing import Any
 
 from rxreact.errors import ConfigurationError
+from rxreact.model.bedrock.sigv4 import sign_v4
 
 __all__ = ["SigV4Signer", "region_of"]
 
@@ -73,11 +75,9 @@ class SigV4Signer:
         ConfigurationError: botocore is missing, or the chain found no credentials.
     """
 
-    __slots__ = ("_auth", "_credentials", "_request", "region")
+    __slots__ = ("_credentials", "region")
 
     def __init__(self, region: str, credentials: Any = None, *, local: bool = False) -> None:
-        self._auth = _botocore("auth").SigV4Auth
-        self._request = _botocore("awsrequest").AWSRequest
         if credentials is None:
             credentials = _chain_credentials(local)
         if credentials is None:
@@ -98,6 +98,13 @@ class SigV4Signer:
             if hasattr(credentials, "get_frozen_credentials")
             else credentials
         )
-        request = self._request(method="POST", url=url, data=body, headers=dict(headers))
-        self._auth(frozen, SERVICE, self.region).add_auth(request)
-        return dict(request.headers.items())
+        return sign_v4(
+            url,
+            headers,
+            body,
+            access_key=frozen.access_key,
+            secret_key=frozen.secret_key,
+            token=frozen.token,
+            region=self.region,
+            service=SERVICE,
+        )

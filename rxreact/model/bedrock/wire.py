@@ -94,6 +94,11 @@ def _chunk(**fields: Any) -> ChatChunk:
     return ChatChunk(**fields)
 
 
+def _text_chunk(text: str) -> ChatChunk:
+    # The per-token path: tuple.__new__ skips the NamedTuple's keyword handling.
+    return tuple.__new__(ChatChunk, (text, None, (), None, None, None, (), None))
+
+
 class _Block:
     __slots__ = ("data", "kind", "ordinal", "pieces", "signature")
 
@@ -126,7 +131,11 @@ class ConverseStreamParser(StreamParser):
         try:
             obj = from_json(data) if data else {}
             if kind == "contentBlockDelta":
-                return self._delta(obj["contentBlockIndex"], obj["delta"])
+                delta = obj["delta"]
+                text = delta.get("text")
+                if type(text) is str:  # the per-token path first
+                    return _text_chunk(text) if text else None
+                return self._delta(obj["contentBlockIndex"], delta)
             if kind == "contentBlockStart":
                 return self._start(obj["contentBlockIndex"], obj.get("start") or {})
             if kind == "contentBlockStop":

@@ -163,7 +163,7 @@ def _response_format(response_format: Any) -> dict[str, Any]:
 
 
 def _contents(messages: list[Message]) -> list[dict[str, Any]]:
-    turn_start = max((i for i, m in enumerate(messages) if isinstance(m, UserMessage)), default=-1)
+    turn_start = _turn_start(messages)
     calls: dict[str, tuple[str, str | None]] = {}  # call id -> (name, Gemini's own id)
     contents: list[dict[str, Any]] = []
     for i, message in enumerate(messages):
@@ -184,6 +184,18 @@ def _contents(messages: list[Message]) -> list[dict[str, Any]]:
         else:
             contents.append({"role": role, "parts": parts})
     return contents
+
+
+def _turn_start(messages: list[Message]) -> int:
+    """Where the current turn starts: the last user message, except one that follows tool
+    results (the forced round's instruction shares their content, which Gemini may or may not
+    read as a new turn; the placeholder is sent either way)."""
+    for i in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[i], UserMessage) and not (
+            i and isinstance(messages[i - 1], ToolMessage)
+        ):
+            return i
+    return -1
 
 
 def _model_parts(

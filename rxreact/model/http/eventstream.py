@@ -41,6 +41,8 @@ _MAX_FRAME = 16 * 1024 * 1024
 _FIXED = {0: 0, 1: 0, 2: 1, 3: 2, 4: 4, 5: 8, 8: 8, 9: 16}
 """Value types of a fixed size (bytes): true, false, byte, short, int, long, timestamp, uuid."""
 _STRING, _BYTES = 7, 6
+_KINDS_CACHED = 64
+"""Distinct header blocks remembered per stream (a stream has a handful)."""
 
 
 class EventStreamDecoder:
@@ -57,25 +59,32 @@ class EventStreamDecoder:
                 handle(event.event, event.data)
     """
 
-    __slots__ = ("_buffer", "_max_frame")
+    __slots__ = ("_buffer", "_kinds", "_max_frame")
 
     def __init__(self, max_frame: int | None = None) -> None:
         """``max_frame``: the largest frame accepted, in bytes (at most AWS's 16 MiB); a larger
         one raises :class:`~rxreact.errors.ResponseTooLargeError` as soon as its length is
         read."""
         self._buffer = bytearray()
+        self._kinds: dict[bytes, tuple[str, str | None]] = {}
         self._max_frame = _MAX_FRAME if max_frame is None else min(max_frame, _MAX_FRAME)
 
     def feed(self, data: bytes) -> list[SSEEvent]:
         """Decode the next piece of the stream; return the messages it completed, in order."""
         buffer = self._buffer
-        buffer += data
+        if buffer:
+            buffer += data
+            view = bytes(buffer)
+        else:
+            view = data  # the usual read: whole frames, nothing pending, no copy
         events: list[SSEEvent] = []
         start = 0
-        size = len(buffer)
+        size = len(view)
+        kinds = self._kinds
+        crc32, unpack = zlib.crc32, _PRELUDE.unpack_from
         while size - start >= 12:
-            total, headers_length, prelude_crc = _PRELUDE.unpack_from(buffer, start)
-            if zlib.crc32(buffer[start : start + 8]) != prelude_crc:
+            total, headers_length, prelude_crc = unpack(view, start)
+            if crc32(view[start : start + 8]) != prelude_crc:
                 raise StreamProtocolError("event stream: a frame's prelude CRC does not match")
             if total < _MIN_FRAME or headers_length > total - _MIN_FRAME:
                 raise StreamProtocolError(f"event stream: a frame of impossible length {total}")
@@ -84,15 +93,26 @@ class EventStreamDecoder:
             if size - start < total:
                 break
             end = start + total
-            (message_crc,) = _CRC.unpack_from(buffer, end - 4)
-            if zlib.crc32(buffer[start : end - 4]) != message_crc:
+            if crc32(view[start : end - 4]) != _CRC.unpack_from(view, end - 4)[0]:
                 raise StreamProtocolError("event stream: a frame's message CRC does not match")
-            headers = _headers(bytes(buffer[start + 12 : start + 12 + headers_length]))
-            payload = bytes(buffer[start + 12 + headers_length : end - 4])
-            events.append(_event(headers, payload))
+            raw = view[start + 12 : start + 12 + headers_length]
+            # Every delta of a stream has the same headers: decoded once, then looked up.
+            kind = kinds.get(raw)
+            if kind is None:
+                kind = _kind(_headers(raw))
+                if len(kinds) < _KINDS_CACHED:
+                    kinds[raw] = kind
+            payload = view[start + 12 + headers_length : end - 4].decode("utf-8", "replace")
+            events.append(_event(kind, payload))
             start = end
-        if start:
-            del buffer[:start]
+        if start < size:
+            tail = view[start:]
+            if buffer:
+                del buffer[:start]
+            else:
+                buffer += tail
+        else:
+            buffer.clear()
         return events
 
     def close(self) -> list[SSEEvent]:
@@ -132,15 +152,22 @@ def _headers(raw: bytes) -> dict[str, object]:
     return headers
 
 
-def _event(headers: Mapping[str, object], payload: bytes) -> SSEEvent:
+def _kind(headers: Mapping[str, object]) -> tuple[str, str | None]:
+    """``(event, message)`` of a frame's headers: the ``event`` name the parser reads, and for
+    an error message its ``:error-message`` (which stands in for the payload)."""
     kind = headers.get(":message-type", "event")
-    text = payload.decode("utf-8", "replace")
     if kind == "event":
-        return SSEEvent(text, str(headers.get(":event-type", "")))
+        return str(headers.get(":event-type", "")), None
     if kind == "exception":
-        return SSEEvent(text, f"exception:{headers.get(':exception-type', '')}")
-    message = headers.get(":error-message", text)
-    return SSEEvent(str(message), f"error:{headers.get(':error-code', '')}")
+        return f"exception:{headers.get(':exception-type', '')}", None
+    message = headers.get(":error-message")
+    return f"error:{headers.get(':error-code', '')}", None if message is None else str(message)
+
+
+def _event(kind: tuple[str, str | None], payload: str) -> SSEEvent:
+    name, message = kind
+    # tuple.__new__ skips the NamedTuple's Python-level __new__ (as the SSE decoder does).
+    return tuple.__new__(SSEEvent, (payload if message is None else message, name, None))
 
 
 def encode_frame(headers: Mapping[str, str], payload: bytes) -> bytes:

@@ -83,7 +83,7 @@ def attach_extras(
         placeholder: sent as the thought signature of the first call of each step of the
             current turn that has none of its own; ``None`` sends nothing there.
     """
-    turn_start = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    turn_start = _turn_start(messages)
     for i, (message, replay) in enumerate(zip(messages, replays, strict=True)):
         calls = message.get("tool_calls")
         if not calls:
@@ -98,6 +98,15 @@ def attach_extras(
             extra = dict(first.get("extra_content") or {})
             extra["google"] = {**(extra.get("google") or {}), "thought_signature": placeholder}
             first["extra_content"] = extra
+
+
+def _turn_start(messages: list[dict[str, Any]]) -> int:
+    """The last user message, except one right after tool results (the forced round's
+    instruction: Gemini may merge it with them, and then the turn goes on)."""
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].get("role") == "user" and not (i and messages[i - 1].get("role") == "tool"):
+            return i
+    return -1
 
 
 def _extra_of(own: list[dict[str, Any]], call_id: str, position: int) -> Any:

@@ -91,6 +91,7 @@ export function withdrawnNote(withdrawn) {
 export function drawOutputCard(output) {
   const card = el('div', 'output-card');
   card.dataset.state = output.final ? 'done' : output.reset ? 'reset' : 'forming';
+  card.dataset.round = String(output.round);
   const head = output.final ? 'answer' : output.reset ? `rejected: ${output.reset}` : 'forming…';
   card.append(el('div', 'output-head', head));
   const value = output.value;
