@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 from hypothesis import settings
 from postgres_server import PostgresServer, shared_postgres_server
+from redis_cluster import LocalCluster, running_redis_cluster
 from redis_server import RedisServer, running_redis_server
 
+from rxreact._redis import close_redis
 from rxreact.model.openai.client import OpenAIChatModel
 from rxreact.model.scripted.replies import Script
 from rxreact.testing import MockOpenAIServer
@@ -82,3 +84,20 @@ def postgres_server() -> PostgresServer:
     ports, one per test session (skips, or fails with ``RXREACT_REQUIRE_POSTGRES=1``, where
     there is none); each test takes table names of its own with ``new_prefix()``."""
     return shared_postgres_server()
+
+
+@pytest.fixture(scope="session")
+def redis_cluster() -> Iterator[LocalCluster]:
+    """A real three-master Redis Cluster on loopback ports, one per test session (skips, or
+    fails with ``RXREACT_REQUIRE_REDIS=1``, where redis-server or redis-cli is missing)."""
+    with running_redis_cluster() as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="session")
+def redis_cluster_client(redis_cluster: LocalCluster) -> Iterator[Any]:
+    """One ``redis.cluster.RedisCluster`` client for the session: making one reads the whole
+    command table from a node, a noticeable cost per test."""
+    client: Any = redis_cluster.client()
+    yield client
+    close_redis(client)  # RedisCluster.close leaves the nodes' sockets open

@@ -27,7 +27,7 @@ def main(settings: dict[str, Any]) -> None:
         if kind == "postgres"
         else SQLiteChatMemory(where)
         if kind == "sqlite"
-        else RedisChatMemory(where)
+        else RedisChatMemory(where, cluster=kind == "redis-cluster")
     )
     agent = ReactAgent(
         OpenAIChatModel("mock", base_url=settings["base_url"], max_retries=0),

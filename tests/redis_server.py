@@ -57,13 +57,16 @@ class RedisServer:
         self._log = workdir / f"redis-{self.port}.log"
         self.process = self._start()
 
+    def _arguments(self) -> list[str]:
+        return [
+            *(self._executable, "--port", str(self.port), "--bind", "127.0.0.1"),
+            *("--save", "", "--appendonly", "no", "--dir", str(self._workdir)),
+        ]
+
     def _start(self) -> subprocess.Popen[bytes]:
         with self._log.open("ab") as log:
             return subprocess.Popen(
-                [
-                    *(self._executable, "--port", str(self.port), "--bind", "127.0.0.1"),
-                    *("--save", "", "--appendonly", "no", "--dir", str(self._workdir)),
-                ],
+                self._arguments(),
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
@@ -107,16 +110,22 @@ class RedisServer:
             self.process.wait()
 
 
-@contextmanager
-def running_redis_server() -> Iterator[RedisServer]:
-    """A started server, stopped on exit; skips (or fails, see the module doc) without one."""
-    executable = shutil.which("redis-server")
+def redis_executable(name: str = "redis-server") -> str:
+    """The path of ``name`` with redis-py importable; skips (or fails) without either."""
+    executable = shutil.which(name)
     if executable is None:
-        unavailable("redis-server is not on PATH (apt-get install redis-server)")
+        unavailable(f"{name} is not on PATH (apt-get install redis-server)")
     try:
         import redis  # noqa: F401
     except ImportError:
         unavailable("redis-py is not installed (pip install 'rxreact[redis]')")
+    return executable
+
+
+@contextmanager
+def running_redis_server() -> Iterator[RedisServer]:
+    """A started server, stopped on exit; skips (or fails, see the module doc) without one."""
+    executable = redis_executable()
     with tempfile.TemporaryDirectory(prefix="rxreact-redis-") as workdir:
         for _attempt in range(3):  # another process may take the free port before redis does
             server = RedisServer(executable, Path(workdir))

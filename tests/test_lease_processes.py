@@ -1,5 +1,5 @@
 """One run per conversation across real OS processes: one SQLite file, one real redis-server,
-one real postgres.
+a real three-master Redis Cluster, one real postgres.
 
 Each run is a ``python lease_worker.py`` process talking to the loopback mock server; the mock
 holds a run's model reply until the test lets it go, so the test decides who is mid-run when
@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from durable_logs import open_memory as open_durable_memory
 from durable_logs import postgres_place
+from redis_cluster import LocalCluster
 from redis_server import RedisServer
 
 from rxreact import ChatRequest, RedisChatMemory, SQLiteChatMemory, UserMessage
@@ -31,15 +32,21 @@ WORKER = Path(__file__).with_name("lease_worker.py")
 TTL = 1.5  # short, yet three renewals long: the host is shared and busy
 
 
-@pytest.fixture(params=["sqlite", "redis", "postgres"])
+@pytest.fixture(params=["sqlite", "redis", "redis_cluster", "postgres"])
 def memory_spec(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """Where the processes share their memory: ``sqlite:<file>``, ``redis:<url>`` or
-    ``postgres:<place>`` (tests/durable_logs.py)."""
+    """Where the processes share their memory: ``sqlite:<file>``, ``redis:<url>``,
+    ``redis-cluster:<a node's url>`` (a three-master cluster) or ``postgres:<place>``
+    (tests/durable_logs.py)."""
     if request.param == "postgres":
         yield f"postgres:{postgres_place(request.getfixturevalue('postgres_server'))}"
         return
     if request.param == "sqlite":
         yield f"sqlite:{tmp_path / 'shared.db'}"
+        return
+    if request.param == "redis_cluster":
+        cluster: LocalCluster = request.getfixturevalue("redis_cluster")
+        cluster.flush()
+        yield f"redis-cluster:{cluster.url}"
         return
     server: RedisServer = request.getfixturevalue("redis_server")
     with RedisChatMemory(server.url) as memory:
@@ -55,7 +62,9 @@ def open_memory(spec: str) -> Any:
     kind, _, where = spec.partition(":")
     if kind == "postgres":
         return open_durable_memory(where)
-    return SQLiteChatMemory(where) if kind == "sqlite" else RedisChatMemory(where)
+    if kind == "sqlite":
+        return SQLiteChatMemory(where)
+    return RedisChatMemory(where, cluster=kind == "redis-cluster")
 
 
 class Model:

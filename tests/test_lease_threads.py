@@ -13,6 +13,7 @@ from rxreact import (
     ConversationBusyError,
     InMemoryChatMemory,
     ReactAgent,
+    RedisChatMemory,
     SQLiteChatMemory,
     UserMessage,
 )
@@ -58,13 +59,18 @@ class Outcomes:
         return self._all_in.wait(timeout)
 
 
-@pytest.mark.parametrize("backend", ["in_memory", "sqlite"])
+@pytest.mark.parametrize("backend", ["in_memory", "sqlite", "redis_cluster"])
 def test_200_concurrent_runs_on_one_conversation_each_see_all_earlier_turns(
-    backend: str, tmp_path: Path
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    memory: Any = (
-        InMemoryChatMemory() if backend == "in_memory" else SQLiteChatMemory(tmp_path / "c.db")
-    )
+    memory: Any
+    if backend == "redis_cluster":  # a three-master cluster: leases and fenced appends by script
+        request.getfixturevalue("redis_cluster").flush()
+        memory = RedisChatMemory(request.getfixturevalue("redis_cluster_client"))
+    elif backend == "sqlite":
+        memory = SQLiteChatMemory(tmp_path / "c.db")
+    else:
+        memory = InMemoryChatMemory()
     model = ScriptedModel(answer_with_history_size)
     agent = ReactAgent(model, memory=memory, busy_timeout=None)
     runs = 200
@@ -94,7 +100,7 @@ def test_200_concurrent_runs_on_one_conversation_each_see_all_earlier_turns(
     assert sorted(m.content for m in history if isinstance(m, UserMessage)) == sorted(
         f"q{i}" for i in range(runs)
     )
-    if backend == "sqlite":
+    if backend != "in_memory":
         memory.close()
 
 

@@ -1,9 +1,8 @@
 """The ChatMemory contract (:mod:`rxreact.testing.conformance`), once for every backend:
-in-memory, SQLite (a file), Redis (real), Postgres (real, direct and through PgBouncer).
+in-memory, SQLite (a file), Redis (real; one node and a three-master cluster), Postgres
+(real, direct and through PgBouncer).
 
-A new backend is one more entry in ``BACKENDS`` and one branch in ``make_memory``; Redis
-Cluster (issue 29 section 2) joins as ``"redis_cluster"`` once ``RedisChatMemory`` takes a
-``RedisCluster`` client.
+A new backend is one more entry in ``BACKENDS`` and one branch in ``make_memory``.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ from rxreact.testing.conformance._memory import MakeMemory, acquire_eventually, 
 
 __all__ = ["MakeMemory", "acquire_eventually", "make_memory", "turn"]  # shared with other tests
 
-BACKENDS = ("in_memory", "sqlite", "redis", "postgres", "postgres_bouncer")
+BACKENDS = ("in_memory", "sqlite", "redis", "redis_cluster", "postgres", "postgres_bouncer")
 
 
 @pytest.fixture(params=BACKENDS)
@@ -36,6 +35,9 @@ def make_memory(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[MakeM
 
         with redis.Redis.from_url(server.url) as client:
             client.flushdb()
+    if backend == "redis_cluster":  # a three-master cluster, one client for the session
+        request.getfixturevalue("redis_cluster").flush()
+        cluster_client = request.getfixturevalue("redis_cluster_client")
     if backend.startswith("postgres"):
         pg: PostgresServer = request.getfixturevalue("postgres_server")
         dsn = pg.dsn(bouncer=backend == "postgres_bouncer")
@@ -46,6 +48,8 @@ def make_memory(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[MakeM
             memory = InMemoryChatMemory(**kw)
         elif backend == "sqlite":
             memory = SQLiteChatMemory(tmp_path / f"memory{len(made)}.db", **kw)
+        elif backend == "redis_cluster":
+            memory = RedisChatMemory(cluster_client, prefix=f"test{len(made)}:", **kw)
         elif backend.startswith("postgres"):
             memory = PostgresChatMemory(
                 dsn, table_prefix=pg.new_prefix(), min_size=1, max_size=8, **kw

@@ -2,83 +2,28 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from reactivex import Observable
 
 from rxreact._closeable import Closeable
-from rxreact._redis import connect_redis
+from rxreact._redis import close_redis, connect_redis, import_redis, is_cluster, redis_errors
 from rxreact.errors import ChatMemoryError
+from rxreact.memory._redis_keys import ClusterKeys, ConversationKeys
 from rxreact.memory._redis_releases import ReleaseNotices
+from rxreact.memory._redis_scripts import SCRIPTS
 from rxreact.memory._turns import decode_turns, encode_turn
 from rxreact.memory.lease import Lease, lease_lost
 from rxreact.messages import Message
 
 if TYPE_CHECKING:
     import redis
+    from redis.cluster import RedisCluster
 
 __all__ = ["RedisChatMemory"]
-
-_GLOB_SPECIAL = re.compile(r"([\\*?\[\]])")
-
-# The lease key holds "<token>:<owner>" with a PX expiry; the fence key counts grants, so
-# tokens only grow. With a conversation ttl (ARGV[3] ms, 0: none) the fence key expires with
-# the conversation: a later restart at 1 cannot confuse anyone, since every lease that could
-# compare against it expired long before and the owner is part of the value compared.
-# Each script is one atomic step on the server.
-_ACQUIRE = """
-if redis.call('EXISTS', KEYS[1]) == 1 then return false end
-local token = redis.call('INCR', KEYS[2])
-if tonumber(ARGV[3]) > 0 then
-    redis.call('PEXPIRE', KEYS[2], math.max(tonumber(ARGV[3]), tonumber(ARGV[2])))
-end
-redis.call('SET', KEYS[1], token .. ':' .. ARGV[1], 'PX', ARGV[2])
-return token
-"""
-_RENEW = """
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return 1
-"""
-# KEYS: lease, fence; ARGV: old lease value, old token, new owner, ttl ms, conversation ttl ms.
-# The old lease is the latest grant while the fence still counts its token and the lease key,
-# if it has not expired, still holds it. A fence key that expired with the conversation while
-# the lease was renewed for longer (a parked run) is proven by the live lease key alone. The
-# new token is set rather than INCR'd so that case continues the count too.
-_HAND_OVER = """
-local fence = redis.call('GET', KEYS[2])
-local held = redis.call('GET', KEYS[1])
-if fence and fence ~= ARGV[2] then return false end
-if held and held ~= ARGV[1] then return false end
-if not fence and not held then return false end
-local token = tonumber(ARGV[2]) + 1
-redis.call('SET', KEYS[2], token)
-if tonumber(ARGV[5]) > 0 then
-    redis.call('PEXPIRE', KEYS[2], math.max(tonumber(ARGV[5]), tonumber(ARGV[4])))
-end
-redis.call('SET', KEYS[1], token .. ':' .. ARGV[3], 'PX', ARGV[4])
-return token
-"""
-# ARGV[2], ARGV[3]: the channel and the conversation id to announce the release with.
-_RELEASE = """
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('DEL', KEYS[1])
-redis.call('PUBLISH', ARGV[2], ARGV[3])
-return 1
-"""
-# KEYS: lease, turns; ARGV: lease value, turn, max_turns (0: keep all), ttl ms (0: no expiry).
-_FENCED_APPEND = """
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-if ARGV[2] == '' then return 1 end
-redis.call('RPUSH', KEYS[2], ARGV[2])
-if tonumber(ARGV[3]) > 0 then redis.call('LTRIM', KEYS[2], -tonumber(ARGV[3]), -1) end
-if tonumber(ARGV[4]) > 0 then redis.call('PEXPIRE', KEYS[2], ARGV[4]) end
-return 1
-"""
 
 
 class RedisChatMemory(Closeable):
@@ -87,9 +32,9 @@ class RedisChatMemory(Closeable):
     A conversation is the list at ``{prefix}turns:{conversation_id}``; each element is one whole
     turn (the messages of one :meth:`append`, as JSON), so trimming drops whole elements and an
     assistant tool-call message can never be separated from its tool results. Images and files
-    are stored inline (their bytes as base64 in the element), like replay items. ``append`` sends
-    RPUSH, LTRIM and EXPIRE in one MULTI/EXEC transaction: another client sees the turn with its
-    trimming, or neither, and turns appended at once from anywhere never interleave.
+    are stored inline (their bytes as base64 in the element), like replay items. ``append`` runs
+    RPUSH, LTRIM and PEXPIRE in one Lua script: another client sees the turn with its trimming,
+    or neither, and turns appended at once from anywhere never interleave.
 
     A conversation's lease is the key ``{prefix}lease:{conversation_id}`` holding the fencing
     token and the owner, with a ``PX`` expiry (Redis's clock, so hosts need not agree on time);
@@ -98,10 +43,19 @@ class RedisChatMemory(Closeable):
     is also published on the channel ``{prefix}lease-released``, which :meth:`releases`
     follows, so runs waiting in other processes start at once instead of at their next poll.
 
+    On a **Redis Cluster** (a ``redis.cluster.RedisCluster`` client, or a URL with
+    ``cluster=True``) a conversation's keys carry its id as a hash tag instead:
+    ``{prefix}{c:<id>}:turns``, ``...:lease`` and ``...:fence`` share one slot, so each script
+    touches one slot; the release channel is the same (classic pub/sub reaches every node).
+    A plain client keeps the names above, so histories stored on one node stay readable; moving
+    them to a cluster means renaming their keys (see ``docs/conversations.md``).
+
     Args:
-        client_or_url: a ``redis.Redis`` client (left open by :meth:`close`; its owner closes
-            it) or a URL such as ``redis://localhost:6379/0`` (the client made from it is
-            closed by :meth:`close`).
+        client_or_url: a ``redis.Redis`` or ``redis.cluster.RedisCluster`` client (left open
+            by :meth:`close`; its owner closes it) or a URL such as
+            ``redis://localhost:6379/0`` (the client made from it is closed by :meth:`close`).
+        cluster: the URL names a node of a Redis Cluster: make a ``RedisCluster`` client. A
+            cluster client passed in is recognised without it.
         prefix: the start of every key this memory writes, to share a database with others.
         max_turns: keep only the last this many turns of each conversation.
         ttl: forget a conversation this long after its last turn (seconds or a timedelta);
@@ -109,12 +63,14 @@ class RedisChatMemory(Closeable):
 
     Raises:
         ConfigurationError: redis-py is not installed (``pip install 'rxreact[redis]'``).
+        ChatMemoryError: ``cluster=True`` and no node of the cluster could be reached.
     """
 
     def __init__(
         self,
-        client_or_url: redis.Redis | str,
+        client_or_url: redis.Redis | RedisCluster | str,
         *,
+        cluster: bool = False,
         prefix: str = "rxreact:",
         max_turns: int | None = None,
         ttl: float | timedelta | None = None,
@@ -124,43 +80,42 @@ class RedisChatMemory(Closeable):
         seconds = ttl.total_seconds() if isinstance(ttl, timedelta) else ttl
         if seconds is not None and seconds <= 0:
             raise ValueError("ttl must be positive")
-        module, self._client, self._owns_client = connect_redis(client_or_url, "RedisChatMemory")
-        self._error: type[Exception] = module.RedisError
+        errors = redis_errors(import_redis("RedisChatMemory"))
+        try:
+            connection = connect_redis(client_or_url, "RedisChatMemory", cluster=cluster)
+        except errors as error:
+            raise ChatMemoryError(f"Redis chat memory: could not connect: {error}") from error
+        self._client: Any = connection.client
+        self._owns_client = connection.owned
+        self._errors: tuple[type[Exception], ...] = (*errors, UnicodeEncodeError)
         self.prefix = prefix
+        self._keys_of = (ClusterKeys if is_cluster(self._client) else ConversationKeys)(prefix)
         self._max_turns = max_turns
         self._ttl_ms = None if seconds is None else max(1, round(seconds * 1000))
         self._releases = ReleaseNotices(self._client, f"{prefix}lease-released")
-        self._scripts = {
-            name: self._client.register_script(lua)
-            for name, lua in (
-                ("acquire", _ACQUIRE),
-                ("renew", _RENEW),
-                ("hand_over", _HAND_OVER),
-                ("release", _RELEASE),
-                ("append", _FENCED_APPEND),
-            )
-        }
+        self._scripts = {name: self._client.register_script(lua) for name, lua in SCRIPTS.items()}
 
     def _key(self, conversation_id: str) -> str:
-        return f"{self.prefix}turns:{conversation_id}"
+        return self._keys_of.turns(conversation_id)
 
     def _lease_key(self, conversation_id: str) -> str:
-        return f"{self.prefix}lease:{conversation_id}"
+        return self._keys_of.lease(conversation_id)
 
     def _fence_key(self, conversation_id: str) -> str:
-        return f"{self.prefix}fence:{conversation_id}"
+        return self._keys_of.fence(conversation_id)
 
     @staticmethod
     def _lease_value(lease: Lease) -> str:
         return f"{lease.token}:{lease.owner}"
 
     @contextmanager
-    def _guard(self, action: str) -> Iterator[redis.Redis]:
-        """The client; every redis-py failure becomes a ChatMemoryError with it as the cause."""
+    def _guard(self, action: str) -> Iterator[Any]:
+        """The client; every redis-py failure (a cluster's too: ``RedisClusterException`` is
+        not a ``RedisError``) becomes a ChatMemoryError with it as the cause."""
         try:
             yield self._client
         # A key redis-py cannot encode (a lone surrogate in a conversation id) is ours too.
-        except (self._error, UnicodeEncodeError) as error:
+        except self._errors as error:
             raise ChatMemoryError(f"Redis chat memory: could not {action}: {error}") from error
 
     def spend(self, conversation_id: str) -> float:
@@ -189,24 +144,18 @@ class RedisChatMemory(Closeable):
     def append(
         self, conversation_id: str, messages: Sequence[Message], *, lease: Lease | None = None
     ) -> None:
-        """Add a turn (one list element), trim and refresh the ttl, in one transaction.
+        """Add a turn (one list element), trim and refresh the ttl, in one script.
 
-        With ``lease`` the write is one script that first checks the lease key.
+        With ``lease`` the script first checks the lease key.
         """
         if lease is not None:
             self._fenced_append(conversation_id, messages, lease)
             return
         if not messages:
             return
-        key = self._key(conversation_id)
-        data = encode_turn(messages)
-        with self._guard("store the turn") as client, client.pipeline(transaction=True) as pipe:
-            pipe.rpush(key, data)
-            if self._max_turns is not None:
-                pipe.ltrim(key, -self._max_turns, -1)
-            if self._ttl_ms is not None:
-                pipe.pexpire(key, self._ttl_ms)
-            pipe.execute()
+        args: list[bytes | int] = [encode_turn(messages), self._max_turns or 0, self._ttl_ms or 0]
+        with self._guard("store the turn"):
+            self._scripts["append"](keys=[self._key(conversation_id)], args=args)
 
     def _fenced_append(
         self, conversation_id: str, messages: Sequence[Message], lease: Lease
@@ -220,7 +169,7 @@ class RedisChatMemory(Closeable):
             self._ttl_ms or 0,
         ]
         with self._guard("store the turn"):
-            stored = self._scripts["append"](keys=keys, args=args)
+            stored = self._scripts["fenced_append"](keys=keys, args=args)
         if not stored:
             raise lease_lost(lease)
 
@@ -285,16 +234,15 @@ class RedisChatMemory(Closeable):
         """
         return self._releases.observable
 
-    def _keys(self, client: redis.Redis) -> Iterator[bytes | str]:
-        pattern = _GLOB_SPECIAL.sub(r"\\\1", self._key("")) + "*"
-        return client.scan_iter(match=pattern, count=500)
+    def _keys(self, client: Any) -> Iterator[bytes | str]:
+        # A cluster client's scan_iter visits every master.
+        return client.scan_iter(match=self._keys_of.turns_pattern(), count=500)  # type: ignore[no-any-return]
 
     def conversation_ids(self) -> list[str]:
         """The ids with a stored history under this prefix, sorted."""
-        start = len(self._key("").encode())
         with self._guard("list conversations") as client:
             keys = [k if isinstance(k, bytes) else k.encode() for k in self._keys(client)]
-        return sorted(k[start:].decode() for k in keys)
+        return sorted(self._keys_of.conversation_id(k) for k in keys)
 
     def clear(self, conversation_id: str | None = None) -> None:
         """Forget one conversation, or all under this prefix (key by key: not one transaction)."""
@@ -302,6 +250,7 @@ class RedisChatMemory(Closeable):
             if conversation_id is not None:
                 client.delete(self._key(conversation_id), f"{self.prefix}spend:{conversation_id}")
                 return
+            # A cluster client splits a many-key DELETE by slot.
             batch: list[bytes | str] = []
             for key in self._keys(client):
                 batch.append(key)
@@ -316,7 +265,7 @@ class RedisChatMemory(Closeable):
         self._releases.close()
         if self._owns_client:
             with self._guard("close"):
-                self._client.close()
+                close_redis(self._client)
 
 
 def _ms(seconds: float) -> int:

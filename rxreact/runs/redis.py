@@ -42,8 +42,8 @@ from reactivex import Observable, abc
 from reactivex.disposable import Disposable
 
 from rxreact._closeable import Closeable
-from rxreact._redis import connect_redis
-from rxreact.errors import RunError
+from rxreact._redis import connect_redis, is_cluster
+from rxreact.errors import ConfigurationError, RunError
 from rxreact.events import AgentEvent
 from rxreact.runs._decisions import Appliers, Apply
 from rxreact.runs._follower import Follower
@@ -92,6 +92,8 @@ class RedisEventLog(Closeable):
 
     Raises:
         ConfigurationError: redis-py is not installed (``pip install 'rxreact[redis]'``).
+            Or the client is a ``redis.cluster.RedisCluster``: the event log does not run on
+            Redis Cluster yet.
     """
 
     def __init__(
@@ -113,6 +115,14 @@ class RedisEventLog(Closeable):
         self.takeover_timeout: float = float(takeover_timeout)
         self.owner: str = uuid.uuid4().hex
         """This log's identity as a runs' owner (one per log object)."""
+        if not isinstance(client_or_url, str) and is_cluster(client_or_url):
+            # Its global streams and sets, and XREAD across runs, span slots: not ported yet.
+            raise ConfigurationError(
+                "RedisEventLog does not run on Redis Cluster yet (RedisChatMemory does). "
+                "Meanwhile give it one Redis node (a redis.Redis client or a redis:// URL "
+                "of a server not in cluster mode), or use SQLiteEventLog (one machine) or "
+                "PostgresEventLog"
+            )
         module, self._client, self._owns_client = connect_redis(client_or_url, "RedisEventLog")
         self.prefix = prefix
         self._error: type[Exception] = module.RedisError
