@@ -25,8 +25,11 @@ $(STAMP): pyproject.toml | $(PY)
 demo: $(RUNTIME)
 	$(VENV)/bin/rxreact demo
 
+# Two workers, a test file each at a time (--dist loadfile keeps a file's module fixtures, its
+# redis-server or postgres, in one process): most tests wait on sockets and child processes,
+# so the suite takes about half the time it does in one process.
 test: $(STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2 --dist loadfile
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check rxreact tests benchmarks
