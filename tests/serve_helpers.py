@@ -222,3 +222,8 @@ def serve_process(
         reader.join(5)
         if process.stderr is not None:
             process.stderr.close()
+
+
+def deps_for_request(request: Any, user: str) -> dict[str, str]:
+    """A ``--deps-factory`` for the tests: the request's ``x-tenant`` header and the user."""
+    return {"tenant": request.headers.get("x-tenant", ""), "user": user}

@@ -85,3 +85,30 @@ def test_the_demo_model_answers_the_question_asked(demo_agent: ReactAgent) -> No
     assert report.startswith("Weather report.") and "Shanghai" in report
     follow_up = demo_agent.call(FOLLOW_UP, conversation_id="seeded")
     assert "Shanghai is warmer today, 17°C against 12°C" in follow_up
+
+
+def test_deps_factory_names_the_served_runs_deps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`rxreact serve --deps-factory MODULE:NAME` is create_app's deps_factory; a name that
+    does not import is the option's own error."""
+    from serve_helpers import deps_for_request
+
+    from rxreact.errors import ConfigurationError
+
+    server = MockOpenAIServer(weather_desk).start()
+    config = {"model": "mock", "base_url": server.base_url, "memory": str(tmp_path / "m.db")}
+    try:
+        monkeypatch.setenv(
+            CONFIG_ENV, json.dumps({**config, "deps_factory": "serve_helpers:deps_for_request"})
+        )
+        app = app_from_env()
+        gc.unfreeze()
+        assert app.state.runs.deps_factory is deps_for_request
+        app.state.runs.agent.memory.close()
+        monkeypatch.setenv(CONFIG_ENV, json.dumps({**config, "deps_factory": "serve_helpers:nope"}))
+        with pytest.raises(ConfigurationError, match="--deps-factory serve_helpers:nope"):
+            app_from_env()
+    finally:
+        gc.unfreeze()
+        server.stop()

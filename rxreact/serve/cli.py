@@ -77,6 +77,11 @@ def add_serve_command(commands: Any) -> None:
         "(default: none; the demo's tools with --demo)",
     )  # fmt: skip
     parser.add_argument(
+        "--deps-factory", metavar="MODULE:NAME", default=None,
+        help="fn(request, user) -> deps: each served run's RunContext deps (create_app's "
+        "deps_factory)",
+    )  # fmt: skip
+    parser.add_argument(
         "--redis", metavar="URL", default=None,
         help="keep memory and the event log in Redis (default: SQLite and in memory, one worker)",
     )  # fmt: skip
@@ -199,6 +204,7 @@ def serve(args: argparse.Namespace) -> int:
         key: getattr(args, key)
         for key in (
             "tools",
+            "deps_factory",
             "redis",
             "memory",
             "event_log",
@@ -329,6 +335,12 @@ def app_from_env() -> Any:
         model = open_model(config.get("model"), base_url)
     require_key(model)  # at start-up, not in the first visitor's answer
     tools = load_tools(config.get("tools") or [])
+    if config.get("deps_factory"):
+        from rxreact._cli.chat import import_named
+
+        options["deps_factory"] = import_named(
+            "--deps-factory", config["deps_factory"], "my_app:deps_for"
+        )
     if not tools and config.get("demo"):  # a real model gets no fake tools it did not ask for
         from rxreact.demo import demo_tools
 
