@@ -146,6 +146,10 @@ class _Task(abc.DisposableBase):
         The timer holds the task itself, not ``task.due``: a bound method per timer was one
         more object for as long as the timer waited (a run keeps two waiting, its watchdogs).
         """
+        # The entry holds the task and the task its entry: a fired timer lets go of it, or
+        # the pair would be a reference cycle left for the collector (a cancelled one is
+        # broken by ``cancel``).
+        self.timer = None
         if not self._disposed:
             self._scheduler._pool.submit(self.run)
 

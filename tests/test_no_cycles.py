@@ -94,3 +94,20 @@ def test_a_model_that_goes_away_leaves_no_cycles(kind: str) -> None:
         make("m", base_url="http://127.0.0.1:9/v1", api_key="k")._endpoint.headers_for(True)
 
     assert cyclic_garbage(made_and_dropped) == []
+
+
+def test_a_relative_schedule_that_fires_leaves_no_cycle() -> None:
+    """A timer entry holds its task and the task its entry; once the timer fires, neither
+    may keep the other (else every fired timer is a cycle for the collector)."""
+    import threading
+
+    from rxreact.scheduling import shared_scheduler
+
+    scheduler = shared_scheduler("timer", 2)
+    fired = threading.Event()
+
+    def wait_for_timer() -> None:
+        scheduler.schedule_relative(0.01, lambda *_: fired.set())
+        assert fired.wait(5)
+
+    assert "rxreact.scheduling._Task" not in cyclic_garbage(wait_for_timer)
