@@ -79,7 +79,7 @@ def add_serve_command(commands: Any) -> None:
     parser.add_argument(
         "--deps-factory", metavar="MODULE:NAME", default=None,
         help="fn(request, user) -> deps: each served run's RunContext deps (create_app's "
-        "deps_factory)",
+        "deps_factory; default: none)",
     )  # fmt: skip
     parser.add_argument(
         "--redis", metavar="URL", default=None,
