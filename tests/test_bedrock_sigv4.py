@@ -37,6 +37,7 @@ def botocore_headers(
         "https://bedrock-runtime.eu-central-1.amazonaws.com/model/us.amazon.nova-pro-v1%3A0/converse-stream",
         "http://127.0.0.1:8123/model/anthropic.claude-3%3A0/converse",
         "https://proxy.example.invalid:8443/v1/./model//m/../m2/converse?b=2&a=1",
+        "https://proxy.example.invalid/model/m/converse?a=2&a-b=1&a=1",
         "https://host.example.invalid/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A1%3Ainference-profile%2Fx/converse-stream",
     ],
 )

@@ -71,13 +71,9 @@ def sign_v4(
             host = f"{host}:{parts.port}"
         signed["host"] = host
     names = sorted(signed)
-    query = "&".join(
-        sorted(
-            f"{k}={v}"
-            for k, _, v in (p.partition("=") for p in parts.query.split("&"))
-            if parts.query
-        )
-    )
+    # Sorted by (key, value) as botocore sorts them, not as joined strings ("a-b" < "a").
+    pairs = sorted(p.partition("=")[::2] for p in parts.query.split("&")) if parts.query else []
+    query = "&".join(f"{key}={value}" for key, value in pairs)
     canonical = "\n".join(
         (
             "POST",
