@@ -25,8 +25,6 @@ How our messages map onto Anthropic's:
 from __future__ import annotations
 
 import base64
-import copy
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -41,6 +39,7 @@ from rxreact.messages import (
     Text,
     ToolMessage,
 )
+from rxreact.model._request_parts import arguments_object, closed_schema, inline_data
 from rxreact.model.anthropic.wire import PROVIDER
 
 __all__ = ["JSON_INSTRUCTION", "encode_request"]
@@ -99,7 +98,8 @@ def encode_request(
         kind = response_format.get("type")
         if kind == "json_schema":
             schema = (response_format.get("json_schema") or {}).get("schema") or {}
-            body["output_config"] = {"format": {"type": "json_schema", "schema": _closed(schema)}}
+            closed = closed_schema(schema)
+            body["output_config"] = {"format": {"type": "json_schema", "schema": closed}}
         elif kind == "json_object":
             system.append({"type": "text", "text": JSON_INSTRUCTION})
     if system:
@@ -166,20 +166,9 @@ def _assistant(message: AssistantMessage) -> list[dict[str, Any]]:
     if message.content:
         blocks.append({"type": "text", "text": message.content})
     for call in message.tool_calls:
-        blocks.append(
-            {"type": "tool_use", "id": call.id, "name": call.name, "input": _input(call.arguments)}
-        )
+        arguments = arguments_object(call.arguments)
+        blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": arguments})
     return blocks
-
-
-def _input(arguments: str) -> Any:
-    """The arguments as the object the API wants: ``""`` is ``{}``; JSON that is not an object
-    (the model's mistake, answered by an error result) is sent as ``{}`` too."""
-    try:
-        value = json.loads(arguments) if arguments.strip() else {}
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def _tool_result(message: ToolMessage) -> dict[str, Any]:
@@ -208,7 +197,7 @@ def _part(part: Text | Image | File) -> dict[str, Any]:
 def _image_source(image: Image) -> dict[str, Any]:
     if image.url is not None and not image.url.startswith("data:"):
         return {"type": "url", "url": image.url}
-    media_type, data = _inline(image)
+    media_type, data = inline_data(image, "Anthropic")
     if media_type not in _IMAGE_TYPES:
         raise InvalidArgumentError(
             f"Anthropic takes images as {', '.join(sorted(_IMAGE_TYPES))}, not {media_type}"
@@ -223,7 +212,7 @@ def _document(file: File) -> dict[str, Any]:
     if file.url is not None and not file.url.startswith("data:"):
         block["source"] = {"type": "url", "url": file.url}  # a PDF the API fetches
     else:
-        media_type, data = _inline(file)
+        media_type, data = inline_data(file, "Anthropic")
         if media_type == "application/pdf":
             block["source"] = {"type": "base64", "media_type": media_type, "data": data}
         elif media_type.startswith("text/"):
@@ -237,36 +226,6 @@ def _document(file: File) -> dict[str, Any]:
     if file.name:
         block["title"] = file.name
     return block
-
-
-def _inline(part: Image | File) -> tuple[str, str]:
-    """``(media type, base64 data)`` of a part given as bytes or as a ``data:`` URL."""
-    if part.data_base64 is not None:
-        return part.media_type or "", part.data_base64
-    url = part.url or ""
-    head, _, data = url.partition(",")
-    if not head.endswith(";base64"):
-        raise InvalidArgumentError("Anthropic takes data: URLs only base64-encoded")
-    return head[len("data:") : -len(";base64")], data
-
-
-def _closed(schema: Any) -> Any:
-    """A copy of ``schema`` with every object closed (``additionalProperties: false``), as
-    Anthropic's structured outputs require."""
-
-    def close(node: Any) -> None:
-        if isinstance(node, dict):
-            if node.get("type") == "object" and "additionalProperties" not in node:
-                node["additionalProperties"] = False
-            for value in node.values():
-                close(value)
-        elif isinstance(node, list):
-            for value in node:
-                close(value)
-
-    closed = copy.deepcopy(schema)
-    close(closed)
-    return closed
 
 
 def _mark_cache(body: dict[str, Any]) -> None:

@@ -44,7 +44,8 @@ from rxreact.messages import (
     Text,
     ToolMessage,
 )
-from rxreact.model.anthropic.request_codec import JSON_INSTRUCTION, _closed, _inline, _input
+from rxreact.model._request_parts import arguments_object, closed_schema, inline_data
+from rxreact.model.anthropic.request_codec import JSON_INSTRUCTION
 from rxreact.model.bedrock.wire import PROVIDER
 
 __all__ = ["encode_request"]
@@ -103,7 +104,7 @@ def encode_request(
         kind = response_format.get("type")
         if kind == "json_schema":
             spec = response_format.get("json_schema") or {}
-            schema = json.dumps(_closed(spec.get("schema") or {}), ensure_ascii=False)
+            schema = json.dumps(closed_schema(spec.get("schema") or {}), ensure_ascii=False)
             structure = {"jsonSchema": {"schema": schema, "name": spec.get("name") or "answer"}}
             body["outputConfig"] = {"textFormat": {"type": "json_schema", "structure": structure}}
         elif kind == "json_object":
@@ -188,9 +189,8 @@ def _assistant(message: AssistantMessage) -> list[dict[str, Any]]:
     if message.content:
         blocks.append({"text": message.content})
     for call in message.tool_calls:
-        blocks.append(
-            {"toolUse": {"toolUseId": call.id, "name": call.name, "input": _input(call.arguments)}}
-        )
+        arguments = arguments_object(call.arguments)
+        blocks.append({"toolUse": {"toolUseId": call.id, "name": call.name, "input": arguments}})
     return blocks
 
 
@@ -219,7 +219,7 @@ def _part(part: Text | Image | File) -> dict[str, Any]:
             "Bedrock's Converse API takes images and files as bytes, not URLs: pass data= "
             f"or a data: URL ({part.url[:60]})"
         )
-    media_type, data = _inline(part)
+    media_type, data = inline_data(part, "Bedrock")
     if isinstance(part, Image):
         image_format = _IMAGE_FORMATS.get(media_type)
         if image_format is None:
