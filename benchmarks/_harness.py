@@ -68,9 +68,12 @@ def mock_headers(chunks: int, tool_calls: int = 2, delay_ms: float = 0) -> dict[
 
 
 @contextlib.contextmanager
-def mock_server(module: str = "benchmarks._mock_server", path: str = "/v1") -> Iterator[str]:
+def mock_server(
+    module: str = "benchmarks._mock_server", path: str = "/v1", env: dict[str, str] | None = None
+) -> Iterator[str]:
     """Start a bench mock (``module``, by default the chat-completions one) in a child process
-    on a free loopback port; yield its URL (``http://127.0.0.1:PORT`` + ``path``).
+    on a free loopback port; yield its URL (``http://127.0.0.1:PORT`` + ``path``). ``env``:
+    variables added to its environment (the ``_mock_server``'s ``MOCK_*`` defaults).
 
     The process is stopped by its pid when the block ends.
     """
@@ -79,6 +82,7 @@ def mock_server(module: str = "benchmarks._mock_server", path: str = "/v1") -> I
         cwd=ROOT,
         stdout=subprocess.PIPE,
         text=True,
+        env={**os.environ, **(env or {})},
     )
     try:
         assert proc.stdout is not None

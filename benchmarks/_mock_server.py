@@ -13,10 +13,11 @@ harness's mock), so every stack reads exactly what the peers read:
 
 Differences, all opt-in per request so one server serves every workload:
 
-- headers ``X-Mock-Chunks`` (``n``, default 2000), ``X-Mock-Tool-Calls`` (``k``, default 2;
-  ``0`` answers the user's message at once, with no tool round)
+- headers ``X-Mock-Chunks`` (``n``, default 2000, or ``$MOCK_CHUNKS``), ``X-Mock-Tool-Calls``
+  (``k``, default 2; ``0`` answers the user's message at once, with no tool round)
   and ``X-Mock-Delay-Ms`` (pace: one write per event, event ``i`` due ``i * delay`` after
-  the headers, on an absolute schedule so the server's own lag does not accumulate);
+  the headers, on an absolute schedule so the server's own lag does not accumulate; default
+  ``$MOCK_DELAY_MS`` or 0);
 - a paced answer records the ``time.monotonic()`` at which each event was written, keyed by
   the ``[run ID]`` tag of the first user message; ``GET /v1/_sent`` returns and clears them
   (the scale workload's latency = subscriber receive time - server send time; both clocks
@@ -43,6 +44,8 @@ MODEL = "mock-model"
 CREATED = 1700000000
 CITIES = ("Beijing", "Shanghai")
 DEFAULT_CHUNKS = int(os.environ.get("MOCK_CHUNKS", "2000"))
+DEFAULT_DELAY_MS = os.environ.get("MOCK_DELAY_MS", "0")
+"""The pace of a request without ``X-Mock-Delay-Ms`` (``rxreact serve`` sends no headers)."""
 
 STREAM_HEAD = (
     b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\n"
@@ -186,7 +189,7 @@ class MockServer:
             await writer.drain()
             return True
         parts = stream_parts("answer" if answer else "tool", size, usage)
-        delay = float(headers.get("x-mock-delay-ms", "0")) / 1000
+        delay = float(headers.get("x-mock-delay-ms", DEFAULT_DELAY_MS)) / 1000
         if not delay:
             writer.write(b"".join(parts))
             await writer.drain()
