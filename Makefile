@@ -53,5 +53,12 @@ SOAK_ARGS ?=
 soak: $(STAMP)
 	$(PY) -m benchmarks.soak $(SOAK_ARGS)
 
+# Not part of `make test`: four `rxreact serve` workers on each database (SQLite, Redis, Redis
+# Cluster, Postgres), 2,000 paced runs, one worker SIGKILLed (BENCHMARKS.md, many workers).
+MANY_WORKERS_ARGS ?=
+.PHONY: many-workers
+many-workers: $(STAMP)
+	$(PY) -m benchmarks.many_workers $(MANY_WORKERS_ARGS)
+
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -89,6 +89,8 @@ class _Workers:
         self.urls = list(urls)
         self.dead: set[str] = set()
         self._next = 0
+        self.on_first_token: Callable[[], None] | None = None
+        """Called when a run's answer begins (its first text delta)."""
 
     def pick(self, avoid: str | None = None) -> str:
         live = [url for url in self.urls if url not in self.dead and url != avoid]
@@ -97,8 +99,9 @@ class _Workers:
         return live[self._next % len(live)]
 
 
-async def _read(response: httpx.Response, run: Run, after_break: bool) -> bool:
+async def _read(response: httpx.Response, run: Run, workers: _Workers) -> bool:
     """Read a UI message stream into ``run``; True once it ended with ``[DONE]``."""
+    after_break = run.broken > 0
     async for line in response.aiter_lines():
         if line.startswith("id: "):
             run.last_seq = int(line[4:])
@@ -107,7 +110,10 @@ async def _read(response: httpx.Response, run: Run, after_break: bool) -> bool:
         elif line.startswith("data: "):
             if line == "data: [DONE]":
                 return True
+            answering = run.first_token is not None
             _part(json.loads(line[6:]), run)
+            if not answering and run.first_token is not None and workers.on_first_token:
+                workers.on_first_token()
     return False
 
 
@@ -168,7 +174,7 @@ async def _one(client: httpx.AsyncClient, workers: _Workers, run: Run) -> None:
                 if run.run_id is None:
                     run.run_id = response.headers.get("x-rxreact-run-id")
                     run.run_ids.append(str(run.run_id))
-                if await _read(response, run, after_break=run.broken > 0):
+                if await _read(response, run, workers):
                     if not any(NOT_RECORDED in error for error in run.errors):
                         return
                     run.send_again()  # nothing of it was durable: ask again, as a user would
@@ -195,22 +201,30 @@ async def drive(
     tag: str = "",
 ) -> Load:
     """``runs`` runs, ``concurrency`` at a time; ``kill()`` (which returns the URL of the
-    worker it killed) is called once ``kill_at`` runs have finished."""
+    worker it killed) is called once ``kill_at`` runs have finished (``0``: when the first
+    answer begins, so that every run of the killed worker is in flight, mid-answer)."""
     workers = _Workers(urls)
     gate = asyncio.Semaphore(concurrency)
     done = [0]
     killed: list[float] = []
     limits = httpx.Limits(max_connections=None, max_keepalive_connections=concurrency)
     all_runs = [Run(i, f"c{tag}-{i}") for i in range(runs)]
+
+    def kill_now() -> None:
+        if kill is not None and not killed:
+            killed.append(time.monotonic())
+            workers.dead.add(kill())
+
+    if kill_at == 0:
+        workers.on_first_token = kill_now
     async with httpx.AsyncClient(timeout=httpx.Timeout(60.0), limits=limits) as client:
 
         async def gated(run: Run) -> None:
             async with gate:
                 await _one(client, workers, run)
             done[0] += 1
-            if kill is not None and not killed and done[0] >= (kill_at or 0):
-                killed.append(time.monotonic())
-                workers.dead.add(kill())
+            if kill_at and done[0] >= kill_at:
+                kill_now()
 
         t0 = time.monotonic()
         await asyncio.gather(*(gated(run) for run in all_runs))

@@ -88,10 +88,11 @@ def _first_errors(load: Load) -> list[str]:
 def kill_pass(
     fleet: Fleet, runs: int, concurrency: int, chunks: int, kill_after: float = 0.5
 ) -> dict[str, Any]:
-    """The kill pass: one worker SIGKILLed once ``kill_after`` of the runs have finished."""
+    """The kill pass: one worker SIGKILLed once ``kill_after`` of the runs have finished
+    (``0``: when the first answer begins)."""
     before = len(fleet.tool_calls())
     victim = fleet.workers[0]
-    kill_at = max(1, round(runs * kill_after))
+    kill_at = round(runs * kill_after)
     load = run_load(fleet.urls, runs, concurrency, kill_at=kill_at, kill=victim.kill, tag="k")
     calls = fleet.tool_calls()[before:]
     conversation_of = {rid: run.conversation for run in load.runs for rid in run.run_ids}

@@ -13,12 +13,12 @@ from benchmarks.many_workers import run_backend
 pytestmark = pytest.mark.integration
 
 RUNS = 6
-CHUNKS = 5
+CHUNKS = 10
 
 
 def test_a_killed_worker_s_runs_finish_once_through_the_other(tmp_path: Path) -> None:
     # Two `rxreact serve` processes on one SQLite file, six runs at once; the first worker is
-    # SIGKILLed when the first run ends, so its other runs are mid-answer and are taken over.
+    # SIGKILLed when the first answer begins, so its runs are mid-answer and are taken over.
     env = {"MOCK_CHUNKS": str(CHUNKS), "MOCK_DELAY_MS": "40"}
     with mock_server(env=env) as url:
         result = run_backend(
