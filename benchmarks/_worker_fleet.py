@@ -129,6 +129,16 @@ class Fleet:
                 total[key] = total.get(key, 0) + value
         return total
 
+    def cpu_s(self) -> float:
+        """The live workers' CPU time so far (user + system, from ``/proc``)."""
+        total = 0.0
+        for worker in self.workers:
+            if worker.alive:
+                with open(f"/proc/{worker.process.pid}/stat") as stat:
+                    fields = stat.read().rsplit(")", 1)[1].split()
+                total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return total
+
     def tool_calls(self) -> list[tuple[str, str, str, str]]:
         """``(run_id, round, city, pid)`` of every tool execution so far."""
         if not self.tool_log.exists():

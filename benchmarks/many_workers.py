@@ -52,9 +52,9 @@ def measure(
     fleet: Fleet, backend: Backend, runs: int, concurrency: int, chunks: int
 ) -> dict[str, Any]:
     """The measure pass: throughput, latency, round trips and bytes over one load."""
-    counts0, server0 = fleet.counts(), backend.server_stats()
+    counts0, server0, cpu0 = fleet.counts(), backend.server_stats(), fleet.cpu_s()
     load = run_load(fleet.urls, runs, concurrency, tag="m")
-    counts1, server1 = fleet.counts(), backend.server_stats()
+    counts1, server1, cpu1 = fleet.counts(), backend.server_stats(), fleet.cpu_s()
     ok = [run for run in load.runs if run.correct(chunks)]
     latencies = [run.finished - run.started for run in ok if run.finished]
     ttft = [run.first_token - run.started for run in ok if run.first_token]
@@ -70,6 +70,8 @@ def measure(
         "p99_ms": _ms(latencies, 0.99),
         "ttft_p50_ms": _ms(ttft, 0.5),
         "ttft_p99_ms": _ms(ttft, 0.99),
+        "worker_cpu_s": cpu1 - cpu0,
+        "worker_cpu_ms_per_run": (cpu1 - cpu0) / runs * 1e3,
         "round_trips": trips,
         "round_trips_per_chunk": sum(trips.values()) / delivered if delivered else float("nan"),
         "server": server,
@@ -217,7 +219,7 @@ def tables(results: list[dict[str, Any]], args: argparse.Namespace) -> list[Tabl
         f"Many workers: {args.workers} workers, {args.runs} runs, {args.concurrency} in flight, "
         f"a tool round + {args.chunks} chunks every {args.delay_ms} ms",
         ["backend", "workers", "ok", "runs/s", "p50 ms", "p99 ms", "TTFT p50", "TTFT p99",
-         "round trips/chunk", "db commands/chunk", "bytes/run"],
+         "worker CPU ms/run", "round trips/chunk", "db commands/chunk", "bytes/run"],
     )  # fmt: skip
     kills = Table(
         "One worker SIGKILLed at the midpoint",
@@ -229,7 +231,7 @@ def tables(results: list[dict[str, Any]], args: argparse.Namespace) -> list[Tabl
     )
     for r in results:
         if "skipped" in r or "failed" in r:
-            speed.add(r["backend"], "-", "not measured", *(["-"] * 8))
+            speed.add(r["backend"], "-", "not measured", *(["-"] * 9))
             why = r.get("skipped") or r["failed"]
             speed.notes.append(f"{r['backend']}: not measured ({why})")
             continue
@@ -240,8 +242,8 @@ def tables(results: list[dict[str, Any]], args: argparse.Namespace) -> list[Tabl
                 r["backend"], 1 if r["backend"] == "memory" else args.workers,
                 f"{m['correct']}/{m['runs']}", f"{m['runs_per_s']:.1f}{ratio}",
                 m["p50_ms"], m["p99_ms"], m["ttft_p50_ms"], m["ttft_p99_ms"],
-                f"{m['round_trips_per_chunk']:.2f}", f"{m['commands_per_chunk']:.2f}",
-                f"{m['bytes_per_run']:,.0f}",
+                m["worker_cpu_ms_per_run"], f"{m['round_trips_per_chunk']:.2f}",
+                f"{m['commands_per_chunk']:.2f}", f"{m['bytes_per_run']:,.0f}",
             )  # fmt: skip
             speed.notes.append(
                 f"{r['backend']}: round trips {json.dumps(m['round_trips'])}, database "
