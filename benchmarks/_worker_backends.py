@@ -10,12 +10,14 @@ database's own counters (a snapshot; the driver keeps the difference over the lo
 - ``sqlite``: the event log and the memory in two SQLite files on local disk; the bytes are
   the pages in use (``page_count - freelist_count``, WAL included, as a reader sees them);
 - ``redis``: one ``redis-server`` (the tests' :mod:`redis_server`): commands from
-  ``INFO commandstats`` (a script's own commands included), bytes from ``used_memory``;
+  ``INFO commandstats`` (a script's own commands included), bytes from ``used_memory``, the
+  server's CPU from ``/proc``;
 - ``redis-cluster``: the tests' three-master cluster (:mod:`redis_cluster`), the same counters
   summed over the masters; only where ``rxreact serve`` has ``--redis-cluster``;
 - ``postgres``: the tests' PostgreSQL 15 (:mod:`postgres_server`) with ``pg_stat_statements``
   preloaded: statements (its ``calls``, ``BEGIN``/``COMMIT`` included), transactions
-  (``pg_stat_database.xact_commit``), bytes from ``pg_database_size``.
+  (``pg_stat_database.xact_commit``), bytes from ``pg_database_size``, CPU: the postmaster's
+  and its backends' (a backend that exited during the load takes its CPU with it).
 
 The servers come from ``tests/`` (their helpers skip with pytest outside a test only when the
 binaries are missing, which :func:`available` checks first).
@@ -24,6 +26,7 @@ binaries are missing, which :func:`available` checks first).
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -83,7 +86,29 @@ def _sqlite_bytes(*paths: Path) -> dict[str, float]:
     return {"bytes": float(used)}
 
 
-def _redis_stats(ports: list[int]) -> dict[str, float]:
+def cpu_s(pid: int, *, children: bool = False) -> float:
+    """A process's CPU time (user + system, from ``/proc``), and its children's (Postgres
+    backends are children of the postmaster)."""
+    pids = [pid]
+    if children:
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                        pids.append(int(entry.name))
+                except (OSError, IndexError, ValueError):
+                    pass  # it ended meanwhile
+    total = 0.0
+    for one in pids:
+        try:
+            fields = Path(f"/proc/{one}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def _redis_stats(ports: list[int], pids: list[int]) -> dict[str, float]:
     import redis
 
     commands = used = 0.0
@@ -96,10 +121,10 @@ def _redis_stats(ports: list[int]) -> dict[str, float]:
                 if name not in ("cmdstat_info", "cmdstat_cluster|info", "cmdstat_cluster|nodes")
             )
             used += client.info("memory")["used_memory"]
-    return {"commands": commands, "bytes": used}
+    return {"commands": commands, "bytes": used, "cpu_s": sum(cpu_s(pid) for pid in pids)}
 
 
-def _postgres_stats(dsn: str) -> dict[str, float]:
+def _postgres_stats(dsn: str, pid: int) -> dict[str, float]:
     import psycopg
 
     with psycopg.connect(dsn, autocommit=True) as conn:
@@ -113,7 +138,12 @@ def _postgres_stats(dsn: str) -> dict[str, float]:
             "WHERE datname = current_database()"
         ).fetchone()
     assert calls is not None and row is not None
-    return {"commands": float(calls[0]), "transactions": float(row[0]), "bytes": float(row[1])}
+    return {
+        "commands": float(calls[0]),
+        "transactions": float(row[0]),
+        "bytes": float(row[1]),
+        "cpu_s": cpu_s(pid, children=True),
+    }
 
 
 @contextlib.contextmanager
@@ -142,7 +172,8 @@ def _started(server: Any) -> Iterator[Backend]:
         with psycopg.connect(dsn, autocommit=True) as conn:
             conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
         args = ["--event-log", dsn, "--memory", dsn]
-        yield Backend("postgres", args, lambda: _postgres_stats(dsn))
+        pid = server.postgres.pid
+        yield Backend("postgres", args, lambda: _postgres_stats(dsn, pid))
     finally:
         server.stop()
 
@@ -159,16 +190,17 @@ def open_backend(name: str, workdir: Path) -> Iterator[Backend]:
         from redis_server import running_redis_server
 
         with running_redis_server() as server:
-            ports = [server.port]
-            yield Backend(name, ["--redis", server.url], lambda: _redis_stats(ports))
+            ports, pids = [server.port], [server.process.pid]
+            yield Backend(name, ["--redis", server.url], lambda: _redis_stats(ports, pids))
     elif name == "redis-cluster":
         _tests_importable()
         from redis_cluster import running_redis_cluster
 
         with running_redis_cluster() as cluster:
             ports = [node.port for node in cluster.nodes]
+            pids = [node.process.pid for node in cluster.nodes]
             args = ["--redis", cluster.url, "--redis-cluster"]
-            yield Backend(name, args, lambda: _redis_stats(ports))
+            yield Backend(name, args, lambda: _redis_stats(ports, pids))
     elif name == "postgres":
         with _postgres() as backend:
             yield backend

@@ -79,6 +79,7 @@ def measure(
         if delivered
         else float("nan"),
         "bytes_per_run": server["bytes"] / runs,
+        "db_cpu_ms_per_run": server.get("cpu_s", float("nan")) / runs * 1e3,
         "errors": _first_errors(load),
     }
 
@@ -219,7 +220,8 @@ def tables(results: list[dict[str, Any]], args: argparse.Namespace) -> list[Tabl
         f"Many workers: {args.workers} workers, {args.runs} runs, {args.concurrency} in flight, "
         f"a tool round + {args.chunks} chunks every {args.delay_ms} ms",
         ["backend", "workers", "ok", "runs/s", "p50 ms", "p99 ms", "TTFT p50", "TTFT p99",
-         "worker CPU ms/run", "round trips/chunk", "db commands/chunk", "bytes/run"],
+         "worker CPU ms/run", "db CPU ms/run", "round trips/chunk", "db commands/chunk",
+         "bytes/run"],
     )  # fmt: skip
     kills = Table(
         "One worker SIGKILLed at the midpoint",
@@ -231,7 +233,7 @@ def tables(results: list[dict[str, Any]], args: argparse.Namespace) -> list[Tabl
     )
     for r in results:
         if "skipped" in r or "failed" in r:
-            speed.add(r["backend"], "-", "not measured", *(["-"] * 9))
+            speed.add(r["backend"], "-", "not measured", *(["-"] * 10))
             why = r.get("skipped") or r["failed"]
             speed.notes.append(f"{r['backend']}: not measured ({why})")
             continue
@@ -242,7 +244,8 @@ def tables(results: list[dict[str, Any]], args: argparse.Namespace) -> list[Tabl
                 r["backend"], 1 if r["backend"] == "memory" else args.workers,
                 f"{m['correct']}/{m['runs']}", f"{m['runs_per_s']:.1f}{ratio}",
                 m["p50_ms"], m["p99_ms"], m["ttft_p50_ms"], m["ttft_p99_ms"],
-                m["worker_cpu_ms_per_run"], f"{m['round_trips_per_chunk']:.2f}",
+                m["worker_cpu_ms_per_run"], m["db_cpu_ms_per_run"],
+                f"{m['round_trips_per_chunk']:.2f}",
                 f"{m['commands_per_chunk']:.2f}", f"{m['bytes_per_run']:,.0f}",
             )  # fmt: skip
             speed.notes.append(
