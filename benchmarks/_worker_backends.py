@@ -48,7 +48,10 @@ class Backend:
     name: str
     serve_args: list[str]
     server_stats: Callable[[], dict[str, float]]
-    """The database's counters now: ``commands``, ``transactions`` (Postgres), ``bytes``."""
+    """The database's counters now: ``commands``, ``transactions`` (Postgres), ``bytes``,
+    ``cpu_s`` (the server processes')."""
+    memory: Callable[[], Any]
+    """A new chat memory on the database the workers use (the caller closes it)."""
 
 
 def _tests_importable() -> None:
@@ -173,7 +176,11 @@ def _started(server: Any) -> Iterator[Backend]:
             conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
         args = ["--event-log", dsn, "--memory", dsn]
         pid = server.postgres.pid
-        yield Backend("postgres", args, lambda: _postgres_stats(dsn, pid))
+        from rxreact import PostgresChatMemory
+
+        yield Backend(
+            "postgres", args, lambda: _postgres_stats(dsn, pid), lambda: PostgresChatMemory(dsn)
+        )
     finally:
         server.stop()
 
@@ -181,17 +188,22 @@ def _started(server: Any) -> Iterator[Backend]:
 @contextlib.contextmanager
 def open_backend(name: str, workdir: Path) -> Iterator[Backend]:
     """``name``'s database, started in ``workdir`` and stopped on exit."""
+    from rxreact import RedisChatMemory, SQLiteChatMemory
+
     if name in ("memory", "sqlite"):
         log, chats = workdir / "runs.sqlite3", workdir / "chats.sqlite3"
         args = ["--memory", str(chats)] + (["--event-log", str(log)] if name == "sqlite" else [])
-        yield Backend(name, args, lambda: _sqlite_bytes(log, chats))
+        yield Backend(
+            name, args, lambda: _sqlite_bytes(log, chats), lambda: SQLiteChatMemory(chats)
+        )
     elif name == "redis":
         _tests_importable()
         from redis_server import running_redis_server
 
         with running_redis_server() as server:
-            ports, pids = [server.port], [server.process.pid]
-            yield Backend(name, ["--redis", server.url], lambda: _redis_stats(ports, pids))
+            ports, pids, url = [server.port], [server.process.pid], server.url
+            stats = lambda: _redis_stats(ports, pids)  # noqa: E731
+            yield Backend(name, ["--redis", url], stats, lambda: RedisChatMemory(url))
     elif name == "redis-cluster":
         _tests_importable()
         from redis_cluster import running_redis_cluster
@@ -199,8 +211,10 @@ def open_backend(name: str, workdir: Path) -> Iterator[Backend]:
         with running_redis_cluster() as cluster:
             ports = [node.port for node in cluster.nodes]
             pids = [node.process.pid for node in cluster.nodes]
-            args = ["--redis", cluster.url, "--redis-cluster"]
-            yield Backend(name, args, lambda: _redis_stats(ports, pids))
+            args, url = ["--redis", cluster.url, "--redis-cluster"], cluster.url
+            stats = lambda: _redis_stats(ports, pids)  # noqa: E731
+            memory = lambda: RedisChatMemory(url, cluster=True)  # type: ignore[call-arg]  # noqa: E731
+            yield Backend(name, args, stats, memory)
     elif name == "postgres":
         with _postgres() as backend:
             yield backend

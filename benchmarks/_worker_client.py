@@ -70,8 +70,16 @@ class Run:
         return "".join("".join(p) for key, p in self.parts.items() if key not in self.removed)
 
     def correct(self, chunks: int) -> bool:
+        return not self.wrong(chunks)
+
+    def wrong(self, chunks: int) -> str:
+        """What is wrong with the run as its client saw it ("": nothing)."""
+        if self.finals != 1 or self.errors:
+            return f"{self.finals} final answers, errors {self.errors[:2]}"
         words = self.text().split()
-        return self.finals == 1 and not self.errors and words == expected_words(chunks)
+        if words != expected_words(chunks):
+            return f"answer {self.text()!r} (parts {self.trail[-8:]})"
+        return ""
 
 
 @dataclass

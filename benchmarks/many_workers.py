@@ -21,9 +21,7 @@ Redis, Redis Cluster and Postgres against one worker on the in-memory log.
 from __future__ import annotations
 
 import argparse
-import collections
 import json
-import statistics
 import sys
 import tempfile
 import time
@@ -32,8 +30,9 @@ from typing import Any
 
 from benchmarks._harness import Table, mock_server, percentile
 from benchmarks._worker_backends import BACKENDS, Backend, available, open_backend, uptime
-from benchmarks._worker_client import Load, run_load
+from benchmarks._worker_client import run_load
 from benchmarks._worker_fleet import Fleet
+from benchmarks._worker_kill import first_errors, kill_pass
 
 
 def _serve_args(url: str, backend: Backend, lost_after: float) -> list[str]:
@@ -80,77 +79,8 @@ def measure(
         else float("nan"),
         "bytes_per_run": server["bytes"] / runs,
         "db_cpu_ms_per_run": server.get("cpu_s", float("nan")) / runs * 1e3,
-        "errors": _first_errors(load),
+        "errors": first_errors(load),
     }
-
-
-def _first_errors(load: Load) -> list[str]:
-    return [f"{run.conversation}: {run.errors[0]}" for run in load.runs if run.errors][:3]
-
-
-def kill_pass(
-    fleet: Fleet, runs: int, concurrency: int, chunks: int, kill_after: float = 0.5
-) -> dict[str, Any]:
-    """The kill pass: one worker SIGKILLed once ``kill_after`` of the runs have finished
-    (``0``: when the first answer begins)."""
-    before = len(fleet.tool_calls())
-    victim = fleet.workers[0]
-    kill_at = round(runs * kill_after)
-    load = run_load(fleet.urls, runs, concurrency, kill_at=kill_at, kill=victim.kill, tag="k")
-    calls = fleet.tool_calls()[before:]
-    conversation_of = {rid: run.conversation for run in load.runs for rid in run.run_ids}
-    executions = collections.Counter(
-        (conversation_of.get(rid, f"?{rid}"), rnd, city) for rid, rnd, city, _pid in calls
-    )
-    twice = {key: n for key, n in executions.items() if n > 1}
-    finals = collections.Counter(run.finals for run in load.runs)
-    taken = [run for run in load.runs if run.broken]
-    recovery = [run.recovered - load.killed_at for run in taken if run.recovered and load.killed_at]
-    resent = [run for run in load.runs if run.resent]
-    return {
-        "runs": runs,
-        "correct_once": sum(run.correct(chunks) for run in load.runs),
-        "finals": dict(sorted(finals.items())),
-        "lost": sum(1 for run in load.runs if run.finals == 0),
-        "seen_twice": [r.conversation for r in load.runs if r.finals > 1][:5],
-        "twice_trails": [
-            {"parts": run.trail[-5:], "replayed": _replayed(fleet, run.run_id)}
-            for run in load.runs
-            if run.finals > 1 and run.run_id
-        ][:3],
-        "wall_s": load.wall_s,
-        "broken_runs": len(taken),
-        "resent": len(resent),
-        "resent_with_tool_runs": sum(
-            1 for run in resent if any(rid in {c[0] for c in calls} for rid in run.run_ids[:-1])
-        ),
-        "recover_p50_s": statistics.median(recovery) if recovery else float("nan"),
-        "recover_max_s": max(recovery) if recovery else float("nan"),
-        "tool_executions": len(calls),
-        "calls_expected": 2 * runs,
-        "calls_run_twice": len(twice),
-        "twice_examples": [list(key) for key in list(twice)[:3]],
-        "errors": _first_errors(load),
-    }
-
-
-def _replayed(fleet: Fleet, run_id: str) -> list[str]:
-    """The run's parts from ``seq`` 1, as a new reader gets them from the log now (of a run
-    the client saw finish twice: does the log hold two answers, or did the stream differ?)."""
-    import httpx
-
-    url = next(w.url for w in fleet.workers if w.alive)
-    parts = []
-    with httpx.stream("GET", f"{url}/api/runs/{run_id}/stream", timeout=30) as response:
-        seq = "0"
-        for line in response.iter_lines():
-            if line.startswith("id: "):
-                seq = line[4:]
-            elif line.startswith("data: {"):
-                kind = json.loads(line[6:]).get("type")
-                if kind in ("finish", "data-round-restarted", "error", "start"):
-                    parts.append(f"{seq}:{kind}")
-    return parts
 
 
 def run_backend(
@@ -200,18 +130,14 @@ def _passes(
             if "measure" in passes:
                 result["measure"] = measure(fleet, backend, runs, concurrency, chunks)
             if "kill" in passes and name != "memory":
-                result["kill"] = kill_pass(fleet, runs, concurrency, chunks, kill_after)
+                result["kill"] = kill_pass(fleet, backend, runs, concurrency, chunks, kill_after)
         finally:
             fleet.stop()
 
 
 _KILL_DETAIL = (
-    "finals", "seen_twice", "twice_trails", "resent_with_tool_runs", "twice_examples", "errors"
-)  # fmt: skip
-
-
-_KILL_DETAIL = (
-    "finals", "seen_twice", "twice_trails", "resent_with_tool_runs", "twice_examples", "errors"
+    "finals", "wrong", "seen_twice", "lost_trails", "twice_trails", "resent_with_tool_runs",
+    "twice_examples", "errors", "history_examples",
 )  # fmt: skip
 
 
@@ -226,7 +152,7 @@ def tables(results: list[dict[str, Any]], args: argparse.Namespace) -> list[Tabl
     kills = Table(
         "One worker SIGKILLed at the midpoint",
         ["backend", "final seen once", "lost", "seen twice", "taken over", "sent again",
-         "recovered p50 s", "max s", "tool runs", "ran twice"],
+         "recovered p50 s", "max s", "tool runs", "ran twice", "histories not once"],
     )  # fmt: skip
     base = next(
         (r["measure"] for r in results if r["backend"] == "memory" and "measure" in r), None
@@ -259,6 +185,7 @@ def tables(results: list[dict[str, Any]], args: argparse.Namespace) -> list[Tabl
                 r["backend"], f"{k['correct_once']}/{k['runs']}", k["lost"], len(k["seen_twice"]),
                 k["broken_runs"], k["resent"], k["recover_p50_s"], k["recover_max_s"],
                 f"{k['tool_executions']}/{k['calls_expected']}", k["calls_run_twice"],
+                k["histories_not_once"],
             )  # fmt: skip
             detail = {x: k[x] for x in _KILL_DETAIL}
             kills.notes.append(f"{r['backend']}: {json.dumps(detail)}")

@@ -27,8 +27,9 @@ def test_a_killed_worker_s_runs_finish_once_through_the_other(tmp_path: Path) ->
         )  # fmt: skip
     assert "failed" not in result, result.get("failed")
     kill = result["kill"]
-    assert kill["correct_once"] == RUNS, kill
+    assert kill["correct_once"] == RUNS, kill["wrong"]
     assert kill["finals"] == {1: RUNS}
     assert kill["calls_run_twice"] == 0, kill["twice_examples"]
+    assert kill["histories_not_once"] == 0, kill["history_examples"]
     assert kill["broken_runs"] >= 1  # the kill met runs in flight
     assert 0 < kill["tool_executions"] <= kill["calls_expected"]
