@@ -69,6 +69,7 @@ def kill_pass(
         "correct_once": sum(run.correct(chunks) for run in load.runs),
         "finals": dict(sorted(finals.items())),
         "wrong": [f"{r.conversation}: {r.wrong(chunks)}" for r in load.runs if r.wrong(chunks)][:3],
+        "wrong_texts": [r.text() for r in load.runs if r.finals == 1 and r.wrong(chunks)],
         "lost": sum(1 for run in load.runs if run.finals == 0),
         "seen_twice": [r.conversation for r in load.runs if r.finals > 1][:5],
         "lost_trails": [
