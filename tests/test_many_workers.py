@@ -36,7 +36,7 @@ def test_a_killed_worker_s_runs_finish_once_through_the_other(tmp_path: Path) ->
     with mock_server(env=env) as url:
         result = run_backend(
             "sqlite", url, tmp_path, runs=RUNS, concurrency=RUNS, workers=2, chunks=CHUNKS,
-            lost_after=1.0, passes=("kill",), kill_after=0.0,
+            lost_after=2.0, passes=("kill",), kill_after=0.0,
         )  # fmt: skip
     assert "failed" not in result, result.get("failed")
     kill = result["kill"]
