@@ -60,6 +60,8 @@ class Run:
     trail: list[str] = field(default_factory=list)
     resent: int = 0
     """Times the run died before its start was recorded, so the question was sent again."""
+    aborted: int = 0
+    """``abort`` parts seen (nobody cancels in this benchmark)."""
 
     def send_again(self) -> None:
         self.resent += 1
@@ -74,6 +76,8 @@ class Run:
 
     def wrong(self, chunks: int) -> str:
         """What is wrong with the run as its client saw it ("": nothing)."""
+        if self.aborted:
+            return f"aborted by its worker; then {self.finals} final answers"
         if self.finals != 1 or self.errors:
             return f"{self.finals} final answers, errors {self.errors[:2]}"
         words = self.text().split()
@@ -139,6 +143,8 @@ def _part(part: dict[str, Any], run: Run) -> None:
         run.finished = time.monotonic()
     elif kind == "error":
         run.errors.append(str(part.get("errorText")))
+    elif kind == "abort":
+        run.aborted += 1
 
 
 def _chat_body(run: Run) -> dict[str, Any]:
@@ -183,6 +189,12 @@ async def _one(client: httpx.AsyncClient, workers: _Workers, run: Run) -> None:
                     run.run_id = response.headers.get("x-rxreact-run-id")
                     run.run_ids.append(str(run.run_id))
                 if await _read(response, run, workers):
+                    if run.aborted == 1 and not run.finals and not run.errors:
+                        # Nobody cancelled it: see once whether the run went on elsewhere (a
+                        # worker whose run was taken over ends its own stream so). Still
+                        # counted wrong: a client that trusts the abort stops here.
+                        run.aborted, action = 2, "follow"
+                        continue
                     if not any(NOT_RECORDED in error for error in run.errors):
                         return
                     run.send_again()  # nothing of it was durable: ask again, as a user would

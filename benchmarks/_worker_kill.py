@@ -71,6 +71,8 @@ def kill_pass(
         "wrong": [f"{r.conversation}: {r.wrong(chunks)}" for r in load.runs if r.wrong(chunks)][:3],
         "wrong_texts": [r.text() for r in load.runs if r.finals == 1 and r.wrong(chunks)],
         "lost": sum(1 for run in load.runs if run.finals == 0),
+        "aborted": sum(1 for run in load.runs if run.aborted),
+        "aborted_went_on": sum(1 for run in load.runs if run.aborted and run.finals == 1),
         "seen_twice": [r.conversation for r in load.runs if r.finals > 1][:5],
         "lost_trails": [
             {

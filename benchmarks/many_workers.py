@@ -136,8 +136,8 @@ def _passes(
 
 
 _KILL_DETAIL = (
-    "finals", "wrong", "seen_twice", "lost_trails", "twice_trails", "resent_with_tool_runs",
-    "twice_examples", "errors", "history_examples",
+    "finals", "aborted", "aborted_went_on", "wrong", "seen_twice", "lost_trails",
+    "twice_trails", "resent_with_tool_runs", "twice_examples", "errors", "history_examples",
 )  # fmt: skip
 
 
