@@ -25,8 +25,8 @@ from typing import ClassVar
 from rxreact.errors import RunError
 from rxreact.events import AgentEvent
 from rxreact.runs._entries import MAX_BATCH, encode_end, encode_events
-from rxreact.runs._sqlite_store import Store
 from rxreact.runs._write_queue import Fence, Item, QueuedRunWriter, Sent, WriteQueue
+from rxreact.runs.sqlite._store import Store
 
 __all__ = ["GATHER_S", "Fence", "RunWriterToSQLite", "SQLiteWriteQueue"]
 

@@ -3,12 +3,12 @@
 The embedded durable log: what :class:`~rxreact.runs.RedisEventLog` does across machines, this
 does across the processes of one host with nothing to run beside them (several ``rxreact
 serve`` workers, a CLI and a notebook on one file). Its tables are described in
-:mod:`rxreact.runs._sqlite_store`.
+:mod:`rxreact.runs.sqlite._store`.
 
-The owner writes in the background (:mod:`rxreact.runs._sqlite_writes`): ``append`` queues,
+The owner writes in the background (:mod:`rxreact.runs.sqlite._writes`): ``append`` queues,
 and one transaction at a time commits everything queued so far, so a chunk costs a share of
 one commit. Readers in this process are served from memory; other processes poll the file
-from one reader thread per log (:mod:`rxreact.runs._sqlite_reader`). The owner's heartbeat is
+from one reader thread per log (:mod:`rxreact.runs.sqlite._reader`). The owner's heartbeat is
 the ``beat`` column of its runs, renewed every ``lost_after / 3`` seconds. Like
 :mod:`rxreact.runs.redis`, one class with the protocol's four sides, hence past 300 lines.
 """
@@ -32,13 +32,13 @@ from rxreact.events import AgentEvent
 from rxreact.runs._decisions import Appliers, Apply
 from rxreact.runs._follower import Follower
 from rxreact.runs._record import RunRecord
-from rxreact.runs._sqlite_decisions import record_decision
-from rxreact.runs._sqlite_reader import SQLiteReader
-from rxreact.runs._sqlite_store import Store
-from rxreact.runs._sqlite_takeover import claim_lost, give_up
-from rxreact.runs._sqlite_writes import Fence, RunWriterToSQLite, SQLiteWriteQueue
 from rxreact.runs.base import RunWriter
 from rxreact.runs.memory import InMemoryEventLog
+from rxreact.runs.sqlite._decisions import record_decision
+from rxreact.runs.sqlite._reader import SQLiteReader
+from rxreact.runs.sqlite._store import Store
+from rxreact.runs.sqlite._takeover import claim_lost, give_up
+from rxreact.runs.sqlite._writes import Fence, RunWriterToSQLite, SQLiteWriteQueue
 from rxreact.runs.takeover import LostRun
 
 __all__ = ["SQLiteEventLog"]

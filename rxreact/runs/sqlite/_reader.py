@@ -21,7 +21,7 @@ from rxreact.runs._decisions import Decision
 from rxreact.runs._delivery import deliver, fail
 from rxreact.runs._follower import Follower
 from rxreact.runs._hub import COUNT
-from rxreact.runs._sqlite_store import Store
+from rxreact.runs.sqlite._store import Store
 
 __all__ = ["SQLiteReader"]
 

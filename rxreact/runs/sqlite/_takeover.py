@@ -13,7 +13,7 @@ import time
 
 from rxreact.events import AgentEvent
 from rxreact.runs._entries import End, decode_entry
-from rxreact.runs._sqlite_store import Store
+from rxreact.runs.sqlite._store import Store
 from rxreact.runs.takeover import LostRun
 
 __all__ = ["claim_lost", "give_up"]

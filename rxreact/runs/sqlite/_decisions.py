@@ -8,7 +8,7 @@ import time
 from rxreact.events import AgentEvent
 from rxreact.runs._decisions import check_waiting, decision_error
 from rxreact.runs._entries import End, decode_entry
-from rxreact.runs._sqlite_store import Store
+from rxreact.runs.sqlite._store import Store
 
 __all__ = ["record_decision"]
 
