@@ -97,7 +97,7 @@ class SQLiteEventLog(Closeable):
         self.ttl: float = _positive(ttl, "ttl")
         self.owner: str = uuid.uuid4().hex
         """This log's identity as a runs' owner (one per log object)."""
-        self._store = Store.open(path, timeout)
+        self._store = Store.open(path, timeout, self.lost_after)
         self.path: str = self._store.path
         self._local = InMemoryEventLog(max_runs=max_runs, ttl=self.ttl, scheduler=scheduler)
         self._lock = threading.Lock()
@@ -135,8 +135,8 @@ class SQLiteEventLog(Closeable):
             with self._store.write("begin a run") as db:
                 db.execute(
                     "INSERT INTO runs (run_id, conversation_id, owner, token, state, started, "
-                    "beat) VALUES (?, ?, ?, 1, 'running', ?, ?)",
-                    (run_id, conversation_id, self.owner, now, now),
+                    "beat, lost_after) VALUES (?, ?, ?, 1, 'running', ?, ?, ?)",
+                    (run_id, conversation_id, self.owner, now, now, self.lost_after),
                 )
         except RunError as error:
             record.end(error)
