@@ -151,3 +151,13 @@ def test_a_file_of_a_newer_schema_is_refused(tmp_path: Path) -> None:
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     with pytest.raises(RunError, match="newer than this rxreact's"):
         SQLiteEventLog(path)
+
+
+def test_the_benchmark_runs(postgres_server: PostgresServer) -> None:
+    from benchmarks import due_index
+
+    results = due_index.measure(3, (10, 200), dsn=postgres_server.dsn())
+
+    assert set(results) == {"sqlite", "postgres"}
+    assert all(t["claim_us"] > 0 for by_size in results.values() for t in by_size.values())
+    assert results["sqlite"][200]["v1_query_us"] > 0
