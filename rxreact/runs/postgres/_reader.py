@@ -1,13 +1,13 @@
 """The reader of a :class:`~rxreact.runs.postgres.PostgresEventLog`: one thread per log, for
 every follower of the process, every cancel and decision addressed to it, and its heartbeats.
 
-**Woken by LISTEN/NOTIFY.** With a ``listen_dsn`` the thread holds one connection of its own
-(not from the pool: a pooled connection may not stay ours, and behind a transaction pooler a
-LISTEN is lost with its server connection) that listens on the log's channel. Every commit
-another process makes for a run (events, a park, a cancel, a decision) notifies it, and one
-round of reads serves every follower of the process: one query for the entries of every
-followed run (``unnest`` of their cursors), one for the new cancels and decisions. So a
-process following 20 runs holds the pool's connections plus this one, never one per run.
+**Woken by LISTEN/NOTIFY.** With a ``listen_dsn`` the log listens on its channel through
+the process's one listening connection to that DSN, shared by every log of the process
+(:mod:`rxreact.runs.postgres._listen`), which wakes this thread. Every commit another process
+makes for a run (events, a park, a cancel, a decision) notifies it, and one round of reads
+serves every follower of the log: one query for the entries of every followed run
+(``unnest`` of their cursors), one for the new cancels and decisions. So a process following
+20 runs, in one log or several on one pool, holds the pool's connections plus one.
 Without ``listen_dsn`` (behind PgBouncer) the thread reads every ``poll`` seconds while
 anything is followed or owned, and sleeps between heartbeats when nothing is; notices are
 only wake-ups, so a lost one (a reconnect) costs latency, never an event.
@@ -32,6 +32,7 @@ from rxreact.errors import RunLostError, RunNotFoundError
 from rxreact.runs._delivery import deliver
 from rxreact.runs._follower import Follower
 from rxreact.runs._hub import COUNT
+from rxreact.runs.postgres._listen import Listening, listen
 
 __all__ = ["PostgresReader"]
 
@@ -57,49 +58,6 @@ _NOTHING = _Woken(False, False, set())
 """Ids of cancels and decisions read again after the last one seen (see ``notices``)."""
 
 
-class _Listener:
-    """The one listening connection, (re)connected on demand; None while it cannot be had."""
-
-    def __init__(self, dsn: str, channel: str, psycopg: Any) -> None:
-        self._dsn = dsn
-        self._channel = channel
-        self._psycopg = psycopg
-        self.conn: Any = None
-        self._retry_at = 0.0
-
-    def ensure(self) -> bool:
-        """Connected and listening (True), or not now: a new try at most once a second."""
-        if self.conn is not None and not self.conn.closed:
-            return True
-        self.conn = None
-        if time.monotonic() < self._retry_at:
-            return False
-        try:
-            conn = self._psycopg.connect(self._dsn, autocommit=True, prepare_threshold=None)
-            conn.execute(f"LISTEN {self._channel}")
-        except self._psycopg.Error as error:
-            log.warning("Postgres event log: cannot listen (polling meanwhile): %s", error)
-            self._retry_at = time.monotonic() + 1.0
-            return False
-        self.conn = conn
-        return True
-
-    def drain(self) -> set[str]:
-        """The payloads of the notifications that arrived."""
-        try:
-            return {n.payload for n in self.conn.notifies(timeout=0.0)}
-        except self._psycopg.Error as error:
-            log.warning("Postgres event log: the listening connection failed: %s", error)
-            self.close()
-            return {NOTICES}
-
-    def close(self) -> None:
-        conn, self.conn = self.conn, None
-        if conn is not None:
-            with contextlib.suppress(self._psycopg.Error):
-                conn.close()
-
-
 class PostgresReader:
     """The reader thread (started on first use) and what it reads for."""
 
@@ -120,7 +78,9 @@ class PostgresReader:
     ) -> None:
         self._db = db
         self._sql = sql
-        self._listener = None if listen_dsn is None else _Listener(listen_dsn, channel, db.psycopg)
+        self._listen_dsn = listen_dsn
+        self._channel = channel
+        self._listening: Listening | None = None
         self._poll = poll
         self._beat = beat
         self._gone_after = gone_after
@@ -134,6 +94,7 @@ class PostgresReader:
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_w, False)
         self._closed = False
+        self._forced = False  # a wake(): read everything, whatever the notifications said
         self._last = {"c": 0, "d": 0}
         self._seen: dict[str, set[int]] = {"c": set(), "d": set()}
 
@@ -145,8 +106,10 @@ class PostgresReader:
             with self._db.read("read cancels") as cur:
                 cur.execute(self._sql["last_ids"])
                 self._last["c"], self._last["d"] = cur.fetchone()
-            if self._listener is not None:
-                self._listener.ensure()
+            if self._listen_dsn is not None:  # listening before this returns
+                self._listening = listen(
+                    self._listen_dsn, self._channel, self._db.psycopg, self._notified
+                )
             self._thread = threading.Thread(
                 target=self._loop, name="rxreact-postgres-event-log", daemon=True
             )
@@ -163,6 +126,12 @@ class PostgresReader:
             self._followers.discard(follower)
 
     def wake(self) -> None:
+        """Read everything at once (a follower came, a decision was made here)."""
+        self._forced = True
+        self._notified()
+
+    def _notified(self) -> None:
+        """Read what the notifications that arrived ask for."""
         with self._lock:
             if self._closed:  # its pipe is closed, and the number may be another file's now
                 return
@@ -180,8 +149,8 @@ class PostgresReader:
                 os.write(self._wake_w, b"w")
         if thread is not None:
             thread.join(10)
-        if self._listener is not None:
-            self._listener.close()
+        if self._listening is not None:
+            self._listening.close()
         os.close(self._wake_r)
         os.close(self._wake_w)
 
@@ -189,17 +158,14 @@ class PostgresReader:
 
     def _wait(self, seconds: float) -> _Woken:
         """Wait for a wake-up, a notification or ``seconds``: what there is to read."""
-        sources = [self._wake_r]
-        listener = self._listener
-        if listener is not None and listener.ensure():
-            sources.append(listener.conn.fileno())
-        ready, _, _ = select.select(sources, [], [], max(seconds, 0.0))
-        if self._wake_r in ready:
+        ready, _, _ = select.select([self._wake_r], [], [], max(seconds, 0.0))
+        if ready:
             os.read(self._wake_r, 4096)
-            return _EVERYTHING
-        if listener is None or listener.conn is None or not ready:
-            return _EVERYTHING if listener is None or listener.conn is None else _NOTHING
-        payloads = listener.drain()
+        forced, self._forced = self._forced, False
+        listening = self._listening
+        payloads = None if listening is None else listening.take()
+        if forced or listening is None or payloads is None or not listening.connected:
+            return _EVERYTHING  # (not listening: every wait is a poll)
         runs = {p[2:] for p in payloads if p.startswith("e:")}
         return _Woken(bool(payloads), NOTICES in payloads, runs)
 
@@ -230,7 +196,7 @@ class PostgresReader:
                 woken = self._wait(1.0)
                 continue
             until_beat = next_beat - time.monotonic()
-            listening = self._listener is not None and self._listener.conn is not None
+            listening = self._listening is not None and self._listening.connected
             if listening or not (active or self._busy()):
                 wait = until_beat
             else:

@@ -70,8 +70,9 @@ class PostgresEventLog(Closeable):
     prepared, no session state is kept: it works behind PgBouncer in transaction mode.
 
     **Wake-ups.** With ``listen_dsn`` (a *direct* connection to the server, not through a
-    transaction pooler, which does not pass ``LISTEN`` on) one connection per log listens for
-    the log's notifications and wakes the reader thread; without it the reader polls every
+    transaction pooler, which does not pass ``LISTEN`` on) one connection per process and
+    ``listen_dsn``, shared by every log of the process, listens for the logs' notifications and
+    wakes their reader threads; without it the reader polls every
     ``poll`` seconds while this process follows or owns a run, and still sees every event.
 
     Args:
