@@ -28,10 +28,10 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from rxreact._postgres import PostgresPool
-from rxreact.errors import RunLostError, RunNotFoundError
-from rxreact.runs._delivery import deliver
+from rxreact.runs._delivery import deliver, fail
 from rxreact.runs._follower import Follower
 from rxreact.runs._hub import COUNT
+from rxreact.runs._sql_followers import by_run, fields, to_check, verdict
 from rxreact.runs.postgres._listen import Listening, listen
 
 __all__ = ["PostgresReader"]
@@ -55,7 +55,6 @@ class _Woken(NamedTuple):
 
 _EVERYTHING = _Woken(True, True, None)
 _NOTHING = _Woken(False, False, set())
-"""Ids of cancels and decisions read again after the last one seen (see ``notices``)."""
 
 
 class PostgresReader:
@@ -231,12 +230,7 @@ class PostgresReader:
 
     def _groups(self) -> dict[str, list[Follower]]:
         with self._lock:
-            followers = list(self._followers)
-        groups: dict[str, list[Follower]] = {}
-        for follower in followers:
-            if follower.wants_more():
-                groups.setdefault(follower.run_id, []).append(follower)
-        return groups
+            return by_run(list(self._followers))
 
     def _read_entries(self, runs: set[str] | None) -> None:
         """Read for every followed run, or only ``runs`` (those a notice named)."""
@@ -255,9 +249,7 @@ class PostgresReader:
             more: dict[str, list[Follower]] = {}
             for run_id, entries in by_run.items():
                 members = groups[run_id]
-                deliver(
-                    run_id, members, [(seq, _fields(kind, body)) for seq, kind, body in entries]
-                )
+                deliver(run_id, members, [(seq, fields(kind, body)) for seq, kind, body in entries])
                 if len(entries) == COUNT and all(f.wants_more() for f in members):
                     more[run_id] = members
             groups = more
@@ -266,11 +258,7 @@ class PostgresReader:
         """Fail the followers of runs that are gone, or whose owner stopped beating longer
         ago than ``gone_after`` (a lost run nobody resumed)."""
         with self._lock:
-            followers = [
-                f
-                for f in self._followers
-                if not f.finished and (everyone or f.checked_at == float("-inf"))
-            ]
+            followers = to_check(self._followers, everyone)
         if not followers:
             return
         with self._db.read("check runs") as cur:
@@ -280,31 +268,7 @@ class PostgresReader:
             rows = {row[0]: row[1:] for row in cur.fetchall()}
         now = time.time()
         for follower in followers:
-            row = rows.get(follower.run_id)
-            verdict: Exception | None = None
-            if row is None:
-                verdict = (
-                    _lost(follower.run_id, "its process is gone")
-                    if follower.seen_running
-                    else RunNotFoundError(f"no run {follower.run_id!r} in this event log")
-                )
-            else:
-                state, stale, info = row
-                if state == "lost":
-                    verdict = _lost(follower.run_id, info or "it cannot be resumed")
-                elif state == "running" and stale:
-                    verdict = _lost(follower.run_id, "its process is gone and none resumed it")
-                follower.seen_running = follower.seen_running or state in ("running", "parked")
-            if verdict is not None:
-                follower.push([verdict])
+            said = verdict(follower, rows.get(follower.run_id))
+            if said is not None:
+                fail([follower], said)
             follower.checked_at = now
-
-
-def _fields(kind: str, body: bytes) -> dict[bytes, bytes]:
-    """A row as the fields of a Redis entry (an unknown kind stays unknown to the decoder)."""
-    name = kind.encode()
-    return {name if name in (b"e", b"end") else b"kind:" + name: body}
-
-
-def _lost(run_id: str, why: str) -> RunLostError:
-    return RunLostError(f"run {run_id!r} stopped without an end: {why}")
