@@ -28,7 +28,14 @@ from rxreact.runs.base import RunWriter
 from rxreact.runs.memory import InMemoryEventLog
 from rxreact.runs.takeover import LostRun
 
-__all__ = ["OwnedRuns"]
+__all__ = ["OwnedRuns", "positive"]
+
+
+def positive(value: float, name: str) -> float:
+    """``value`` as a float, or the ValueError that says ``name`` must be positive."""
+    if value <= 0:
+        raise ValueError(f"{name} must be positive")
+    return float(value)
 
 
 class _Reader(Protocol):
@@ -52,12 +59,26 @@ class OwnedRuns(Closeable):
     """The log's run writer."""
     owner: str
     """This log's identity as a runs' owner (one per log object)."""
+    lost_after: float
+    """Seconds without a heartbeat after which a run's owner counts as gone."""
+    takeover_timeout: float
+    """Seconds after that for another process to resume a run before its followers give up."""
+    ttl: float
+    """Seconds a finished run stays readable."""
     _local: InMemoryEventLog
     _lock: threading.Lock
     _owned: dict[str, tuple[RunRecord, Fence]]
     _writes: WriteQueue
     _appliers: Appliers
     _reader: _Reader
+
+    def _set_times(self, lost_after: float, takeover_timeout: float, ttl: float) -> None:
+        """Check and set the log's three times (called first by its ``__init__``)."""
+        self.lost_after = positive(lost_after, "lost_after")
+        if takeover_timeout < 0:
+            raise ValueError("takeover_timeout must not be negative")
+        self.takeover_timeout = float(takeover_timeout)
+        self.ttl = positive(ttl, "ttl")
 
     def _keep_runs(
         self, writes: WriteQueue, max_runs: int, ttl: float, scheduler: abc.SchedulerBase | None

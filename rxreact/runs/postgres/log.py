@@ -25,7 +25,7 @@ from reactivex import abc
 
 from rxreact._postgres import PostgresPool, check_prefix
 from rxreact.errors import RunError
-from rxreact.runs._owned_runs import OwnedRuns
+from rxreact.runs._owned_runs import OwnedRuns, positive
 from rxreact.runs._write_queue import QueuedRunWriter
 from rxreact.runs.base import RunWriter
 from rxreact.runs.postgres._reader import NOTICES, PostgresReader
@@ -40,12 +40,6 @@ log: logging.Logger = logging.getLogger(__name__)
 
 RETENTION_BATCH = 500
 """Ended runs deleted per heartbeat at most (with their entries, checkpoints, decisions)."""
-
-
-def _positive(value: float, name: str) -> float:
-    if value <= 0:
-        raise ValueError(f"{name} must be positive")
-    return float(value)
 
 
 class PostgresEventLog(OwnedRuns):
@@ -107,11 +101,7 @@ class PostgresEventLog(OwnedRuns):
         max_size: int | None = None,
         scheduler: abc.SchedulerBase | None = None,
     ) -> None:
-        self.lost_after: float = _positive(lost_after, "lost_after")
-        if takeover_timeout < 0:
-            raise ValueError("takeover_timeout must not be negative")
-        self.takeover_timeout: float = float(takeover_timeout)
-        self.ttl: float = _positive(ttl, "ttl")
+        self._set_times(lost_after, takeover_timeout, ttl)
         self.table_prefix: str = check_prefix(table_prefix)
         self.owner = uuid.uuid4().hex
         self._channel = f"{table_prefix}runs"
@@ -147,7 +137,7 @@ class PostgresEventLog(OwnedRuns):
             self._sql,
             channel=self._channel,
             listen_dsn=listen_dsn,
-            poll=_positive(poll, "poll"),
+            poll=positive(poll, "poll"),
             beat=self.lost_after / 3,
             gone_after=self.lost_after + self.takeover_timeout,
             busy=lambda: bool(self._owned),

@@ -26,7 +26,7 @@ from typing import ClassVar
 from reactivex import abc
 
 from rxreact.errors import RunError
-from rxreact.runs._owned_runs import OwnedRuns
+from rxreact.runs._owned_runs import OwnedRuns, positive
 from rxreact.runs._write_queue import QueuedRunWriter
 from rxreact.runs.base import RunWriter
 from rxreact.runs.sqlite._decisions import record_decision
@@ -39,12 +39,6 @@ from rxreact.runs.takeover import LostRun
 __all__ = ["SQLiteEventLog"]
 
 log: logging.Logger = logging.getLogger(__name__)
-
-
-def _positive(value: float, name: str) -> float:
-    if value <= 0:
-        raise ValueError(f"{name} must be positive")
-    return float(value)
 
 
 class SQLiteEventLog(OwnedRuns):
@@ -87,18 +81,14 @@ class SQLiteEventLog(OwnedRuns):
         timeout: float = 5.0,
         scheduler: abc.SchedulerBase | None = None,
     ) -> None:
-        self.lost_after: float = _positive(lost_after, "lost_after")
-        if takeover_timeout < 0:
-            raise ValueError("takeover_timeout must not be negative")
-        self.takeover_timeout: float = float(takeover_timeout)
-        self.ttl: float = _positive(ttl, "ttl")
+        self._set_times(lost_after, takeover_timeout, ttl)
         self.owner = uuid.uuid4().hex
         self._store = Store.open(path, timeout, self.lost_after)
         self.path: str = self._store.path
         self._keep_runs(SQLiteWriteQueue(self._store), max_runs, self.ttl, scheduler)
         self._reader = SQLiteReader(
             self._store.sibling(),
-            poll=_positive(poll, "poll"),
+            poll=positive(poll, "poll"),
             beat=self.lost_after / 3,
             gone_after=self.lost_after + self.takeover_timeout,
             busy=lambda: bool(self._owned),
