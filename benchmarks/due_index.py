@@ -1,5 +1,5 @@
 """``python -m benchmarks.due_index``: what a claim tick costs with 100 and with 100,000 parked
-runs (nobody decided, deadline an hour away), on SQLite and on Postgres (issue 29).
+runs (nobody decided, deadline an hour away), on SQLite and on Postgres.
 
 A worker's ``resume_runs()`` calls ``event_log.claim_lost()`` on every tick; parked runs wait
 for people, for days maybe, so a tick must not read them. Both logs keep a ``due_at`` column

@@ -1,4 +1,4 @@
-"""The due index of the SQL event logs (issue 29): a claim reads only the runs that are due
+"""The due index of the SQL event logs: a claim reads only the runs that are due
 (running runs whose owner stopped beating, parked runs a decision woke or whose deadline
 passed), through an index, so parked runs nothing woke cost it nothing however many there
 are. The timings are in benchmarks/due_index.py; here, the plans and what is due."""

@@ -1,4 +1,4 @@
-"""One listening connection per process and listen DSN (issue 29: "a process following 20 runs
+"""One listening connection per process and listen DSN ("a process following 20 runs
 holds at most the pool's minimum plus that one connection"), shared by the Postgres event logs
 of the process, on a real postgres: counted from ``pg_stat_activity``, kept while any log
 listens, closed with the last, made again when the server drops it.
