@@ -37,6 +37,17 @@ _hubs: dict[str, _Hub] = {}
 _hubs_lock = threading.Lock()
 
 
+def _forget_hubs() -> None:
+    """In a forked child: the parent's connections and threads are not this process's (its
+    logs listen anew; closing the parent's sockets here would cut the parent's off)."""
+    global _hubs_lock
+    _hubs_lock = threading.Lock()
+    _hubs.clear()
+
+
+os.register_at_fork(after_in_child=_forget_hubs)
+
+
 class Listening:
     """One log's share of its DSN's connection: the payloads that arrived on its channel."""
 
