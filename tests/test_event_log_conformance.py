@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from durable_logs import postgres_place
 from postgres_server import PostgresServer
-from redis_server import RedisServer
+from redis_server import RedisServer, running_redis_server
 
 from rxreact import PostgresEventLog, RedisEventLog, SQLiteEventLog
 from rxreact.testing.conformance import (
@@ -58,23 +58,59 @@ class TestSQLiteEventLog(EventLogConformance):
 
         return corrupt
 
+    @pytest.fixture
+    def outage(self, tmp_path: Path) -> Callable[[], AbstractContextManager[None]]:
+        """A file has no server to lose: its outage is another process holding it locked
+        (a backup, a migration) for a while."""
+
+        @contextmanager
+        def locked() -> Iterator[None]:
+            db = sqlite3.connect(tmp_path / "runs.db", isolation_level=None)
+            try:
+                db.execute("BEGIN EXCLUSIVE")
+                yield
+            finally:
+                db.close()
+
+        return locked
+
 
 class TestRedisEventLog(EventLogConformance):
+    @pytest.fixture(scope="class")
+    @classmethod
+    def persistent_redis(cls) -> Iterator[RedisServer]:
+        """This class's own server, with an append-only file: the outage test stops it and
+        starts it again, and a production Redis keeps its data over a restart."""
+        with running_redis_server(persistent=True) as server:
+            yield server
+
     @pytest.fixture
-    def make_log(self, redis_server: RedisServer) -> Iterator[MakeLog]:
+    def outage(self, persistent_redis: RedisServer) -> Callable[[], AbstractContextManager[None]]:
+        @contextmanager
+        def stopped() -> Iterator[None]:
+            persistent_redis.stop()
+            try:
+                yield
+            finally:
+                assert persistent_redis.restart()
+
+        return stopped
+
+    @pytest.fixture
+    def make_log(self, persistent_redis: RedisServer) -> Iterator[MakeLog]:
         import redis
 
-        with redis.Redis.from_url(redis_server.url) as client:
+        with redis.Redis.from_url(persistent_redis.url) as client:
             client.flushdb()
-        with logs(lambda **options: RedisEventLog(redis_server.url, **options)) as make:
+        with logs(lambda **options: RedisEventLog(persistent_redis.url, **options)) as make:
             yield make
 
     @pytest.fixture
-    def corrupt_entry(self, redis_server: RedisServer) -> Callable[[str], None]:
+    def corrupt_entry(self, persistent_redis: RedisServer) -> Callable[[str], None]:
         import redis
 
         def corrupt(run_id: str) -> None:
-            with redis.Redis.from_url(redis_server.url) as client:
+            with redis.Redis.from_url(persistent_redis.url) as client:
                 key = f"rxreact:run:{run_id}"
                 client.delete(key)
                 client.xadd(key, {"e": _GARBAGE}, id="0-1")
