@@ -44,6 +44,22 @@ def logs(make: Callable[..., Any]) -> Iterator[MakeLog]:
         log.close()
 
 
+def stopped_between(
+    stop: Callable[[], object], start: Callable[[], object]
+) -> Callable[[], AbstractContextManager[None]]:
+    """An ``outage``: the server stopped on entry and started again on exit."""
+
+    @contextmanager
+    def stopped() -> Iterator[None]:
+        stop()
+        try:
+            yield
+        finally:
+            assert start() is not False, "the server did not start again"
+
+    return stopped
+
+
 class TestSQLiteEventLog(EventLogConformance):
     @pytest.fixture
     def make_log(self, tmp_path: Path) -> Iterator[MakeLog]:
@@ -86,15 +102,7 @@ class TestRedisEventLog(EventLogConformance):
 
     @pytest.fixture
     def outage(self, persistent_redis: RedisServer) -> Callable[[], AbstractContextManager[None]]:
-        @contextmanager
-        def stopped() -> Iterator[None]:
-            persistent_redis.stop()
-            try:
-                yield
-            finally:
-                assert persistent_redis.restart()
-
-        return stopped
+        return stopped_between(persistent_redis.stop, persistent_redis.restart)
 
     @pytest.fixture
     def make_log(self, persistent_redis: RedisServer) -> Iterator[MakeLog]:
@@ -153,15 +161,7 @@ class TestPostgresEventLog(EventLogConformance):
 
     @pytest.fixture
     def outage(self, postgres_server: PostgresServer) -> Callable[[], AbstractContextManager[None]]:
-        @contextmanager
-        def stopped() -> Iterator[None]:
-            postgres_server.stop_postgres()
-            try:
-                yield
-            finally:
-                postgres_server.start()
-
-        return stopped
+        return stopped_between(postgres_server.stop_postgres, postgres_server.start)
 
 
 class TestPostgresEventLogThroughPgBouncer(TestPostgresEventLog):
