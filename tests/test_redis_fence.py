@@ -79,8 +79,10 @@ def stream(client: Any, run_id: str) -> list[int | str]:
 
 
 def lose(client: Any, run_id: str) -> None:
-    """What lost_after without a heartbeat does to a run: its meta key expires."""
+    """What lost_after without a heartbeat does to a run: its meta key expires, and its due
+    time in the running index passes."""
     client.delete(KEYS.meta(run_id))
+    client.zadd(KEYS.running(0), {run_id: 0}, xx=True)
 
 
 def claim(log: RedisEventLog, run_id: str) -> int:
@@ -119,7 +121,7 @@ def test_a_claimed_runs_first_owner_writes_nothing_more_and_is_stopped(
         b"running",  # not "ended" by the first owner
     ]
     assert client.get(KEYS.meta("r")) == b"running"
-    assert client.zscore(KEYS.running, "r") is not None
+    assert client.zscore(KEYS.running(0), "r") is not None
     assert client.zscore(KEYS.active("conv"), "r") is not None
     fenced = [r for r in caplog.records if "has another owner now" in r.getMessage()]
     assert len(fenced) == 1  # once, however many writes were refused
@@ -237,7 +239,8 @@ def test_a_paused_owner_process_is_refused_once_continued(
         assert lines.next() == "written 1 True"
         owner.send_signal(signal.SIGSTOP)  # paused: no beats, no writes
         # Its heartbeat key lapsing (lost_after with no beat), now rather than waited for.
-        assert client.delete(KEYS.meta(run_id)) == 1
+        assert client.exists(KEYS.meta(run_id)) == 1
+        lose(client, run_id)
         claim(logs(), run_id)
         owner.stdin.write("write 2\nend\n")  # type: ignore[union-attr]
         owner.stdin.flush()  # type: ignore[union-attr]

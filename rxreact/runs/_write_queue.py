@@ -87,7 +87,10 @@ class WriteQueue(ABC):
     log: ClassVar[logging.Logger] = logging.getLogger(__name__)
 
     def __init__(
-        self, retry_on: type[Exception], scheduler_name: str, gather_s: float = 0.0
+        self,
+        retry_on: type[Exception] | tuple[type[Exception], ...],
+        scheduler_name: str,
+        gather_s: float = 0.0,
     ) -> None:
         self._retry_on = retry_on
         self._gather_s = gather_s

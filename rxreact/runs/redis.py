@@ -8,8 +8,18 @@ Keys, all under ``prefix``::
                         to followers (:mod:`rxreact.runs.checkpoints`)
     run:{id}:meta       "running" (expires lost_after s after the owner's last heartbeat) or
                         "ended"; both say the run exists
+    run:{id}:owner      the run's lease (owner, fencing token, conversation, state)
+    run:{id}:decided    the run's approval decisions, by call id
     active:{conv}       sorted set of the runs started on a conversation, oldest first
-    cancels             one stream of cancel requests, read by every owning process
+    running             the runs begun and not ended, scored by when a claim may take them
+    woken               the parked runs decided on since they parked
+    cancels, decisions  one stream each of cancel requests and decisions, read by every
+                        owning process
+
+On a Redis Cluster (a ``redis.cluster.RedisCluster`` client, or a URL with ``cluster=True``)
+every key but ``active:{conv}`` carries the hash tag of its run's bucket after the prefix
+(:mod:`rxreact.runs._keys`), and ``running``, ``woken``, ``cancels`` and ``decisions`` are one
+per bucket: every script and every ``XREAD`` touches one slot. See ``docs/runs.md``.
 
 The owner writes in the background: ``append`` queues the event, and one flush at a time sends
 everything queued so far (every run of the process) as one pipeline, so a chunk costs a share
@@ -42,8 +52,8 @@ from reactivex import Observable, abc
 from reactivex.disposable import Disposable
 
 from rxreact._closeable import Closeable
-from rxreact._redis import connect_redis, is_cluster
-from rxreact.errors import ConfigurationError, RunError
+from rxreact._redis import close_redis, connect_redis, import_redis, is_cluster, redis_errors
+from rxreact.errors import RunError
 from rxreact.events import AgentEvent
 from rxreact.runs._decisions import Appliers, Apply
 from rxreact.runs._follower import Follower
@@ -60,6 +70,7 @@ from rxreact.runs.takeover import LostRun
 
 if TYPE_CHECKING:
     import redis
+    from redis.cluster import RedisCluster
 
 __all__ = ["RedisEventLog"]
 
@@ -77,9 +88,12 @@ class RedisEventLog(Closeable):
     """Runs' events in Redis Streams: follow, replay and cancel a run from any process.
 
     Args:
-        client_or_url: a ``redis.Redis`` client (left open by :meth:`close`) or a URL such as
-            ``redis://localhost:6379/0``. One more connection of its pool stays blocked in
-            ``XREAD`` while anything is followed, so keep its ``socket_timeout`` unset or long.
+        client_or_url: a ``redis.Redis`` or ``redis.cluster.RedisCluster`` client (left open
+            by :meth:`close`) or a URL such as ``redis://localhost:6379/0``. One more
+            connection of its pool stays blocked in ``XREAD`` while anything is followed (on a
+            cluster, one per bucket read), so keep its ``socket_timeout`` unset or long.
+        cluster: the URL names a node of a Redis Cluster: make a ``RedisCluster`` client. A
+            cluster client passed in is recognised without it.
         ttl: how long a run's events stay readable after its last write (seconds).
         prefix: the start of every key, to share a database with others.
         lost_after: seconds without a heartbeat from the owning process after which the
@@ -92,14 +106,14 @@ class RedisEventLog(Closeable):
 
     Raises:
         ConfigurationError: redis-py is not installed (``pip install 'rxreact[redis]'``).
-            Or the client is a ``redis.cluster.RedisCluster``: the event log does not run on
-            Redis Cluster yet.
+        RunError: ``cluster=True`` and no node of the cluster could be reached.
     """
 
     def __init__(
         self,
-        client_or_url: redis.Redis | str,
+        client_or_url: redis.Redis | RedisCluster | str,
         *,
+        cluster: bool = False,
         ttl: float | timedelta = 3600.0,
         prefix: str = "rxreact:",
         lost_after: float = 30.0,
@@ -115,27 +129,35 @@ class RedisEventLog(Closeable):
         self.takeover_timeout: float = float(takeover_timeout)
         self.owner: str = uuid.uuid4().hex
         """This log's identity as a runs' owner (one per log object)."""
-        if not isinstance(client_or_url, str) and is_cluster(client_or_url):
-            # Its global streams and sets, and XREAD across runs, span slots: not ported yet.
-            raise ConfigurationError(
-                "RedisEventLog does not run on Redis Cluster yet (RedisChatMemory does). "
-                "Meanwhile give it one Redis node (a redis.Redis client or a redis:// URL "
-                "of a server not in cluster mode), or use SQLiteEventLog (one machine) or "
-                "PostgresEventLog"
+        module = import_redis("RedisEventLog")
+        errors = redis_errors(module)
+        try:
+            _, self._client, self._owns_client = connect_redis(
+                client_or_url, "RedisEventLog", cluster=cluster
             )
-        module, self._client, self._owns_client = connect_redis(client_or_url, "RedisEventLog")
+        except errors as error:
+            raise RunError(f"Redis event log: could not connect: {error}") from error
         self.prefix = prefix
-        self._error: type[Exception] = module.RedisError
+        # A cluster client's own failures (no node reachable, keys in two slots) are
+        # RedisClusterException, not RedisError: both are Redis being unavailable here.
+        self._error: tuple[type[Exception], ...] = errors
+        on_cluster = is_cluster(self._client)
         self._local = InMemoryEventLog(
             max_runs=max_runs, ttl=self._ttl_ms / 1000, scheduler=scheduler
         )
-        self._keys = keys = Keys(prefix)
+        self._keys = keys = Keys(prefix, cluster=on_cluster)
         self._writes = RedisWriteQueue(
             self._client, self._keys, self._ttl_ms, self._lost_ms, self._error
         )
         self._appliers = Appliers(self._writes.scheduler)
+        # The readers' own client object on the same pool (one node); a cluster client as is.
+        readers = (
+            self._client
+            if on_cluster
+            else module.Redis(connection_pool=self._client.connection_pool)
+        )
         self._hub = Hub(
-            module.Redis(connection_pool=self._client.connection_pool),
+            readers,
             keys,
             self._cancel_requested,
             self._heartbeat,
@@ -163,14 +185,16 @@ class RedisEventLog(Closeable):
         """
         record = self._local._record(run_id, conversation_id, cancel)
         try:
-            self._hub.ensure_started()  # cancel requests for this run are seen from now on
+            self._hub.ensure_started(run_id)  # cancel requests for it are seen from now on
             pipe = self._client.pipeline(transaction=False)
             pipe.set(self._keys.meta(run_id), "running", px=self._lost_ms)
             lease: dict[str, str | int] = {"owner": self.owner, "token": 1, "state": "running"}
             lease["conversation"] = conversation_id or ""
             pipe.hset(self._keys.owner(run_id), mapping=lease)  # type: ignore[arg-type]
             pipe.pexpire(self._keys.owner(run_id), self._ttl_ms)
-            pipe.zadd(self._keys.running, {run_id: time.time()})
+            # Due (for a claim) once lost_after passed without a heartbeat.
+            due = time.time() + self._lost_ms / 1000
+            pipe.zadd(self._keys.running(self._keys.bucket(run_id)), {run_id: due})
             if conversation_id is not None:
                 pipe.zadd(self._keys.active(conversation_id), {run_id: time.time()})
                 pipe.pexpire(self._keys.active(conversation_id), self._ttl_ms)
@@ -194,7 +218,10 @@ class RedisEventLog(Closeable):
         """Claim up to ``limit`` runs whose owner stopped beating ``lost_after`` seconds ago
         (one Lua script: of several processes claiming at once, each run goes to one)."""
         self._hub.ensure_started()  # the claimed runs' heartbeats go on from here
-        return claim_lost(self._client, self._keys, self.owner, self._lost_ms, limit)
+        claimed = claim_lost(self._client, self._keys, self.owner, self._lost_ms, limit)
+        for lost in claimed:  # and their cancel requests and decisions are read
+            self._hub.ensure_started(lost.run_id)
+        return claimed
 
     def resume(self, lost: LostRun, cancel: Callable[[], None]) -> RunWriter:
         """Own a claimed run: its writer continues after ``lost.last_seq``."""
@@ -251,7 +278,8 @@ class RedisEventLog(Closeable):
         def subscribe(
             observer: abc.ObserverBase[AgentEvent], scheduler: abc.SchedulerBase | None = None
         ) -> abc.DisposableBase:
-            follower = Follower(self._hub, run_id, max(after, 0), observer, scheduler or default)
+            reader = self._hub.reader(self._keys.bucket(run_id))
+            follower = Follower(reader, run_id, max(after, 0), observer, scheduler or default)
             try:
                 self._hub.add(follower)
             except self._error as error:
@@ -291,7 +319,8 @@ class RedisEventLog(Closeable):
         if record is not None and record.cancel is not None:
             record.cancel()
             return
-        self._client.xadd(self._keys.cancels, {"run": run_id}, maxlen=1000, approximate=True)
+        cancels = self._keys.cancels(self._keys.bucket(run_id))
+        self._client.xadd(cancels, {"run": run_id}, maxlen=1000, approximate=True)
 
     # -- approvals from any process -------------------------------------------------------------
 
@@ -310,7 +339,7 @@ class RedisEventLog(Closeable):
 
     def watch_decisions(self, run_id: str, apply: Apply) -> None:
         """How this process's run ``run_id`` applies decisions (its handle registers it)."""
-        self._hub.ensure_started()
+        self._hub.ensure_started(run_id)
         self._appliers.watch(run_id, apply)
 
     def flush(self, timeout: float | None = 10.0) -> bool:
@@ -333,4 +362,4 @@ class RedisEventLog(Closeable):
         except self._error as error:  # they will count as gone after lost_after instead
             log.warning("Redis event log: could not let parked runs go: %s", error)
         if self._owns_client:
-            self._client.close()
+            close_redis(self._client)
