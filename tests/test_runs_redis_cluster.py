@@ -171,3 +171,33 @@ def test_a_claim_tick_costs_the_same_however_many_runs_are_parked_on_the_cluster
 ) -> None:
     few, many = _claim_tick_costs(logs, masters(cluster), "c")
     assert few == many, (few, many)
+
+
+def test_serve_with_redis_cluster_keeps_conversations_and_runs_on_the_cluster(
+    cluster: LocalCluster, redis_cluster_client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("uvicorn")
+    import gc
+    import json
+
+    from rxreact.serve.cli import CONFIG_ENV, app_from_env
+    from rxreact.testing import MockOpenAIServer, weather_desk
+
+    server = MockOpenAIServer(weather_desk).start()
+    config = {"model": "mock", "base_url": server.base_url}
+    config |= {"redis": cluster.url, "redis_cluster": True}  # rxreact serve --redis-cluster
+    monkeypatch.setenv(CONFIG_ENV, json.dumps(config))
+    app = app_from_env()
+    gc.unfreeze()  # app_from_env freezes what a worker made; a test process goes on
+    agent = app.state.runs.agent
+    try:
+        run = agent.start("What is the weather in Paris?", "user-1")
+        assert run.result(timeout=30).answer
+        assert agent.event_log.flush()
+        run_keys = Keys("rxreact:", cluster=True)
+        assert redis_cluster_client.get(run_keys.meta(run.id)) == b"ended"
+        assert redis_cluster_client.exists("rxreact:{c:user-1}:turns")
+    finally:
+        agent.event_log.close()
+        agent.memory.close()
+        server.stop()

@@ -19,7 +19,7 @@ Keys, all under ``prefix``::
 On a Redis Cluster (a ``redis.cluster.RedisCluster`` client, or a URL with ``cluster=True``)
 every key but ``active:{conv}`` carries the hash tag of its run's bucket after the prefix
 (:mod:`rxreact.runs._keys`), and ``running``, ``woken``, ``cancels`` and ``decisions`` are one
-per bucket: every script and every ``XREAD`` touches one slot. See ``docs/runs.md``.
+per bucket: every script and every ``XREAD`` touches one slot. See ``docs/redis.md``.
 
 The owner writes in the background: ``append`` queues the event, and one flush at a time sends
 everything queued so far (every run of the process) as one pipeline, so a chunk costs a share
