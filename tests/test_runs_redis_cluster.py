@@ -2,7 +2,8 @@
 on the cluster in test_event_log_conformance.py): the key layout (a run's keys, its bucket's
 indexes and streams in one slot, buckets on every master, one-node names unchanged), runs
 followed on every master at once from one process, the conversation's active set kept apart,
-an unreachable cluster as a typed error, and the due index: a claim tick costs the same
+an unreachable cluster (or node) as a typed error from every call, ``rxreact serve
+--redis-cluster``, and the due index: a claim tick costs the same
 number of Redis commands however many parked runs wait (on one node and on the cluster)."""
 
 from __future__ import annotations
@@ -118,6 +119,23 @@ def test_a_parked_runs_conversation_stays_active_without_expiry(
 def test_a_cluster_that_cannot_be_reached_is_a_run_error() -> None:
     with pytest.raises(RunError, match="could not connect"):
         RedisEventLog(f"redis://127.0.0.1:{free_port()}/0", cluster=True)
+
+
+def test_redis_out_of_reach_is_a_run_error_from_every_call() -> None:
+    log = RedisEventLog(f"redis://127.0.0.1:{free_port()}/0")  # connects on first use
+    try:
+        calls = [
+            lambda: log.active_run("c"),
+            lambda: log.request_cancel("r"),
+            lambda: log.decide("r", "k", True),
+            log.claim_lost,
+        ]
+        for call in calls:
+            with pytest.raises(RunError, match="could not") as caught:
+                call()
+            assert caught.value.__cause__ is not None  # redis-py's error, kept
+    finally:
+        log.close()
 
 
 def _claim_tick_costs(make_log: Any, clients: list[Any], tag: str) -> list[int]:

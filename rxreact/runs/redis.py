@@ -44,7 +44,8 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, cast
 
@@ -217,8 +218,9 @@ class RedisEventLog(Closeable):
     def claim_lost(self, limit: int = 100) -> list[LostRun]:
         """Claim up to ``limit`` runs whose owner stopped beating ``lost_after`` seconds ago
         (one Lua script: of several processes claiming at once, each run goes to one)."""
-        self._hub.ensure_started()  # the claimed runs' heartbeats go on from here
-        claimed = claim_lost(self._client, self._keys, self.owner, self._lost_ms, limit)
+        with self._unavailable("claim lost runs"):
+            self._hub.ensure_started()  # the claimed runs' heartbeats go on from here
+            claimed = claim_lost(self._client, self._keys, self.owner, self._lost_ms, limit)
         for lost in claimed:  # and their cancel requests and decisions are read
             self._hub.ensure_started(lost.run_id)
         return claimed
@@ -234,7 +236,16 @@ class RedisEventLog(Closeable):
 
     def give_up(self, lost: LostRun, reason: str) -> None:
         """Mark a claimed run lost for good; its followers get ``RunLostError(reason)``."""
-        give_up(self._client, self._keys, lost, reason, self._ttl_ms)
+        with self._unavailable("give the run up"):
+            give_up(self._client, self._keys, lost, reason, self._ttl_ms)
+
+    @contextmanager
+    def _unavailable(self, action: str) -> Iterator[None]:
+        """Redis (or a cluster's node) failing inside: a RunError, the original its cause."""
+        try:
+            yield
+        except self._error as error:
+            raise RunError(f"Redis event log: could not {action}: {error}") from error
 
     def _ended(self, record: RunRecord) -> None:
         with self._lock:
@@ -292,15 +303,16 @@ class RedisEventLog(Closeable):
         """The oldest running (or parked) run on ``conversation_id`` in any process, or
         ``None``."""
         key = self._keys.active(conversation_id)
-        members: list[bytes] = cast(list[bytes], self._client.zrange(key, 0, -1))
-        run_ids = [r.decode() for r in members]
-        if not run_ids:
-            return None
-        pipe = self._client.pipeline(transaction=False)
-        for run_id in run_ids:
-            pipe.get(self._keys.meta(run_id))
-            pipe.hget(self._keys.owner(run_id), "state")
-        replies = pipe.execute()
+        with self._unavailable("find the active run"):
+            members: list[bytes] = cast(list[bytes], self._client.zrange(key, 0, -1))
+            run_ids = [r.decode() for r in members]
+            if not run_ids:
+                return None
+            pipe = self._client.pipeline(transaction=False)
+            for run_id in run_ids:
+                pipe.get(self._keys.meta(run_id))
+                pipe.hget(self._keys.owner(run_id), "state")
+            replies = pipe.execute()
         dead: list[str] = []
         for run_id, state, lease in zip(run_ids, replies[::2], replies[1::2], strict=True):
             if state == b"running" or (state is None and lease == b"parked"):
@@ -309,7 +321,8 @@ class RedisEventLog(Closeable):
         else:
             run_id = ""
         if dead:
-            self._client.zrem(key, *dead)
+            with self._unavailable("find the active run"):
+                self._client.zrem(key, *dead)
         return run_id or None
 
     def request_cancel(self, run_id: str) -> None:
@@ -320,7 +333,8 @@ class RedisEventLog(Closeable):
             record.cancel()
             return
         cancels = self._keys.cancels(self._keys.bucket(run_id))
-        self._client.xadd(cancels, {"run": run_id}, maxlen=1000, approximate=True)
+        with self._unavailable("request the cancel"):
+            self._client.xadd(cancels, {"run": run_id}, maxlen=1000, approximate=True)
 
     # -- approvals from any process -------------------------------------------------------------
 
@@ -330,12 +344,14 @@ class RedisEventLog(Closeable):
 
         Raises:
             ApprovalDecisionError: no such call waits (unknown, decided already, run ended).
+            RunError: Redis could not be reached.
         """
         with self._lock:
             owned = run_id in self._owned
         if owned:  # the request may still be on its way to Redis
             self.flush()
-        record_decision(self._client, self._keys, run_id, call_id, approved, reason)
+        with self._unavailable("record the decision"):
+            record_decision(self._client, self._keys, run_id, call_id, approved, reason)
 
     def watch_decisions(self, run_id: str, apply: Apply) -> None:
         """How this process's run ``run_id`` applies decisions (its handle registers it)."""
