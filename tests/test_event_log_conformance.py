@@ -24,7 +24,7 @@ from redis_cluster import LocalCluster
 from redis_server import RedisServer
 
 from rxreact import PostgresEventLog, RedisEventLog, SQLiteEventLog
-from rxreact.runs._keys import Keys
+from rxreact.runs.redis._keys import Keys
 from rxreact.testing.conformance import (
     EventLogConformance,
     EventLogProcessConformance,

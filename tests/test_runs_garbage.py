@@ -28,7 +28,7 @@ from rxreact import (
 )
 from rxreact.model.scripted.model import ScriptedModel
 from rxreact.model.scripted.replies import text_reply, tool_call_reply
-from rxreact.runs._keys import Keys
+from rxreact.runs.redis._keys import Keys
 
 GOOD = b'[{"round":1,"seq":1,"type":"text_delta","delta":"fine so far"}]'
 

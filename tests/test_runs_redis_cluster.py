@@ -19,8 +19,8 @@ from test_event_log_writes import until
 from benchmarks.due_claims import park_runs, tick_cost
 from rxreact import RedisEventLog, RunError
 from rxreact.events import FinalAnswer, TextDelta
-from rxreact.runs._keys import CLUSTER_BUCKETS, Keys
-from rxreact.runs._redis_takeover import claim_lost
+from rxreact.runs.redis._keys import CLUSTER_BUCKETS, Keys
+from rxreact.runs.redis._takeover import claim_lost
 from rxreact.testing.conformance._event_log import Collected
 
 

@@ -12,8 +12,9 @@ Without ``listen_dsn`` (behind PgBouncer) the thread reads every ``poll`` second
 anything is followed or owned, and sleeps between heartbeats when nothing is; notices are
 only wake-ups, so a lost one (a reconnect) costs latency, never an event.
 
-A follower whose inbox is full is left out of reads until it drains (:mod:`rxreact.runs._hub`),
-and entries are decoded once, for every follower of their run.
+A follower whose inbox is full is left out of reads until it drains
+(:mod:`rxreact.runs.redis._reader`), and entries are decoded once, for every follower of their
+run.
 """
 
 from __future__ import annotations
@@ -29,9 +30,8 @@ from typing import Any, NamedTuple
 
 from rxreact._postgres import PostgresPool
 from rxreact.errors import RunLostError, RunNotFoundError
-from rxreact.runs._delivery import deliver
+from rxreact.runs._delivery import COUNT, deliver
 from rxreact.runs._follower import Follower
-from rxreact.runs._hub import COUNT
 
 __all__ = ["PostgresReader"]
 

@@ -18,18 +18,18 @@ Keys, all under ``prefix``::
 
 On a Redis Cluster (a ``redis.cluster.RedisCluster`` client, or a URL with ``cluster=True``)
 every key but ``active:{conv}`` carries the hash tag of its run's bucket after the prefix
-(:mod:`rxreact.runs._keys`), and ``running``, ``woken``, ``cancels`` and ``decisions`` are one
+(:mod:`rxreact.runs.redis._keys`), and ``running``, ``woken``, ``cancels`` and ``decisions`` are one
 per bucket: every script and every ``XREAD`` touches one slot. See ``docs/redis.md``.
 
 The owner writes in the background: ``append`` queues the event, and one flush at a time sends
 everything queued so far (every run of the process) as one pipeline, so a chunk costs a share
 of one round trip and the run never waits for Redis. Each run's writes in it are one script
-that first checks the run's lease (:mod:`rxreact.runs._redis_fence`): once another process
+that first checks the run's lease (:mod:`rxreact.runs.redis._fence`): once another process
 claimed the run, this one's writes to it are refused and its run stopped. Readers in this
 process are served from memory; others ``XREAD BLOCK`` through one reader thread per log
-(:mod:`rxreact.runs._hub`). Streams expire ``ttl`` seconds after the run's last write. A
+(:mod:`rxreact.runs.redis._hub`). Streams expire ``ttl`` seconds after the run's last write. A
 pipeline that fails (Redis restarting, a failover) is sent again, unchanged, for about 19 s
-(:data:`rxreact.runs._writes.RETRY_WAITS`; ids make a re-sent entry that had arrived a
+(:data:`rxreact.runs.redis._writes.RETRY_WAITS`; ids make a re-sent entry that had arrived a
 refused duplicate), then dropped with a warning: followers elsewhere miss those events, the
 run and its local subscribers do not. :meth:`RedisEventLog.flush` waits for the retries too.
 
@@ -58,15 +58,15 @@ from rxreact.errors import RunError
 from rxreact.events import AgentEvent
 from rxreact.runs._decisions import Appliers, Apply
 from rxreact.runs._follower import Follower
-from rxreact.runs._hub import Hub
-from rxreact.runs._keys import Keys
 from rxreact.runs._record import RunRecord
-from rxreact.runs._redis_fence import beat, let_go
-from rxreact.runs._redis_takeover import claim_lost, give_up, record_decision
 from rxreact.runs._write_queue import Fence
-from rxreact.runs._writes import RedisWriteQueue, RunWriterToRedis
 from rxreact.runs.base import RunWriter
 from rxreact.runs.memory import InMemoryEventLog
+from rxreact.runs.redis._fence import beat, let_go
+from rxreact.runs.redis._hub import Hub
+from rxreact.runs.redis._keys import Keys
+from rxreact.runs.redis._takeover import claim_lost, give_up, record_decision
+from rxreact.runs.redis._writes import RedisWriteQueue, RunWriterToRedis
 from rxreact.runs.takeover import LostRun
 
 if TYPE_CHECKING:

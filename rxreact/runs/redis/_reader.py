@@ -1,6 +1,6 @@
-"""A reader of a :class:`~rxreact.runs.RedisEventLog` (:mod:`rxreact.runs._hub`): one thread,
+"""A reader of a :class:`~rxreact.runs.RedisEventLog` (:mod:`rxreact.runs.redis._hub`): one thread,
 one ``XREAD BLOCK``, for every follower of the process of runs in one bucket, and every cancel
-request and decision addressed to the bucket (:mod:`rxreact.runs._keys`: one bucket on a
+request and decision addressed to the bucket (:mod:`rxreact.runs.redis._keys`: one bucket on a
 single node, so one reader for everything).
 
 A follower holds a cursor (the last ``seq`` handed to it) and a small inbox. Each loop the
@@ -30,17 +30,13 @@ from typing import Any
 
 from rxreact.errors import RunError, RunLostError, RunNotFoundError
 from rxreact.runs._decisions import Decision
-from rxreact.runs._delivery import deliver, fail
+from rxreact.runs._delivery import COUNT, deliver, fail
 from rxreact.runs._follower import Follower
-from rxreact.runs._keys import Keys
+from rxreact.runs.redis._keys import Keys
 
-__all__ = ["COUNT", "Reader", "block_limit", "seq_of"]
+__all__ = ["Reader", "block_limit", "seq_of"]
 
 log = logging.getLogger(__name__)
-
-COUNT = 32
-"""Entries per stream per read (each holds up to :data:`~rxreact.runs._entries.MAX_BATCH`
-events)."""
 
 
 def seq_of(entry_id: bytes | str) -> int:

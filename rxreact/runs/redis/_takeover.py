@@ -2,7 +2,7 @@
 
 A running run has ``run:{id}:meta = running``, which expires ``lost_after`` after its
 owner's last heartbeat, and a lease hash ``run:{id}:owner`` (owner, token, conversation,
-state). The claim is one Lua script per bucket (:mod:`rxreact.runs._keys`: one on a single
+state). The claim is one Lua script per bucket (:mod:`rxreact.runs.redis._keys`: one on a single
 node), so it is atomic: for each due run whose meta key is gone while its lease still says
 running, it bumps the token, names the claimant and sets the meta key again. A second worker
 running the script finds the meta key back and claims nothing.
@@ -30,8 +30,8 @@ from typing import Any
 from rxreact.events import AgentEvent
 from rxreact.runs._decisions import check_waiting, decision_error
 from rxreact.runs._entries import End, decode_entry
-from rxreact.runs._hub import seq_of
-from rxreact.runs._keys import Keys
+from rxreact.runs.redis._keys import Keys
+from rxreact.runs.redis._reader import seq_of
 from rxreact.runs.takeover import LostRun
 
 __all__ = ["SCAN", "claim_lost", "give_up", "record_decision"]

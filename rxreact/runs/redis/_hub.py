@@ -1,10 +1,11 @@
 """The readers of a :class:`~rxreact.runs.RedisEventLog`: one per bucket it reads
-(:mod:`rxreact.runs._keys`), each a thread blocked in one ``XREAD`` (:mod:`rxreact.runs._reader`).
+(:mod:`rxreact.runs.redis._keys`), each a thread blocked in one ``XREAD``
+(:mod:`rxreact.runs.redis._reader`).
 
 On one node there is one bucket, so one reader for every follower, cancel request and
 decision, as always. On a Redis Cluster an ``XREAD`` may only name streams of one slot, and a
 bucket is one slot: a process holds one reader for each bucket it follows or owns runs in (at
-most :data:`~rxreact.runs._keys.CLUSTER_BUCKETS`), started when first needed, each on a
+most :data:`~rxreact.runs.redis._keys.CLUSTER_BUCKETS`), started when first needed, each on a
 connection of the master serving that slot. Wake-ups are per reader (its wake stream is in its
 bucket), so they work across nodes. The reader of bucket 0 is always started first and is the
 one that beats for the log's runs.
@@ -18,10 +19,10 @@ from collections.abc import Callable
 from typing import Any
 
 from rxreact.runs._follower import Follower
-from rxreact.runs._keys import Keys
-from rxreact.runs._reader import COUNT, Errors, Reader, seq_of
+from rxreact.runs.redis._keys import Keys
+from rxreact.runs.redis._reader import Errors, Reader
 
-__all__ = ["COUNT", "Hub", "seq_of"]
+__all__ = ["Hub"]
 
 
 class Hub:

@@ -1,7 +1,7 @@
 """The owner's side of a :class:`~rxreact.runs.RedisEventLog`: one pipeline per flush.
 
 The queue, the flush and the retries are :mod:`rxreact.runs._write_queue`'s; here a batch is
-one pipeline holding one fenced script call per run (:mod:`rxreact.runs._redis_fence`), with
+one pipeline holding one fenced script call per run (:mod:`rxreact.runs.redis._fence`), with
 the consecutive events of a run in one ``XADD`` entry (:mod:`rxreact.runs._entries`). So a
 flush costs one round trip however many runs it carries, and a run another process claimed
 is refused in the same step that would have written it.
@@ -20,9 +20,9 @@ from typing import Any, ClassVar
 
 from rxreact.events import AgentEvent
 from rxreact.runs._entries import MAX_BATCH, encode_end, encode_events
-from rxreact.runs._keys import Keys
-from rxreact.runs._redis_fence import REFUSED, Done, add_call, execute, tidy_active
 from rxreact.runs._write_queue import RETRY_WAITS, Fence, Item, QueuedRunWriter, Sent, WriteQueue
+from rxreact.runs.redis._fence import REFUSED, Done, add_call, execute, tidy_active
+from rxreact.runs.redis._keys import Keys
 
 __all__ = ["RETRY_WAITS", "RedisWriteQueue", "RunWriterToRedis"]
 

@@ -1,7 +1,7 @@
 """Fenced writes to a :class:`~rxreact.runs.RedisEventLog`: one Lua script per run and batch.
 
 A run's lease (``run:{id}:owner``) names its owner and fencing token; a claim
-(:mod:`rxreact.runs._redis_takeover`) bumps the token. The script below checks the lease and
+(:mod:`rxreact.runs.redis._takeover`) bumps the token. The script below checks the lease and
 does the run's writes in one atomic step, so once another process claimed the run, this
 owner's next batch for it changes nothing: no event, checkpoint, end marker, meta, index or
 active update. The heartbeat goes through the same script, so renewing a run's keys is fenced
@@ -50,8 +50,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from rxreact.runs._keys import Keys
 from rxreact.runs._write_queue import Fence
+from rxreact.runs.redis._keys import Keys
 
 __all__ = [
     "FENCED",
