@@ -117,8 +117,11 @@ def test_a_parked_runs_conversation_stays_active_without_expiry(
 
 
 def test_a_cluster_that_cannot_be_reached_is_a_run_error() -> None:
-    with pytest.raises(RunError, match="could not connect"):
+    from redis.exceptions import RedisClusterException  # not a RedisError
+
+    with pytest.raises(RunError, match="could not connect") as caught:
         RedisEventLog(f"redis://127.0.0.1:{free_port()}/0", cluster=True)
+    assert isinstance(caught.value.__cause__, RedisClusterException)
 
 
 def test_redis_out_of_reach_is_a_run_error_from_every_call() -> None:
