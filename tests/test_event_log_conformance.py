@@ -4,14 +4,16 @@ in transaction mode, where followers poll). One class per backend, each giving t
 ``make_log`` and, where the backend can, ``corrupt_entry`` and ``outage``.
 
 A real three-master Redis Cluster (the session's) runs it too: ``TestRedisClusterEventLog``
-(one ``RedisCluster`` client shared by the logs of a test, as processes on one host would
-each have theirs) and ``TestRedisClusterEventLogAcrossProcesses`` (each process its own
+(one ``RedisCluster`` client shared by the logs of a test; its outage is every master
+stopped with SIGSTOP and continued) and ``TestRedisClusterEventLogAcrossProcesses`` (each process its own
 client, from the URL with ``cluster=True``).
 """
 
 from __future__ import annotations
 
+import signal
 import sqlite3
+import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -101,6 +103,22 @@ class TestRedisClusterEventLog(EventLogConformance):
             redis_cluster_client.xadd(key, {"e": _GARBAGE}, id="0-1")
 
         return corrupt
+
+    @pytest.fixture
+    def outage(self, redis_cluster: LocalCluster) -> Callable[[], AbstractContextManager[None]]:
+        @contextmanager
+        def paused() -> Iterator[None]:
+            # Every master stopped (SIGSTOP: unreachable, its data kept), then continued.
+            for node in redis_cluster.nodes:
+                node.process.send_signal(signal.SIGSTOP)
+            try:
+                yield
+            finally:
+                for node in redis_cluster.nodes:
+                    node.process.send_signal(signal.SIGCONT)
+                assert redis_cluster.wait_ok(time.monotonic() + 30)
+
+        return paused
 
 
 class TestPostgresEventLog(EventLogConformance):
