@@ -13,10 +13,12 @@ the run (parked, if the park was written before the kill). Every run must:
 - end exactly once, with the expected answer, within ``--bound`` seconds;
 - have shown its follower consecutive ``seq`` from 1 to a last ``final_answer``, with one
   ``tool_result`` per call;
-- have run the non-idempotent ``charge`` tool at most once (counted in a file by whichever
-  process ran it).
+- have run the non-idempotent ``charge`` tool at most once (counted in a file per run id by
+  whichever process ran it: with ``--concurrency`` above 1, a worker started for one run may
+  as well resume another's).
 
-``python -m benchmarks.takeover_soak --log sqlite --runs 100`` (or ``--log redis://...``).
+``python -m benchmarks.takeover_soak --log sqlite --runs 100`` (or ``--log redis://...``);
+``--concurrency N`` keeps N runs (and their workers) going at once.
 Exit status 1 on any violation. ``tests/test_takeover_soak.py`` runs a few of each.
 """
 
@@ -31,10 +33,19 @@ import sys
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from rxreact import OpenAIChatModel, ReactAgent, RedisEventLog, SQLiteEventLog, follow, tool
+from rxreact import (
+    OpenAIChatModel,
+    ReactAgent,
+    RedisEventLog,
+    RunContext,
+    SQLiteEventLog,
+    follow,
+    tool,
+)
 from rxreact.errors import RxReactError
 from rxreact.messages import ChatRequest
 from rxreact.model.scripted.replies import Reply, text_reply, tool_call_reply
@@ -74,22 +85,22 @@ def worker(where: str, model_url: str, directory: str, lost_after: float, start:
     counts = Path(directory)
     pace = random.Random(os.getpid())
 
-    def count(name: str) -> None:
-        with open(counts / name, "a") as calls:
+    def count(name: str, run_id: str) -> None:
+        with open(counts / f"{name}-{run_id}", "a") as calls:
             calls.write(f"{os.getpid()}\n")
 
     @tool(requires_approval=True)
-    def charge(amount: int) -> str:
+    def charge(ctx: RunContext[None], amount: int) -> str:
         """Charges the card (not safe to run twice; a person approves it first)."""
-        count("charge")
+        count("charge", ctx.run_id)
         threading.Event().wait(pace.uniform(0.0, 0.3))
         return f"charged {amount}"
 
     @tool(idempotent=True)
-    def lookup(city: str) -> str:
+    def lookup(ctx: RunContext[None], city: str) -> str:
         """Looks the weather up."""
         threading.Event().wait(pace.uniform(0.0, 0.3))
-        count("lookup")
+        count("lookup", ctx.run_id)
         return f"{city}: sunny"
 
     log = open_log(where, lost_after=lost_after)
@@ -109,10 +120,14 @@ def worker(where: str, model_url: str, directory: str, lost_after: float, start:
 class Soak:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
-        self.random = random.Random(args.seed)
         self.violations: list[str] = []
         self.kills = 0
         self.completed = 0
+        self._lock = threading.Lock()  # runs go on in threads with --concurrency
+
+    def _killed(self) -> None:
+        with self._lock:
+            self.kills += 1
 
     def spawn(self, where: str, model_url: str, directory: str, start: bool) -> Any:
         command = [
@@ -136,12 +151,13 @@ class Soak:
         return process, process.stdout.readline().strip()
 
     def one(self, number: int, where: str, model_url: str, root: Path) -> None:
-        directory = root / f"run{number}"
-        directory.mkdir()
+        directory = root / "counts"
+        directory.mkdir(exist_ok=True)
+        randomly = random.Random(f"{self.args.seed}-{number}")  # the same run for a seed
         workers: list[Any] = []
         first, run_id = self.spawn(where, model_url, str(directory), start=True)
         workers.append(first)
-        point = self.random.choice(POINTS)
+        point = randomly.choice(POINTS)
         seen: list[Any] = []
         done = threading.Event()
         reached = threading.Event()
@@ -176,12 +192,12 @@ class Soak:
                 if point != "never" and reached.wait(self.args.bound):
                     first.kill()
                     first.wait(timeout=10)
-                    self.kills += 1
+                    self._killed()
                     may_decide.set()  # decided while no worker holds the run
                     second, _ = self.spawn(where, model_url, str(directory), start=False)
                     workers.append(second)
-                    if self.random.random() < self.args.second_kill:
-                        again = len(seen) + self.random.randint(1, 20)
+                    if randomly.random() < self.args.second_kill:
+                        again = len(seen) + randomly.randint(1, 20)
                         tick = threading.Event()
                         deadline = time.monotonic() + self.args.bound
                         while len(seen) < again and not done.is_set():
@@ -190,7 +206,7 @@ class Soak:
                             tick.wait(0.01)
                         if not done.is_set():
                             second.kill()
-                            self.kills += 1
+                            self._killed()
                             third, _ = self.spawn(where, model_url, str(directory), start=False)
                             workers.append(third)
                 if not done.wait(self.args.bound):
@@ -200,10 +216,10 @@ class Soak:
                 for process in workers:
                     process.kill()
                     process.communicate(timeout=10)
-        self.check(number, point, seen, failure, directory)
+        self.check(number, point, seen, failure, directory / f"charge-{run_id}")
 
     def check(
-        self, number: int, point: str, seen: list[Any], failure: list[Exception], directory: Path
+        self, number: int, point: str, seen: list[Any], failure: list[Exception], charge: Path
     ) -> None:
         name = f"run {number} ({point})"
         if failure:
@@ -218,11 +234,11 @@ class Soak:
         results = [e.call_id for e in seen if e.type == "tool_result"]
         if sorted(results) != ["call_0", "call_1"]:
             self.violations.append(f"{name}: tool results {results}")
-        charge = directory / "charge"
         charged = len(charge.read_text().splitlines()) if charge.exists() else 0
         if charged > 1:
             self.violations.append(f"{name}: charge ran {charged} times")
-        self.completed += not failure and len(finals) == 1
+        with self._lock:
+            self.completed += not failure and len(finals) == 1
 
     def main(self) -> int:
         args = self.args
@@ -235,11 +251,16 @@ class Soak:
                 with redis.Redis.from_url(where) as client:
                     client.flushdb()
             started = time.monotonic()
-            for number in range(args.runs):
-                self.one(number, where, server.base_url, root)
+            with ThreadPoolExecutor(max(1, args.concurrency)) as runs:
+                for _ in runs.map(
+                    lambda number: self.one(number, where, server.base_url, root),
+                    range(args.runs),
+                ):
+                    pass
             elapsed = time.monotonic() - started
         print(
-            f"log: {args.log}  runs: {args.runs}  kills: {self.kills}  "
+            f"log: {args.log}  runs: {args.runs} ({args.concurrency} at once)  "
+            f"kills: {self.kills}  "
             f"completed: {self.completed}  in {elapsed:.1f} s"
         )
         print(f"violations: {len(self.violations)}")
@@ -261,6 +282,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument("--bound", type=float, default=30.0)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--concurrency", type=int, default=1, help="runs going on at once")
     return parser.parse_args(argv)
 
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import reactivex
 from fallback_helpers import cut, named
+from reactivex import operators as ops
 from reactivex.testing import TestScheduler
 from virtual_run import Recorder, run_virtual
 
@@ -15,6 +17,7 @@ from rxreact import (
     CircuitBreaker,
     CircuitOpenError,
     FallbackModel,
+    GuardrailResult,
     ReactAgent,
     Usage,
     tool,
@@ -350,3 +353,45 @@ def test_a_typed_answer_cut_mid_json_is_read_anew_on_the_next_model() -> None:
     assert after[-1] == {"city": "Bergen", "sky": "rain"}
     assert all("Os" not in str(value) for value in after)
     assert rec.events[-1].output == Forecast(city="Bergen", sky="rain")
+
+
+def _guarded_restart(first: str, second: str) -> tuple[Recorder, list[str]]:
+    """Model a streams ``first`` then is cut; b answers ``second``. An output guardrail that
+    answers 10 virtual seconds after each check trips on "FORBIDDEN"; what it saw, too."""
+    seen: list[str] = []
+
+    def check(text: str) -> Any:
+        seen.append(text)
+        verdict = GuardrailResult(tripped="FORBIDDEN" in text, reason="said FORBIDDEN")
+        return reactivex.timer(10.0).pipe(ops.map(lambda _: verdict))
+
+    a = named("a", [cut(ChatChunk(text=first), ChatChunk(text="and"))])
+    b = named("b", [text_reply(second)])
+    agent = agent_of(
+        FallbackModel([a, b], breaker=None),
+        TestScheduler(),
+        output_guardrails=[check],
+        hold="sentence",
+    )
+    return run_virtual(agent), seen
+
+
+def test_a_restart_voids_the_held_text_and_its_pending_check() -> None:
+    # The cut comes while the check of "FORBIDDEN words." is still running: that verdict is on
+    # void text, so it neither trips the run nor lets the held text out after the restart.
+    rec, seen = _guarded_restart("FORBIDDEN words. ", "Fine answer.")
+
+    assert rec.error is None, rec.error
+    assert "guardrail_tripped" not in rec.types
+    restart = rec.types.index("round_restarted")
+    assert "text_delta" not in rec.types[:restart]  # the void text was held, then dropped
+    assert texts(rec) == "Fine answer." and rec.events[-1].text == "Fine answer."
+    assert seen == ["FORBIDDEN words. ", "Fine answer."]
+
+
+def test_after_a_restart_the_new_models_text_is_still_checked() -> None:
+    rec, seen = _guarded_restart("Fine start. ", "FORBIDDEN now.")
+
+    assert rec.types.count("guardrail_tripped") == 1
+    assert "FORBIDDEN" not in texts(rec)
+    assert seen[-1] == "FORBIDDEN now."

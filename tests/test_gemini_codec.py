@@ -27,6 +27,7 @@ from rxreact.messages import (
     ToolMessage,
     ToolSpec,
     UserMessage,
+    content_text,
 )
 from rxreact.model.assembly import assemble
 from rxreact.model.chunks import ChatChunk
@@ -193,7 +194,8 @@ def test_options_thinking_and_structured_output_go_where_gemini_reads_them() -> 
     assert request_problem(body) is None
 
 
-def test_images_go_inline_also_from_a_tool_result() -> None:
+@pytest.mark.parametrize("model", ["gemini-3-flash", "gemini-2.5-flash", ""])
+def test_images_go_inline_also_from_a_tool_result(model: str) -> None:
     png = Image.from_bytes(b"\x89PNG....", "image/png")
     call = ToolCall(id="c1", name="chart", arguments="{}")
     request = ChatRequest(
@@ -205,17 +207,25 @@ def test_images_go_inline_also_from_a_tool_result() -> None:
             ToolMessage(tool_call_id="c1", content=(Text(text="a chart"), png)),
         )
     )
-    contents = encode_request(request)["contents"]
+    body = encode_request(request, model=model)
+    contents = body["contents"]
     inline = {"inlineData": {"mimeType": "image/png", "data": png.data_base64}}
     assert contents[0]["parts"] == [
         {"text": "What is this?"},
         inline,
         {"fileData": {"fileUri": "https://x/y.jpg"}},
     ]
-    assert contents[2]["parts"] == [
-        {"functionResponse": {"name": "chart", "response": {"result": "a chart"}}},
-        inline,
-    ]
+    answer = {"name": "chart", "response": {"result": "a chart"}}
+    if model.startswith("gemini-3"):  # Gemini 3 reads media inside the function response
+        assert contents[2]["parts"] == [{"functionResponse": {**answer, "parts": [inline]}}]
+    else:  # earlier models have no such field: the media follow it
+        assert contents[2]["parts"] == [{"functionResponse": answer}, inline]
+    assert request_problem(body) is None
+    decoded = decode_request(body).messages  # the mock reads either back to the same parts
+    tool_result = decoded[2]
+    assert isinstance(tool_result, ToolMessage) and content_text(tool_result.content) == "a chart"
+    media = tool_result.content[1:] if model.startswith("gemini-3") else decoded[3].content
+    assert media == (png,)
 
 
 def test_a_schema_gemini_cannot_take_is_an_error_naming_the_tool() -> None:

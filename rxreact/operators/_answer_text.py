@@ -63,6 +63,12 @@ class AnswerText:
         self.points = self.points[len(same) :]
         return self.text(round_start, offset), offset
 
+    def void_round(self) -> None:
+        """Forget the current round's checks (it starts over; its text stays, unchecked, before
+        the next ``round_start``)."""
+        self.points = [point for point in self.points if point[1] != self.round_start]
+        self._tail = ""
+
     def text(self, start: int, end: int) -> str:
         return "".join(self._pieces)[start:end]
 

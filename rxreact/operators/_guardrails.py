@@ -13,6 +13,8 @@ overtakes its text)::
     hold=sentence: -g-R--------P-ab---cF------|     (each sentence once its check passed)
     hold=none:     -g-R--------P-ab-c-F-------|
     a trip:        -g-R--------P-ab---T#            T guardrail_tripped, # GuardrailTrippedError
+    a restart:     -R-a-.-b-X-R-c-.-F-|             X round_restarted (a fallback model answers)
+    hold=sentence: -R-------X-R-----c.F-|           a . b were void: dropped, their check forgotten
 
 A trip ends the run: ``guardrail_tripped``, then ``on_error`` with
 :class:`~rxreact.GuardrailTrippedError`; the source is disposed at once (model stream closed,
@@ -46,6 +48,7 @@ from rxreact.events import (
     GuardrailStarted,
     GuardrailTripped,
     RoundFinished,
+    RoundRestarted,
     RoundStarted,
     TextDelta,
 )
@@ -96,6 +99,7 @@ class RunGuard:
         self._released = 0  # text delivered so far
         self._approved = 0  # text every output guardrail passed
         self._checking = False
+        self._epoch = 0  # bumped by a restart: the verdicts of checks begun before it are void
 
     @classmethod
     def of(cls, agent: Any, trace: RunTracer | None) -> RunGuard | None:
@@ -144,6 +148,8 @@ class RunGuard:
                     start, end = text.length, text.add(event.delta, self._approved)
                 elif kind is RoundStarted:
                     self._round, text.round_start = event.round, text.length
+                elif kind is RoundRestarted:
+                    self._void_round()
                 elif kind is RoundFinished and self._outputs and text.length > text.round_start:
                     text.mark(text.length, self._approved)
             self._queue.append((event, start, end))
@@ -248,6 +254,17 @@ class RunGuard:
                 observer.on_completed()
             self._let_go()
 
+    def _void_round(self) -> None:
+        """The round starts over on another model: its text so far is void. What of it still
+        waits is dropped rather than shown late (the restart withdraws what was shown), and its
+        checks are forgotten: a verdict on void text neither trips the run nor approves the
+        text that replaces it."""
+        self._queue = deque(item for item in self._queue if item[2] < 0)
+        self._text.void_round()
+        self._epoch += 1
+        self._checking = False
+        self._wake()
+
     # -- checks -------------------------------------------------------------------------------
 
     def _check_next(self) -> None:
@@ -257,6 +274,7 @@ class RunGuard:
         text, offset = self._text.next_check()
         self._checking = True
         left = [len(self._outputs)]
+        epoch = self._epoch
 
         def passed(_: Any) -> None:
             left[0] -= 1
@@ -268,7 +286,7 @@ class RunGuard:
             self._check_next()
 
         for guardrail in self._outputs:
-            self._run(guardrail, (text,), passed, kind="output")
+            self._run(guardrail, (text,), passed, kind="output", epoch=epoch)
 
     def _input_passed(self, guardrail: Any) -> None:
         self._inputs_left -= 1
@@ -284,13 +302,15 @@ class RunGuard:
         args: tuple[Any, ...],
         on_pass: Callable[[Any], None],
         kind: str = "input",
+        epoch: int | None = None,
     ) -> None:
-        """Check ``guardrail(*args)``; on a pass call ``on_pass(guardrail)`` under the lock."""
+        """Check ``guardrail(*args)``; on a pass call ``on_pass(guardrail)`` under the lock.
+        An output check begun in an earlier ``epoch`` (before a restart) is not acted on."""
         name = guardrail_name(guardrail)
 
         def verdict(reason: str | None) -> None:
             with self._lock:
-                if self._over:
+                if self._over or (epoch is not None and epoch != self._epoch):
                     return
                 if reason is not None:
                     self._trip(name, reason, kind)

@@ -226,11 +226,14 @@ def decode_request(body: dict[str, Any]) -> ChatRequest:
         for n, answer in enumerate(answers):
             call_id = answer.get("id") or (pending[n].id if n < len(pending) else f"call_{n}")
             response = answer.get("response") or {}
-            result = response.get("result", response.get("error", json.dumps(response)))
+            result = str(response.get("result", response.get("error", json.dumps(response))))
+            nested = _user_content(answer.get("parts") or [])  # Gemini 3's multimodal response
+            media = (Text(text=nested),) if isinstance(nested, str) and nested else nested
+            content = (Text(text=result), *media) if media else result
             messages.append(
                 ToolMessage(
                     tool_call_id=str(call_id),
-                    content=str(result),
+                    content=content,
                     name=answer.get("name"),
                     is_error="error" in response and "result" not in response,
                 )

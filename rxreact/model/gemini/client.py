@@ -127,7 +127,9 @@ class GeminiModel(HTTPChatModel):
         self.thinking: dict[str, Any] | None = None if thinking is None else dict(thinking)
 
     def _body(self, request: ChatRequest, stream: bool) -> dict[str, Any]:
-        return encode_request(request, thinking=self.thinking, default_options=self.options)
+        return encode_request(
+            request, thinking=self.thinking, default_options=self.options, model=self.model
+        )
 
     def _auth_headers(self, key: str) -> dict[str, str]:
         return {"x-goog-api-key": key}

@@ -13,7 +13,9 @@
   without a signature of its own (a call another model made) gets Google's documented
   placeholder, without which Gemini 3 answers 400.
 - A tool result is a ``functionResponse`` (``{"result": ...}``, ``{"error": ...}`` for a
-  failed tool) naming its call; its images and files follow as ``inlineData`` /
+  failed tool) naming its call. Its images and files go in the response's own ``parts`` for
+  Gemini 3 and later (multimodal function responses, which Gemini 3 reads as the tool's
+  output); for earlier models, which have no such field, they follow as ``inlineData`` /
   ``fileData`` parts in the same user content.
 - Tools are ``functionDeclarations`` with their schemas converted to the subset Gemini takes
   (:mod:`rxreact.model.gemini._schema`); ``tool_choice`` is ``toolConfig``'s
@@ -28,6 +30,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -47,13 +50,14 @@ from rxreact.messages import (
 )
 from rxreact.model.gemini._schema import gemini_schema
 
-__all__ = ["PROVIDER", "SKIP_SIGNATURE", "encode_request"]
+__all__ = ["PROVIDER", "SKIP_SIGNATURE", "encode_request", "nests_media"]
 
 PROVIDER = "gemini"
 """The tag of the replay items this wire format makes and takes back."""
 SKIP_SIGNATURE = "skip_thought_signature_validator"
 """Google's documented placeholder for a signature a call from another model cannot have."""
 
+_VERSION = re.compile(r"gemini-(\d+)")
 _MODES = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
 _CHAT_NAMES = {
     "temperature": "temperature",
@@ -95,9 +99,11 @@ def encode_request(
     *,
     thinking: Mapping[str, Any] | None = None,
     default_options: Mapping[str, Any] | None = None,
+    model: str = "",
 ) -> dict[str, Any]:
     """The JSON body of a ``generateContent`` / ``streamGenerateContent`` request (rules: the
-    module doc; the model is in the URL, not the body).
+    module doc; the model is in the URL, not the body: ``model`` only decides where a tool
+    result's media go).
 
     Raises:
         InvalidArgumentError: a tool schema Gemini cannot take (naming the tool).
@@ -110,7 +116,7 @@ def encode_request(
     body: dict[str, Any] = {}
     if leading:
         body["systemInstruction"] = {"parts": [{"text": "\n\n".join(leading)}]}
-    body["contents"] = _contents(messages)
+    body["contents"] = _contents(messages, nests_media(model))
     if request.tools:
         body["tools"] = [{"functionDeclarations": [_declaration(t) for t in request.tools]}]
         if request.tool_choice is not None:
@@ -162,7 +168,14 @@ def _response_format(response_format: Any) -> dict[str, Any]:
     return out
 
 
-def _contents(messages: list[Message]) -> list[dict[str, Any]]:
+def nests_media(model: str) -> bool:
+    """Whether ``model`` takes a tool result's media inside its ``functionResponse`` (Gemini 3
+    and later; a name without a version, a tuned model's, keeps them beside it)."""
+    version = _VERSION.search(model)
+    return version is not None and int(version.group(1)) >= 3
+
+
+def _contents(messages: list[Message], nested_media: bool) -> list[dict[str, Any]]:
     turn_start = _turn_start(messages)
     calls: dict[str, tuple[str, str | None]] = {}  # call id -> (name, Gemini's own id)
     contents: list[dict[str, Any]] = []
@@ -170,7 +183,7 @@ def _contents(messages: list[Message]) -> list[dict[str, Any]]:
         if isinstance(message, AssistantMessage):
             role, parts = "model", _model_parts(message, i > turn_start, calls)
         elif isinstance(message, ToolMessage):
-            role, parts = "user", _tool_parts(message, calls)
+            role, parts = "user", _tool_parts(message, calls, nested_media)
         elif isinstance(message, UserMessage):
             content = message.content
             role = "user"
@@ -238,7 +251,7 @@ def _args(arguments: str) -> dict[str, Any]:
 
 
 def _tool_parts(
-    message: ToolMessage, calls: dict[str, tuple[str, str | None]]
+    message: ToolMessage, calls: dict[str, tuple[str, str | None]], nested_media: bool
 ) -> list[dict[str, Any]]:
     name, own_id = calls.get(message.tool_call_id, (message.name or "", None))
     text = content_text(message.content)
@@ -248,11 +261,12 @@ def _tool_parts(
     }
     if own_id:
         function["id"] = own_id
-    media = () if isinstance(message.content, str) else message.content
-    return [
-        {"functionResponse": function},
-        *_parts(tuple(p for p in media if not isinstance(p, Text))),
-    ]
+    content = () if isinstance(message.content, str) else message.content
+    media = _parts(tuple(p for p in content if not isinstance(p, Text)))
+    if nested_media and media:
+        function["parts"] = media
+        return [{"functionResponse": function}]
+    return [{"functionResponse": function}, *media]
 
 
 def _parts(parts: tuple[ContentPart, ...]) -> list[dict[str, Any]]:
