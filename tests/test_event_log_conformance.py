@@ -4,9 +4,9 @@ in transaction mode, where followers poll). One class per backend, each giving t
 ``make_log`` and, where the backend can, ``corrupt_entry`` and ``outage``.
 
 A real three-master Redis Cluster (the session's) runs it too: ``TestRedisClusterEventLog``
-(one ``RedisCluster`` client shared by the logs of a test; its outage is every master
-stopped with SIGSTOP and continued) and ``TestRedisClusterEventLogAcrossProcesses`` (each process its own
-client, from the URL with ``cluster=True``).
+(one ``RedisCluster`` client shared by the logs of a test; its outage is every master stopped
+with SIGSTOP and continued) and ``TestRedisClusterEventLogAcrossProcesses`` (each process its
+own client, from the URL with ``cluster=True``).
 """
 
 from __future__ import annotations

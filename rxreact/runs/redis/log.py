@@ -26,12 +26,13 @@ everything queued so far (every run of the process) as one pipeline, so a chunk 
 of one round trip and the run never waits for Redis. Each run's writes in it are one script
 that first checks the run's lease (:mod:`rxreact.runs.redis._fence`): once another process
 claimed the run, this one's writes to it are refused and its run stopped. Readers in this
-process are served from memory; others ``XREAD BLOCK`` through one reader thread per log
-(:mod:`rxreact.runs.redis._hub`). Streams expire ``ttl`` seconds after the run's last write. A
-pipeline that fails (Redis restarting, a failover) is sent again, unchanged, for about 19 s
-(:data:`rxreact.runs.redis._writes.RETRY_WAITS`; ids make a re-sent entry that had arrived a
-refused duplicate), then dropped with a warning: followers elsewhere miss those events, the
-run and its local subscribers do not. :meth:`RedisEventLog.flush` waits for the retries too.
+process are served from memory; others ``XREAD BLOCK`` through one reader thread per log (per
+bucket on a cluster: :mod:`rxreact.runs.redis._hub`). Streams expire ``ttl`` seconds after the
+run's last write. A pipeline that fails (Redis restarting, a failover) is sent again,
+unchanged, for about 19 s (:data:`rxreact.runs.redis._writes.RETRY_WAITS`; ids make a re-sent
+entry that had arrived a refused duplicate), then dropped with a warning: followers elsewhere
+miss those events, the run and its local subscribers do not. :meth:`RedisEventLog.flush` waits
+for the retries too.
 
 The module is past 300 lines because the log is one class with the protocol's four sides
 (owner, takeover, anyone, approvals), each a few lines over a helper module; splitting the
