@@ -80,6 +80,9 @@ def test_a_runs_keys_share_its_buckets_slot_and_buckets_use_every_master(
     assert len(set(bucket_slots)) == CLUSTER_BUCKETS
     nodes = {redis_cluster_client.get_node_from_key(keys.running(b)).name for b in range(16)}
     assert len(nodes) == 3  # spread evenly over the slots: every master has buckets
+    # Stored names: every process and version on one cluster must compute the same ones.
+    assert keys.running(3) == "app:{b3.62}running" and keys.bucket("r1") == 1
+    assert keys.run("r1") == "app:{b1.1}run:r1"
 
 
 def test_runs_on_every_master_are_followed_at_once_from_another_log(
