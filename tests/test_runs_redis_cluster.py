@@ -222,6 +222,7 @@ def test_serve_with_redis_cluster_keeps_conversations_and_runs_on_the_cluster(
         assert redis_cluster_client.get(run_keys.meta(run.id)) == b"ended"
         assert redis_cluster_client.exists("rxreact:{c:user-1}:turns")
     finally:
+        app.state.runs_keeper.close()  # as a worker stopping does (it resumes lost runs)
         agent.event_log.close()
         agent.memory.close()
         server.stop()
