@@ -48,19 +48,24 @@ def _pong(port: int) -> bool:
 
 
 class RedisServer:
-    """One ``redis-server`` process with no persistence, listening on 127.0.0.1 only."""
+    """One ``redis-server`` process listening on 127.0.0.1 only, with no persistence, or with
+    an append-only file written at every command (``persistent``: a restart keeps the data, as
+    a production Redis does)."""
 
-    def __init__(self, executable: str, workdir: Path) -> None:
+    def __init__(self, executable: str, workdir: Path, persistent: bool = False) -> None:
         self.port = free_port()
         self._executable = executable
         self._workdir = workdir
+        self._persistent = persistent
         self._log = workdir / f"redis-{self.port}.log"
         self.process = self._start()
 
     def _arguments(self) -> list[str]:
         return [
             *(self._executable, "--port", str(self.port), "--bind", "127.0.0.1"),
-            *("--save", "", "--appendonly", "no", "--dir", str(self._workdir)),
+            *("--save", "", "--dir", str(self._workdir)),
+            *(("--appendonly", "yes", "--appendfsync", "always") if self._persistent else ()),
+            *(() if self._persistent else ("--appendonly", "no")),
         ]
 
     def _start(self) -> subprocess.Popen[bytes]:
@@ -73,7 +78,7 @@ class RedisServer:
             )
 
     def restart(self) -> bool:
-        """Start the stopped server again on its port (empty: nothing is persisted)."""
+        """Start the stopped server again on its port (empty unless ``persistent``)."""
         self.process = self._start()
         return self.wait_ready()
 
@@ -123,12 +128,12 @@ def redis_executable(name: str = "redis-server") -> str:
 
 
 @contextmanager
-def running_redis_server() -> Iterator[RedisServer]:
+def running_redis_server(persistent: bool = False) -> Iterator[RedisServer]:
     """A started server, stopped on exit; skips (or fails, see the module doc) without one."""
     executable = redis_executable()
     with tempfile.TemporaryDirectory(prefix="rxreact-redis-") as workdir:
         for _attempt in range(3):  # another process may take the free port before redis does
-            server = RedisServer(executable, Path(workdir))
+            server = RedisServer(executable, Path(workdir), persistent)
             try:
                 if server.wait_ready():
                     yield server

@@ -23,7 +23,7 @@ import pytest
 from durable_logs import postgres_place
 from postgres_server import PostgresServer
 from redis_cluster import LocalCluster
-from redis_server import RedisServer
+from redis_server import RedisServer, running_redis_server
 
 from rxreact import PostgresEventLog, RedisEventLog, SQLiteEventLog
 from rxreact.runs.redis._keys import Keys
@@ -50,6 +50,22 @@ def logs(make: Callable[..., Any]) -> Iterator[MakeLog]:
         log.close()
 
 
+def stopped_between(
+    stop: Callable[[], object], start: Callable[[], object]
+) -> Callable[[], AbstractContextManager[None]]:
+    """An ``outage``: the server stopped on entry and started again on exit."""
+
+    @contextmanager
+    def stopped() -> Iterator[None]:
+        stop()
+        try:
+            yield
+        finally:
+            assert start() is not False, "the server did not start again"
+
+    return stopped
+
+
 class TestSQLiteEventLog(EventLogConformance):
     @pytest.fixture
     def make_log(self, tmp_path: Path) -> Iterator[MakeLog]:
@@ -64,23 +80,51 @@ class TestSQLiteEventLog(EventLogConformance):
 
         return corrupt
 
+    @pytest.fixture
+    def outage(self, tmp_path: Path) -> Callable[[], AbstractContextManager[None]]:
+        """A file has no server to lose: its outage is another process holding it locked
+        (a backup, a migration) for a while."""
+
+        @contextmanager
+        def locked() -> Iterator[None]:
+            db = sqlite3.connect(tmp_path / "runs.db", isolation_level=None)
+            try:
+                db.execute("BEGIN EXCLUSIVE")
+                yield
+            finally:
+                db.close()
+
+        return locked
+
 
 class TestRedisEventLog(EventLogConformance):
+    @pytest.fixture(scope="class")
+    @classmethod
+    def persistent_redis(cls) -> Iterator[RedisServer]:
+        """This class's own server, with an append-only file: the outage test stops it and
+        starts it again, and a production Redis keeps its data over a restart."""
+        with running_redis_server(persistent=True) as server:
+            yield server
+
     @pytest.fixture
-    def make_log(self, redis_server: RedisServer) -> Iterator[MakeLog]:
+    def outage(self, persistent_redis: RedisServer) -> Callable[[], AbstractContextManager[None]]:
+        return stopped_between(persistent_redis.stop, persistent_redis.restart)
+
+    @pytest.fixture
+    def make_log(self, persistent_redis: RedisServer) -> Iterator[MakeLog]:
         import redis
 
-        with redis.Redis.from_url(redis_server.url) as client:
+        with redis.Redis.from_url(persistent_redis.url) as client:
             client.flushdb()
-        with logs(lambda **options: RedisEventLog(redis_server.url, **options)) as make:
+        with logs(lambda **options: RedisEventLog(persistent_redis.url, **options)) as make:
             yield make
 
     @pytest.fixture
-    def corrupt_entry(self, redis_server: RedisServer) -> Callable[[str], None]:
+    def corrupt_entry(self, persistent_redis: RedisServer) -> Callable[[str], None]:
         import redis
 
         def corrupt(run_id: str) -> None:
-            with redis.Redis.from_url(redis_server.url) as client:
+            with redis.Redis.from_url(persistent_redis.url) as client:
                 key = f"rxreact:run:{run_id}"
                 client.delete(key)
                 client.xadd(key, {"e": _GARBAGE}, id="0-1")
@@ -106,19 +150,16 @@ class TestRedisClusterEventLog(EventLogConformance):
 
     @pytest.fixture
     def outage(self, redis_cluster: LocalCluster) -> Callable[[], AbstractContextManager[None]]:
-        @contextmanager
-        def paused() -> Iterator[None]:
-            # Every master stopped (SIGSTOP: unreachable, its data kept), then continued.
+        # Every master stopped (SIGSTOP: unreachable, its data kept), then continued.
+        def signal_all(sent: signal.Signals) -> None:
             for node in redis_cluster.nodes:
-                node.process.send_signal(signal.SIGSTOP)
-            try:
-                yield
-            finally:
-                for node in redis_cluster.nodes:
-                    node.process.send_signal(signal.SIGCONT)
-                assert redis_cluster.wait_ok(time.monotonic() + 30)
+                node.process.send_signal(sent)
 
-        return paused
+        def go_on() -> bool:
+            signal_all(signal.SIGCONT)
+            return redis_cluster.wait_ok(time.monotonic() + 30)
+
+        return stopped_between(lambda: signal_all(signal.SIGSTOP), go_on)
 
 
 class TestPostgresEventLog(EventLogConformance):
@@ -156,15 +197,7 @@ class TestPostgresEventLog(EventLogConformance):
 
     @pytest.fixture
     def outage(self, postgres_server: PostgresServer) -> Callable[[], AbstractContextManager[None]]:
-        @contextmanager
-        def stopped() -> Iterator[None]:
-            postgres_server.stop_postgres()
-            try:
-                yield
-            finally:
-                postgres_server.start()
-
-        return stopped
+        return stopped_between(postgres_server.stop_postgres, postgres_server.start)
 
 
 class TestPostgresEventLogThroughPgBouncer(TestPostgresEventLog):

@@ -171,6 +171,7 @@ class RedisEventLog(Closeable):
         self._lock = threading.Lock()
         self._owned: dict[str, RunRecord] = {}
         self._fences: dict[str, Fence] = {}  # run id -> this process's lease on it
+        self._claimed: dict[str, tuple[Fence, str | None]] = {}  # not resumed yet
 
     def __repr__(self) -> str:
         return f"RedisEventLog(prefix={self.prefix!r}, ttl={self._ttl_ms / 1000:g})"
@@ -224,10 +225,17 @@ class RedisEventLog(Closeable):
             claimed = claim_lost(self._client, self._keys, self.owner, self._lost_ms, limit)
         for lost in claimed:  # and their cancel requests and decisions are read
             self._hub.ensure_started(lost.run_id)
+            # Beaten until resumed or given up: a resume that waits (its conversation busy)
+            # must not see the run claimed again elsewhere lost_after later.
+            fence = Fence(lost.run_id, self.owner, lost.token, lambda: None)
+            with self._lock:
+                self._claimed[lost.run_id] = (fence, lost.conversation_id)
         return claimed
 
     def resume(self, lost: LostRun, cancel: Callable[[], None]) -> RunWriter:
         """Own a claimed run: its writer continues after ``lost.last_seq``."""
+        with self._lock:
+            self._claimed.pop(lost.run_id, None)
         record = self._local._record(lost.run_id, lost.conversation_id, cancel)
         record.events.extend(lost.events)
         writer = self._own(record, lost.token)
@@ -237,6 +245,8 @@ class RedisEventLog(Closeable):
 
     def give_up(self, lost: LostRun, reason: str) -> None:
         """Mark a claimed run lost for good; its followers get ``RunLostError(reason)``."""
+        with self._lock:
+            self._claimed.pop(lost.run_id, None)
         with self._unavailable("give the run up"):
             give_up(self._client, self._keys, lost, reason, self._ttl_ms)
 
@@ -255,15 +265,20 @@ class RedisEventLog(Closeable):
         self._appliers.forget(record.run_id)
 
     def _heartbeat(self, client: Any) -> None:
-        """Keep this process's running runs alive (called by the reader thread)."""
+        """Keep this process's running runs alive, and those it claimed and has not resumed
+        yet (called by the reader thread)."""
         with self._lock:
             owned = [(self._fences[r.run_id], r.conversation_id) for r in self._owned.values()]
+            owned += self._claimed.values()
         if not owned:
             return
         # Fenced like every write: a run another process took over (this one was paused past
         # lost_after) is stopped here even if it had nothing to write since.
         for fence in beat(client, self._keys, owned, self._ttl_ms, self._lost_ms):
             self._writes.fence_out(fence)
+            with self._lock:  # a claimed run taken from this process: no more beats for it
+                if self._claimed.get(fence.run_id, (None,))[0] is fence:
+                    del self._claimed[fence.run_id]
 
     def _cancel_requested(self, run_id: str) -> None:
         with self._lock:
