@@ -3,7 +3,7 @@ on the cluster in test_event_log_conformance.py): the key layout (a run's keys, 
 indexes and streams in one slot, buckets on every master, one-node names unchanged), runs
 followed on every master at once from one process, the conversation's active set kept apart,
 an unreachable cluster (or node) as a typed error from every call, ``rxreact serve
---redis-cluster``, and the due index: a claim tick costs the same
+--redis-cluster``, a claimed run kept alive until it is resumed, and the due index: a claim tick costs the same
 number of Redis commands however many parked runs wait (on one node and on the cluster)."""
 
 from __future__ import annotations
@@ -15,13 +15,14 @@ import pytest
 from redis_cluster import LocalCluster
 from redis_server import RedisServer, free_port
 from test_event_log_writes import until
+from test_runs_garbage import next_heartbeat
 
 from benchmarks.due_claims import park_runs, tick_cost
 from rxreact import RedisEventLog, RunError
 from rxreact.events import FinalAnswer, TextDelta
 from rxreact.runs.redis._keys import CLUSTER_BUCKETS, Keys
 from rxreact.runs.redis._takeover import claim_lost
-from rxreact.testing.conformance._event_log import Collected
+from rxreact.testing.conformance._event_log import Collected, wait_until
 
 
 @pytest.fixture
@@ -117,6 +118,25 @@ def test_a_parked_runs_conversation_stays_active_without_expiry(
     key = Keys("rxreact:", cluster=True).active("conv")
     assert redis_cluster_client.pttl(key) == -1  # kept as long as the run waits
     assert log.active_run("conv") == "p"
+
+
+def test_a_claimed_run_is_kept_alive_until_it_is_resumed(logs: Any) -> None:
+    dying = logs(lost_after=0.3)
+    writer = dying.begin("r1", "c1", lambda: None)
+    writer.append(TextDelta(seq=1, round=1, delta="d1"))
+    assert dying.flush()
+    dying.close()  # no more beats: lost 0.3 s after the last one
+    claimant, other = logs(lost_after=0.3), logs(lost_after=0.3)
+    claimed: list[Any] = []
+    assert wait_until(lambda: bool(claimed.extend(claimant.claim_lost()) or claimed))
+    for _ in range(4):  # more than lost_after: the claim would have lapsed, unbeaten
+        assert next_heartbeat(claimant).wait(10)
+    assert other.claim_lost() == []  # its resume may wait (a busy conversation): still its
+    resumed = claimant.resume(claimed[0], lambda: None)
+    resumed.append(FinalAnswer(seq=2, round=1, text="done", rounds=1))
+    resumed.end()
+    followed = Collected(other.read("r1")).wait()
+    assert followed.error is None and followed.seqs == [1, 2]
 
 
 def test_a_cluster_that_cannot_be_reached_is_a_run_error() -> None:
