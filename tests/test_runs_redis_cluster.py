@@ -1,10 +1,11 @@
-"""RedisEventLog on a real three-master Redis Cluster, beyond the shared contract (which runs
-on the cluster in test_event_log_conformance.py): the key layout (a run's keys, its bucket's
+"""RedisEventLog on a real three-master Redis Cluster, beyond the shared contract (which runs on
+the cluster in test_event_log_conformance.py): the key layout (a run's keys, its bucket's
 indexes and streams in one slot, buckets on every master, one-node names unchanged), runs
-followed on every master at once from one process, the conversation's active set kept apart,
-an unreachable cluster (or node) as a typed error from every call, ``rxreact serve
---redis-cluster``, a claimed run kept alive until it is resumed, and the due index: a claim tick costs the same
-number of Redis commands however many parked runs wait (on one node and on the cluster)."""
+followed on every master at once from one process, the conversation's active set kept apart, an
+unreachable cluster (or node) as a typed error from every call, ``rxreact serve
+--redis-cluster``, a claimed run kept alive until it is resumed, and the due index: a claim
+tick costs the same number of Redis commands however many parked runs wait (on one node and on
+the cluster)."""
 
 from __future__ import annotations
 
