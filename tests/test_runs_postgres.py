@@ -214,17 +214,20 @@ def test_a_claim_reads_only_due_runs_however_many_are_parked(
 ) -> None:
     dsn, prefix = place
     log = logs()
+    # Half of them with a deadline an hour away: in the index, but not in the range.
     sql(
         dsn,
-        f"INSERT INTO {prefix}runs (run_id, state, lapse) SELECT 'parked-' || n, 'parked', "
-        "clock_timestamp() - interval '1 hour' FROM generate_series(1, 20000) AS n",
+        f"INSERT INTO {prefix}runs (run_id, state, lapse, deadline) SELECT 'parked-' || n, "
+        "'parked', clock_timestamp() - interval '1 hour', CASE WHEN n %% 2 = 0 THEN "
+        "extract(epoch FROM clock_timestamp()) + 3600 END FROM generate_series(1, 20000) AS n",
     )
     sql(dsn, f"ANALYZE {prefix}runs")
-    plan = sql(
-        dsn, "EXPLAIN " + log._sql["claimable"].replace("%s", "100").replace("SKIP LOCKED", "")
-    )
-    text = "\n".join(row[0] for row in plan)
-    assert f"{prefix}runs_due" in text and "Seq Scan" not in text
+    for name in ("due", "claimable"):
+        statement = log._sql[name].replace("%s", "100").replace("SKIP LOCKED", "")
+        text = "\n".join(row[0] for row in sql(dsn, "EXPLAIN " + statement))
+        assert f"{prefix}runs_due" in text and "Seq Scan" not in text, text
+        # A bound of the index range, not a filter over every entry of the index.
+        assert "Index Cond: (due_at <=" in text and "Filter" not in text, text
     assert log.claim_lost() == []  # parked, and nothing woke them: none is due
     sql(dsn, f"UPDATE {prefix}runs SET woken = true WHERE run_id = 'parked-7'")
     (claimed,) = log.claim_lost()

@@ -3,7 +3,7 @@
 ``append`` queues the event and returns; one flush at a time (on a small shared pool) sends
 everything queued so far, from every run of the process, in one batch: one pipeline for
 Redis (:mod:`rxreact.runs.redis._writes`), one transaction for SQLite
-(:mod:`rxreact.runs._sqlite_writes`). Each store implements :meth:`WriteQueue._send`; what is
+(:mod:`rxreact.runs.sqlite._writes`). Each store implements :meth:`WriteQueue._send`; what is
 common lives here. One flush at a time keeps every run's writes in ``seq`` order, and the run
 never waits for the store.
 

@@ -1,13 +1,13 @@
 """The reader of a :class:`~rxreact.runs.postgres.PostgresEventLog`: one thread per log, for
 every follower of the process, every cancel and decision addressed to it, and its heartbeats.
 
-**Woken by LISTEN/NOTIFY.** With a ``listen_dsn`` the thread holds one connection of its own
-(not from the pool: a pooled connection may not stay ours, and behind a transaction pooler a
-LISTEN is lost with its server connection) that listens on the log's channel. Every commit
-another process makes for a run (events, a park, a cancel, a decision) notifies it, and one
-round of reads serves every follower of the process: one query for the entries of every
-followed run (``unnest`` of their cursors), one for the new cancels and decisions. So a
-process following 20 runs holds the pool's connections plus this one, never one per run.
+**Woken by LISTEN/NOTIFY.** With a ``listen_dsn`` the log listens on its channel through
+the process's one listening connection to that DSN, shared by every log of the process
+(:mod:`rxreact.runs.postgres._listen`), which wakes this thread. Every commit another process
+makes for a run (events, a park, a cancel, a decision) notifies it, and one round of reads
+serves every follower of the log: one query for the entries of every followed run
+(``unnest`` of their cursors), one for the new cancels and decisions. So a process following
+20 runs, in one log or several on one pool, holds the pool's connections plus one.
 Without ``listen_dsn`` (behind PgBouncer) the thread reads every ``poll`` seconds while
 anything is followed or owned, and sleeps between heartbeats when nothing is; notices are
 only wake-ups, so a lost one (a reconnect) costs latency, never an event.
@@ -29,9 +29,10 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from rxreact._postgres import PostgresPool
-from rxreact.errors import RunLostError, RunNotFoundError
-from rxreact.runs._delivery import COUNT, deliver
+from rxreact.runs._delivery import COUNT, deliver, fail
 from rxreact.runs._follower import Follower
+from rxreact.runs._sql_followers import by_run, fields, to_check, verdict
+from rxreact.runs.postgres._listen import Listening, listen
 
 __all__ = ["PostgresReader"]
 
@@ -54,50 +55,6 @@ class _Woken(NamedTuple):
 
 _EVERYTHING = _Woken(True, True, None)
 _NOTHING = _Woken(False, False, set())
-"""Ids of cancels and decisions read again after the last one seen (see ``notices``)."""
-
-
-class _Listener:
-    """The one listening connection, (re)connected on demand; None while it cannot be had."""
-
-    def __init__(self, dsn: str, channel: str, psycopg: Any) -> None:
-        self._dsn = dsn
-        self._channel = channel
-        self._psycopg = psycopg
-        self.conn: Any = None
-        self._retry_at = 0.0
-
-    def ensure(self) -> bool:
-        """Connected and listening (True), or not now: a new try at most once a second."""
-        if self.conn is not None and not self.conn.closed:
-            return True
-        self.conn = None
-        if time.monotonic() < self._retry_at:
-            return False
-        try:
-            conn = self._psycopg.connect(self._dsn, autocommit=True, prepare_threshold=None)
-            conn.execute(f"LISTEN {self._channel}")
-        except self._psycopg.Error as error:
-            log.warning("Postgres event log: cannot listen (polling meanwhile): %s", error)
-            self._retry_at = time.monotonic() + 1.0
-            return False
-        self.conn = conn
-        return True
-
-    def drain(self) -> set[str]:
-        """The payloads of the notifications that arrived."""
-        try:
-            return {n.payload for n in self.conn.notifies(timeout=0.0)}
-        except self._psycopg.Error as error:
-            log.warning("Postgres event log: the listening connection failed: %s", error)
-            self.close()
-            return {NOTICES}
-
-    def close(self) -> None:
-        conn, self.conn = self.conn, None
-        if conn is not None:
-            with contextlib.suppress(self._psycopg.Error):
-                conn.close()
 
 
 class PostgresReader:
@@ -120,7 +77,9 @@ class PostgresReader:
     ) -> None:
         self._db = db
         self._sql = sql
-        self._listener = None if listen_dsn is None else _Listener(listen_dsn, channel, db.psycopg)
+        self._listen_dsn = listen_dsn
+        self._channel = channel
+        self._listening: Listening | None = None
         self._poll = poll
         self._beat = beat
         self._gone_after = gone_after
@@ -134,6 +93,7 @@ class PostgresReader:
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_w, False)
         self._closed = False
+        self._forced = False  # a wake(): read everything, whatever the notifications said
         self._last = {"c": 0, "d": 0}
         self._seen: dict[str, set[int]] = {"c": set(), "d": set()}
 
@@ -145,8 +105,10 @@ class PostgresReader:
             with self._db.read("read cancels") as cur:
                 cur.execute(self._sql["last_ids"])
                 self._last["c"], self._last["d"] = cur.fetchone()
-            if self._listener is not None:
-                self._listener.ensure()
+            if self._listen_dsn is not None:  # listening before this returns
+                self._listening = listen(
+                    self._listen_dsn, self._channel, self._db.psycopg, self._notified
+                )
             self._thread = threading.Thread(
                 target=self._loop, name="rxreact-postgres-event-log", daemon=True
             )
@@ -163,6 +125,12 @@ class PostgresReader:
             self._followers.discard(follower)
 
     def wake(self) -> None:
+        """Read everything at once (a follower came, a decision was made here)."""
+        self._forced = True
+        self._notified()
+
+    def _notified(self) -> None:
+        """Read what the notifications that arrived ask for."""
         with self._lock:
             if self._closed:  # its pipe is closed, and the number may be another file's now
                 return
@@ -180,8 +148,8 @@ class PostgresReader:
                 os.write(self._wake_w, b"w")
         if thread is not None:
             thread.join(10)
-        if self._listener is not None:
-            self._listener.close()
+        if self._listening is not None:
+            self._listening.close()
         os.close(self._wake_r)
         os.close(self._wake_w)
 
@@ -189,17 +157,14 @@ class PostgresReader:
 
     def _wait(self, seconds: float) -> _Woken:
         """Wait for a wake-up, a notification or ``seconds``: what there is to read."""
-        sources = [self._wake_r]
-        listener = self._listener
-        if listener is not None and listener.ensure():
-            sources.append(listener.conn.fileno())
-        ready, _, _ = select.select(sources, [], [], max(seconds, 0.0))
-        if self._wake_r in ready:
+        ready, _, _ = select.select([self._wake_r], [], [], max(seconds, 0.0))
+        if ready:
             os.read(self._wake_r, 4096)
-            return _EVERYTHING
-        if listener is None or listener.conn is None or not ready:
-            return _EVERYTHING if listener is None or listener.conn is None else _NOTHING
-        payloads = listener.drain()
+        forced, self._forced = self._forced, False
+        listening = self._listening
+        payloads = None if listening is None else listening.take()
+        if forced or listening is None or payloads is None or not listening.connected:
+            return _EVERYTHING  # (not listening: every wait is a poll)
         runs = {p[2:] for p in payloads if p.startswith("e:")}
         return _Woken(bool(payloads), NOTICES in payloads, runs)
 
@@ -230,7 +195,7 @@ class PostgresReader:
                 woken = self._wait(1.0)
                 continue
             until_beat = next_beat - time.monotonic()
-            listening = self._listener is not None and self._listener.conn is not None
+            listening = self._listening is not None and self._listening.connected
             if listening or not (active or self._busy()):
                 wait = until_beat
             else:
@@ -265,12 +230,7 @@ class PostgresReader:
 
     def _groups(self) -> dict[str, list[Follower]]:
         with self._lock:
-            followers = list(self._followers)
-        groups: dict[str, list[Follower]] = {}
-        for follower in followers:
-            if follower.wants_more():
-                groups.setdefault(follower.run_id, []).append(follower)
-        return groups
+            return by_run(list(self._followers))
 
     def _read_entries(self, runs: set[str] | None) -> None:
         """Read for every followed run, or only ``runs`` (those a notice named)."""
@@ -289,9 +249,7 @@ class PostgresReader:
             more: dict[str, list[Follower]] = {}
             for run_id, entries in by_run.items():
                 members = groups[run_id]
-                deliver(
-                    run_id, members, [(seq, _fields(kind, body)) for seq, kind, body in entries]
-                )
+                deliver(run_id, members, [(seq, fields(kind, body)) for seq, kind, body in entries])
                 if len(entries) == COUNT and all(f.wants_more() for f in members):
                     more[run_id] = members
             groups = more
@@ -300,11 +258,7 @@ class PostgresReader:
         """Fail the followers of runs that are gone, or whose owner stopped beating longer
         ago than ``gone_after`` (a lost run nobody resumed)."""
         with self._lock:
-            followers = [
-                f
-                for f in self._followers
-                if not f.finished and (everyone or f.checked_at == float("-inf"))
-            ]
+            followers = to_check(self._followers, everyone)
         if not followers:
             return
         with self._db.read("check runs") as cur:
@@ -314,31 +268,7 @@ class PostgresReader:
             rows = {row[0]: row[1:] for row in cur.fetchall()}
         now = time.time()
         for follower in followers:
-            row = rows.get(follower.run_id)
-            verdict: Exception | None = None
-            if row is None:
-                verdict = (
-                    _lost(follower.run_id, "its process is gone")
-                    if follower.seen_running
-                    else RunNotFoundError(f"no run {follower.run_id!r} in this event log")
-                )
-            else:
-                state, stale, info = row
-                if state == "lost":
-                    verdict = _lost(follower.run_id, info or "it cannot be resumed")
-                elif state == "running" and stale:
-                    verdict = _lost(follower.run_id, "its process is gone and none resumed it")
-                follower.seen_running = follower.seen_running or state in ("running", "parked")
-            if verdict is not None:
-                follower.push([verdict])
+            said = verdict(follower, rows.get(follower.run_id))
+            if said is not None:
+                fail([follower], said)
             follower.checked_at = now
-
-
-def _fields(kind: str, body: bytes) -> dict[bytes, bytes]:
-    """A row as the fields of a Redis entry (an unknown kind stays unknown to the decoder)."""
-    name = kind.encode()
-    return {name if name in (b"e", b"end") else b"kind:" + name: body}
-
-
-def _lost(run_id: str, why: str) -> RunLostError:
-    return RunLostError(f"run {run_id!r} stopped without an end: {why}")

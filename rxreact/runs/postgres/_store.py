@@ -71,6 +71,10 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {}
 
 _SECS = "make_interval(secs => %s)"
 _NOW = "clock_timestamp()"
+# In a condition an index must serve: clock_timestamp() is volatile, so Postgres cannot use it
+# as an index bound and filters every entry of the index instead (100,000 parked runs with a
+# deadline cost a claim tick 80 ms that way); the statement's start is stable.
+_THEN = "statement_timestamp()"
 
 SQL = {
     # -- the owner ----------------------------------------------------------------------------
@@ -103,7 +107,7 @@ SQL = {
     "AND r.owner = %s AND r.token = o.token AND r.state = 'parked'",
     # -- retention, in bounded batches ----------------------------------------------------------
     "expired": "DELETE FROM {p}runs WHERE run_id IN (SELECT run_id FROM {p}runs "
-    f"WHERE state IN ('ended', 'lost') AND ended_at < {_NOW} - {_SECS} ORDER BY ended_at "
+    f"WHERE state IN ('ended', 'lost') AND ended_at < {_THEN} - {_SECS} ORDER BY ended_at "
     "LIMIT %s FOR UPDATE SKIP LOCKED) RETURNING run_id",
     "expire_entries": "DELETE FROM {p}entries WHERE run_id = ANY(%s)",
     "expire_checkpoints": "DELETE FROM {p}checkpoints WHERE run_id = ANY(%s)",
@@ -111,9 +115,9 @@ SQL = {
     "expire_cancels": "DELETE FROM {p}cancels WHERE id IN (SELECT id FROM {p}cancels "
     f"WHERE at < {_NOW} - interval '1 hour' ORDER BY id LIMIT %s)",
     # -- takeover ---------------------------------------------------------------------------
-    "due": f"SELECT 1 FROM {{p}}runs WHERE due_at <= {_NOW} LIMIT 1",
+    "due": f"SELECT 1 FROM {{p}}runs WHERE due_at <= {_THEN} LIMIT 1",
     "claimable": "SELECT run_id, conversation_id, token, state, deadline FROM {p}runs "
-    f"WHERE due_at <= {_NOW} ORDER BY due_at LIMIT %s FOR UPDATE SKIP LOCKED",
+    f"WHERE due_at <= {_THEN} ORDER BY due_at LIMIT %s FOR UPDATE SKIP LOCKED",
     "claim": f"UPDATE {{p}}runs SET owner = %s, token = token + 1, beat = {_NOW}, "
     f"lapse = {_NOW} + {_SECS}, went_on = {_NOW} WHERE run_id = ANY(%s)",
     "give_up": f"UPDATE {{p}}runs SET state = 'lost', info = %s, ended_at = {_NOW} "

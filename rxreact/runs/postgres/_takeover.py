@@ -10,12 +10,9 @@ locked rows, so each run goes to exactly one.
 
 from __future__ import annotations
 
-from typing import Any
-
 from rxreact._postgres import PostgresPool
-from rxreact.events import AgentEvent
 from rxreact.runs._decisions import check_waiting, decision_error
-from rxreact.runs._entries import End, decode_entry
+from rxreact.runs._read_back import entry_events, lost_run
 from rxreact.runs.takeover import LostRun
 
 __all__ = ["claim_lost", "give_up", "record_decision"]
@@ -56,26 +53,15 @@ def _read_back(
         checkpoints = cur.fetchall()
         cur.execute(sql["run_events"], (run_id,))
         entries = cur.fetchall()
-    events: list[AgentEvent] = []
-    error: str | None = None
-    try:
-        for seq, body in entries:
-            events.extend(e for e in decode_entry(seq, {b"e": body}) if not isinstance(e, End))
-    except (ValueError, TypeError) as failure:  # not our JSON, or not even text
-        error = f"entry {seq} of run {run_id!r} is unreadable: {failure}"
-    if error is None and [e.seq for e in events] != list(range(1, len(events) + 1)):
-        error = f"the events of run {run_id!r} are not consecutive"
-    parked = state == "parked"
-    return LostRun(
+    return lost_run(
         run_id,
         conversation_id,
         token,
-        [(f"{run_id}/{n}", bytes(body)) for n, body in checkpoints],
-        events,
-        error,
-        parked=parked,
-        deadline=deadline if parked else None,
-        decisions={c: (bool(a), r) for c, a, r in decisions},
+        parked=state == "parked",
+        deadline=deadline,
+        decisions=decisions,
+        checkpoints=checkpoints,
+        entries=entries,
     )
 
 
@@ -107,15 +93,9 @@ def record_decision(
         if row[0] not in ("running", "parked"):
             raise decision_error(run_id, call_id, f"the run is {row[0]}")
         cur.execute(sql["run_events"], (run_id,))
-        check_waiting(run_id, call_id, _events(cur.fetchall()))
+        check_waiting(run_id, call_id, entry_events(cur.fetchall()))
         cur.execute(sql["decide"], (run_id, call_id, approved, reason))
         if cur.fetchone() is None:
             raise decision_error(run_id, call_id, "it was decided already")
         cur.execute(sql["wake"], (run_id,))
         cur.execute(sql["notify_one"], notice)
-
-
-def _events(rows: list[Any]) -> list[AgentEvent]:
-    return [
-        e for seq, body in rows for e in decode_entry(seq, {b"e": body}) if not isinstance(e, End)
-    ]

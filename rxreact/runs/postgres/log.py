@@ -10,31 +10,24 @@ and one short transaction at a time commits everything queued so far, so a chunk
 share of one commit. Readers in this process are served from memory; other processes read
 from one reader thread per log, woken by ``LISTEN/NOTIFY`` or polling
 (:mod:`rxreact.runs.postgres._reader`). The owner's heartbeat renews the ``lapse`` of its runs
-every ``lost_after / 3`` seconds. Like the other logs, one class with the protocol's four
-sides.
+every ``lost_after / 3`` seconds. The runs of this process are kept as the SQLite log keeps
+them (:mod:`rxreact.runs._owned_runs`); what is here is what touches the database.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
-from reactivex import Observable, abc
-from reactivex.disposable import Disposable
+from reactivex import abc
 
-from rxreact._closeable import Closeable
 from rxreact._postgres import PostgresPool, check_prefix
 from rxreact.errors import RunError
-from rxreact.events import AgentEvent
-from rxreact.runs._decisions import Appliers, Apply
-from rxreact.runs._follower import Follower
-from rxreact.runs._record import RunRecord
-from rxreact.runs._write_queue import Fence
+from rxreact.runs._owned_runs import OwnedRuns, positive
+from rxreact.runs._write_queue import QueuedRunWriter
 from rxreact.runs.base import RunWriter
-from rxreact.runs.memory import InMemoryEventLog
 from rxreact.runs.postgres._reader import NOTICES, PostgresReader
 from rxreact.runs.postgres._store import CREATE, MIGRATIONS, SCHEMA_VERSION, SQL, TABLES
 from rxreact.runs.postgres._takeover import claim_lost, give_up, record_decision
@@ -49,13 +42,7 @@ RETENTION_BATCH = 500
 """Ended runs deleted per heartbeat at most (with their entries, checkpoints, decisions)."""
 
 
-def _positive(value: float, name: str) -> float:
-    if value <= 0:
-        raise ValueError(f"{name} must be positive")
-    return float(value)
-
-
-class PostgresEventLog(Closeable):
+class PostgresEventLog(OwnedRuns):
     """Runs' events in PostgreSQL: follow, replay, cancel and resume a run from any process.
 
     A run whose owner stops beating (its process died) counts as gone after ``lost_after``
@@ -70,8 +57,9 @@ class PostgresEventLog(Closeable):
     prepared, no session state is kept: it works behind PgBouncer in transaction mode.
 
     **Wake-ups.** With ``listen_dsn`` (a *direct* connection to the server, not through a
-    transaction pooler, which does not pass ``LISTEN`` on) one connection per log listens for
-    the log's notifications and wakes the reader thread; without it the reader polls every
+    transaction pooler, which does not pass ``LISTEN`` on) one connection per process and
+    ``listen_dsn``, shared by every log of the process, listens for the logs' notifications and
+    wakes their reader threads; without it the reader polls every
     ``poll`` seconds while this process follows or owns a run, and still sees every event.
 
     Args:
@@ -96,6 +84,8 @@ class PostgresEventLog(Closeable):
             rxreact.
     """
 
+    _writer: ClassVar[type[QueuedRunWriter]] = RunWriterToPostgres
+
     def __init__(
         self,
         dsn_or_pool: Any,
@@ -111,14 +101,9 @@ class PostgresEventLog(Closeable):
         max_size: int | None = None,
         scheduler: abc.SchedulerBase | None = None,
     ) -> None:
-        self.lost_after: float = _positive(lost_after, "lost_after")
-        if takeover_timeout < 0:
-            raise ValueError("takeover_timeout must not be negative")
-        self.takeover_timeout: float = float(takeover_timeout)
-        self.ttl: float = _positive(ttl, "ttl")
+        self._set_times(lost_after, takeover_timeout, ttl)
         self.table_prefix: str = check_prefix(table_prefix)
-        self.owner: str = uuid.uuid4().hex
-        """This log's identity as a runs' owner (one per log object)."""
+        self.owner = uuid.uuid4().hex
         self._channel = f"{table_prefix}runs"
         self._sql = {name: text.format(p=table_prefix) for name, text in SQL.items()}
         self._db = PostgresPool(
@@ -140,18 +125,19 @@ class PostgresEventLog(Closeable):
         except BaseException:
             self._db.close()
             raise
-        self._local = InMemoryEventLog(max_runs=max_runs, ttl=self.ttl, scheduler=scheduler)
-        self._lock = threading.Lock()
+        self._keep_runs(
+            PostgresWriteQueue(self._db, self._sql, self._channel, self.lost_after),
+            max_runs,
+            self.ttl,
+            scheduler,
+        )
         self._closed = False
-        self._owned: dict[str, tuple[RunRecord, Fence]] = {}
-        self._writes = PostgresWriteQueue(self._db, self._sql, self._channel, self.lost_after)
-        self._appliers = Appliers(self._writes.scheduler)
         self._reader = PostgresReader(
             self._db,
             self._sql,
             channel=self._channel,
             listen_dsn=listen_dsn,
-            poll=_positive(poll, "poll"),
+            poll=positive(poll, "poll"),
             beat=self.lost_after / 3,
             gone_after=self.lost_after + self.takeover_timeout,
             busy=lambda: bool(self._owned),
@@ -175,26 +161,14 @@ class PostgresEventLog(Closeable):
         Raises:
             RunError: the database could not be written.
         """
-        record = self._local._record(run_id, conversation_id, cancel)
-        try:
-            self._reader.ensure_started()  # cancel requests for this run are seen from now on
+
+        def insert() -> None:
             with self._db.transaction("begin a run") as cur:
                 cur.execute(
                     self._sql["begin"], (run_id, conversation_id, self.owner, self.lost_after)
                 )
-        except RunError as error:
-            record.end(error)
-            raise
-        return self._own(record, 1, 0, 0)
 
-    def _own(
-        self, record: RunRecord, token: int, last_seq: int, checkpoints: int
-    ) -> RunWriterToPostgres:
-        fence = Fence(record.run_id, self.owner, token, self._fenced(record.run_id))
-        fence.last_seq, fence.checkpoints = last_seq, checkpoints
-        with self._lock:
-            self._owned[record.run_id] = (record, fence)
-        return RunWriterToPostgres(self._writes, record, fence, self._ended)
+        return self._begin(run_id, conversation_id, cancel, insert)
 
     # -- taking over lost runs (rxreact.runs.takeover) -----------------------------------------
 
@@ -205,37 +179,9 @@ class PostgresEventLog(Closeable):
         self._reader.ensure_started()  # the claimed runs' beats go on from here
         return claim_lost(self._db, self._sql, self.owner, self.lost_after, limit)
 
-    def resume(self, lost: LostRun, cancel: Callable[[], None]) -> RunWriter:
-        """Own a claimed run: its writer continues after ``lost.last_seq``, and subscribers
-        here replay its events from the start."""
-        record = self._local._record(lost.run_id, lost.conversation_id, cancel)
-        record.events.extend(lost.events)
-        writer = self._own(record, lost.token, lost.last_seq, len(lost.checkpoints))
-        writer.parked = lost.parked  # the table still says so: unparked before anything runs
-        return writer
-
     def give_up(self, lost: LostRun, reason: str) -> None:
         """Mark a claimed run lost for good; its followers get ``RunLostError(reason)``."""
         give_up(self._db, self._sql, self._channel, lost, reason)
-
-    def _fenced(self, run_id: str) -> Callable[[], None]:
-        def stop() -> None:
-            with self._lock:
-                owned = self._owned.get(run_id)
-            if owned is not None and owned[0].cancel is not None:
-                owned[0].cancel()
-
-        return stop
-
-    def _ended(self, record: RunRecord) -> None:
-        with self._lock:
-            self._owned.pop(record.run_id, None)
-        self._appliers.forget(record.run_id)
-
-    def _owned_tokens(self) -> tuple[list[str], list[int]]:
-        with self._lock:
-            owned = sorted((f.run_id, f.token) for _, f in self._owned.values())
-        return [run_id for run_id, _ in owned], [token for _, token in owned]
 
     def _heartbeat(self) -> None:
         """Renew this process's runs, and delete one batch of finished runs past ``ttl``
@@ -254,39 +200,7 @@ class PostgresEventLog(Closeable):
                     cur.execute(sql[name], (expired,))
             cur.execute(sql["expire_cancels"], (RETENTION_BATCH,))
 
-    def _cancel_requested(self, run_id: str) -> None:
-        with self._lock:
-            owned = self._owned.get(run_id)
-        if owned is not None and owned[0].cancel is not None:
-            cancel = owned[0].cancel
-
-            # Not on the reader thread: cancelling closes HTTP streams and tells tools.
-            def action(_: abc.SchedulerBase, __: Any = None) -> None:
-                cancel()
-
-            self._writes.scheduler.schedule(action)
-
     # -- anyone's side ----------------------------------------------------------------------
-
-    def read(self, run_id: str, after: int = 0) -> Observable[AgentEvent]:
-        """Replay ``seq > after``, follow live, end as the run ended (see :class:`EventLog`);
-        from this process's memory for its own runs, else from the database."""
-        record = self._local._get(run_id)
-        if record is not None:
-            return record.read(after, self._local.scheduler)
-        default = self._local.scheduler
-
-        def subscribe(
-            observer: abc.ObserverBase[AgentEvent], scheduler: abc.SchedulerBase | None = None
-        ) -> abc.DisposableBase:
-            follower = Follower(self._reader, run_id, max(after, 0), observer, scheduler or default)
-            try:
-                self._reader.add(follower)
-            except RunError as error:
-                observer.on_error(error)
-            return Disposable(follower.dispose)
-
-        return Observable(subscribe)
 
     def active_run(self, conversation_id: str) -> str | None:
         """The oldest running (or parked) run on ``conversation_id`` in any process, or
@@ -298,10 +212,7 @@ class PostgresEventLog(Closeable):
 
     def request_cancel(self, run_id: str) -> None:
         """Cancel the run, here if this process owns it, else through its owner's reader."""
-        with self._lock:
-            owned = self._owned.get(run_id)
-        if owned is not None and owned[0].cancel is not None:
-            owned[0].cancel()
+        if self._cancel_here(run_id):
             return
         with self._db.transaction("request a cancel") as cur:
             cur.execute(self._sql["cancel"], (run_id,))
@@ -316,21 +227,10 @@ class PostgresEventLog(Closeable):
         Raises:
             ApprovalDecisionError: no such call waits (unknown, decided already, run ended).
         """
-        with self._lock:
-            owned = run_id in self._owned
-        if owned:  # the request may still be on its way to the database
-            self.flush()
+        self._flush_if_owned(run_id)
         notice = (self._channel, NOTICES)
         record_decision(self._db, self._sql, notice, run_id, call_id, approved, reason)
         self._reader.wake()
-
-    def watch_decisions(self, run_id: str, apply: Apply) -> None:
-        """How this process's run ``run_id`` applies decisions (its handle registers it)."""
-        self._appliers.watch(run_id, apply)
-
-    def flush(self, timeout: float | None = 10.0) -> bool:
-        """Wait until every event appended so far was committed; False on timeout."""
-        return self._writes.wait_sent(timeout)
 
     def close(self) -> None:
         """Commit what is queued (:meth:`flush`), stop the reader thread, close the pool if

@@ -5,10 +5,9 @@ from __future__ import annotations
 import sqlite3
 import time
 
-from rxreact.events import AgentEvent
 from rxreact.runs._decisions import check_waiting, decision_error
-from rxreact.runs._entries import End, decode_entry
-from rxreact.runs._sqlite_store import Store
+from rxreact.runs._read_back import entry_events
+from rxreact.runs.sqlite._store import Store
 
 __all__ = ["record_decision"]
 
@@ -23,7 +22,11 @@ def record_decision(
             raise decision_error(run_id, call_id, "no such run in this event log")
         if row[0] not in ("running", "parked"):
             raise decision_error(run_id, call_id, f"the run is {row[0]}")
-        check_waiting(run_id, call_id, _events(db, run_id))
+        rows = db.execute(
+            "SELECT seq, body FROM entries WHERE run_id = ? AND kind = 'e' ORDER BY seq",
+            (run_id,),
+        ).fetchall()
+        check_waiting(run_id, call_id, entry_events(rows))
         try:
             db.execute(
                 "INSERT INTO decisions (run_id, call_id, approved, reason, at) "
@@ -32,12 +35,5 @@ def record_decision(
             )
         except sqlite3.IntegrityError:
             raise decision_error(run_id, call_id, "it was decided already") from None
-
-
-def _events(db: sqlite3.Connection, run_id: str) -> list[AgentEvent]:
-    rows = db.execute(
-        "SELECT seq, body FROM entries WHERE run_id = ? AND kind = 'e' ORDER BY seq", (run_id,)
-    ).fetchall()
-    return [
-        e for seq, body in rows for e in decode_entry(seq, {b"e": body}) if not isinstance(e, End)
-    ]
+        # Due at once for a claim if its owner is gone (see rxreact.runs.sqlite._store).
+        db.execute("UPDATE runs SET woken = 1 WHERE run_id = ? AND state = 'parked'", (run_id,))

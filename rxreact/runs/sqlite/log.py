@@ -3,42 +3,37 @@
 The embedded durable log: what :class:`~rxreact.runs.RedisEventLog` does across machines, this
 does across the processes of one host with nothing to run beside them (several ``rxreact
 serve`` workers, a CLI and a notebook on one file). Its tables are described in
-:mod:`rxreact.runs._sqlite_store`.
+:mod:`rxreact.runs.sqlite._store`.
 
-The owner writes in the background (:mod:`rxreact.runs._sqlite_writes`): ``append`` queues,
+The owner writes in the background (:mod:`rxreact.runs.sqlite._writes`): ``append`` queues,
 and one transaction at a time commits everything queued so far, so a chunk costs a share of
 one commit. Readers in this process are served from memory; other processes poll the file
-from one reader thread per log (:mod:`rxreact.runs._sqlite_reader`). The owner's heartbeat is
-the ``beat`` column of its runs, renewed every ``lost_after / 3`` seconds. Like
-:mod:`rxreact.runs.redis`, one class with the protocol's four sides, hence past 300 lines.
+from one reader thread per log (:mod:`rxreact.runs.sqlite._reader`). The owner's heartbeat is
+the ``beat`` column of its runs, renewed every ``lost_after / 3`` seconds. The runs of this
+process are kept as the Postgres log keeps them (:mod:`rxreact.runs._owned_runs`); what is
+here is what touches the file.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import threading
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import ClassVar
 
-from reactivex import Observable, abc
-from reactivex.disposable import Disposable
+from reactivex import abc
 
-from rxreact._closeable import Closeable
 from rxreact.errors import RunError
-from rxreact.events import AgentEvent
-from rxreact.runs._decisions import Appliers, Apply
-from rxreact.runs._follower import Follower
-from rxreact.runs._record import RunRecord
-from rxreact.runs._sqlite_decisions import record_decision
-from rxreact.runs._sqlite_reader import SQLiteReader
-from rxreact.runs._sqlite_store import Store
-from rxreact.runs._sqlite_takeover import claim_lost, give_up
-from rxreact.runs._sqlite_writes import Fence, RunWriterToSQLite, SQLiteWriteQueue
+from rxreact.runs._owned_runs import OwnedRuns, positive
+from rxreact.runs._write_queue import QueuedRunWriter
 from rxreact.runs.base import RunWriter
-from rxreact.runs.memory import InMemoryEventLog
+from rxreact.runs.sqlite._decisions import record_decision
+from rxreact.runs.sqlite._reader import SQLiteReader
+from rxreact.runs.sqlite._store import Store
+from rxreact.runs.sqlite._takeover import claim_lost, give_up
+from rxreact.runs.sqlite._writes import RunWriterToSQLite, SQLiteWriteQueue
 from rxreact.runs.takeover import LostRun
 
 __all__ = ["SQLiteEventLog"]
@@ -46,13 +41,7 @@ __all__ = ["SQLiteEventLog"]
 log: logging.Logger = logging.getLogger(__name__)
 
 
-def _positive(value: float, name: str) -> float:
-    if value <= 0:
-        raise ValueError(f"{name} must be positive")
-    return float(value)
-
-
-class SQLiteEventLog(Closeable):
+class SQLiteEventLog(OwnedRuns):
     """Runs' events in a SQLite file: follow, replay and cancel a run from any process of
     this machine.
 
@@ -78,6 +67,8 @@ class SQLiteEventLog(Closeable):
         RunError: the file cannot be opened, or is not an event log of this rxreact.
     """
 
+    _writer: ClassVar[type[QueuedRunWriter]] = RunWriterToSQLite
+
     def __init__(
         self,
         path: str | os.PathLike[str],
@@ -90,23 +81,14 @@ class SQLiteEventLog(Closeable):
         timeout: float = 5.0,
         scheduler: abc.SchedulerBase | None = None,
     ) -> None:
-        self.lost_after: float = _positive(lost_after, "lost_after")
-        if takeover_timeout < 0:
-            raise ValueError("takeover_timeout must not be negative")
-        self.takeover_timeout: float = float(takeover_timeout)
-        self.ttl: float = _positive(ttl, "ttl")
-        self.owner: str = uuid.uuid4().hex
-        """This log's identity as a runs' owner (one per log object)."""
-        self._store = Store.open(path, timeout)
+        self._set_times(lost_after, takeover_timeout, ttl)
+        self.owner = uuid.uuid4().hex
+        self._store = Store.open(path, timeout, self.lost_after)
         self.path: str = self._store.path
-        self._local = InMemoryEventLog(max_runs=max_runs, ttl=self.ttl, scheduler=scheduler)
-        self._lock = threading.Lock()
-        self._owned: dict[str, tuple[RunRecord, Fence]] = {}
-        self._writes = SQLiteWriteQueue(self._store)
-        self._appliers = Appliers(self._writes.scheduler)
+        self._keep_runs(SQLiteWriteQueue(self._store), max_runs, self.ttl, scheduler)
         self._reader = SQLiteReader(
             self._store.sibling(),
-            poll=_positive(poll, "poll"),
+            poll=positive(poll, "poll"),
             beat=self.lost_after / 3,
             gone_after=self.lost_after + self.takeover_timeout,
             busy=lambda: bool(self._owned),
@@ -128,29 +110,17 @@ class SQLiteEventLog(Closeable):
         Raises:
             RunError: the file could not be written.
         """
-        record = self._local._record(run_id, conversation_id, cancel)
-        try:
-            self._reader.ensure_started()  # cancel requests for this run are seen from now on
+
+        def insert() -> None:
             now = time.time()
             with self._store.write("begin a run") as db:
                 db.execute(
                     "INSERT INTO runs (run_id, conversation_id, owner, token, state, started, "
-                    "beat) VALUES (?, ?, ?, 1, 'running', ?, ?)",
-                    (run_id, conversation_id, self.owner, now, now),
+                    "beat, lost_after) VALUES (?, ?, ?, 1, 'running', ?, ?, ?)",
+                    (run_id, conversation_id, self.owner, now, now, self.lost_after),
                 )
-        except RunError as error:
-            record.end(error)
-            raise
-        return self._own(record, 1, 0, 0)
 
-    def _own(
-        self, record: RunRecord, token: int, last_seq: int, checkpoints: int
-    ) -> RunWriterToSQLite:
-        fence = Fence(record.run_id, self.owner, token, self._fenced(record.run_id))
-        fence.last_seq, fence.checkpoints = last_seq, checkpoints
-        with self._lock:
-            self._owned[record.run_id] = (record, fence)
-        return RunWriterToSQLite(self._writes, record, fence, self._ended)
+        return self._begin(run_id, conversation_id, cancel, insert)
 
     # -- taking over lost runs (rxreact.runs.takeover) -----------------------------------------
 
@@ -160,44 +130,23 @@ class SQLiteEventLog(Closeable):
         self._reader.ensure_started()  # the claimed runs' beats go on from here
         return claim_lost(self._store, self.owner, self.lost_after, limit)
 
-    def resume(self, lost: LostRun, cancel: Callable[[], None]) -> RunWriter:
-        """Own a claimed run: its writer continues after ``lost.last_seq``, and subscribers
-        here replay its events from the start."""
-        record = self._local._record(lost.run_id, lost.conversation_id, cancel)
-        record.events.extend(lost.events)
-        writer = self._own(record, lost.token, lost.last_seq, len(lost.checkpoints))
-        writer.parked = lost.parked  # the file still says so: unparked before anything runs
-        return writer
-
     def give_up(self, lost: LostRun, reason: str) -> None:
         """Mark a claimed run lost for good; its followers get ``RunLostError(reason)``."""
         give_up(self._store, lost, reason)
 
-    def _fenced(self, run_id: str) -> Callable[[], None]:
-        def stop() -> None:
-            with self._lock:
-                owned = self._owned.get(run_id)
-            if owned is not None and owned[0].cancel is not None:
-                owned[0].cancel()
-
-        return stop
-
-    def _ended(self, record: RunRecord) -> None:
-        with self._lock:
-            self._owned.pop(record.run_id, None)
-        self._appliers.forget(record.run_id)
-
     def _heartbeat(self) -> None:
         """Renew this process's running runs, and delete finished runs past ``ttl`` (called
         by the reader thread every ``lost_after / 3`` seconds)."""
-        with self._lock:
-            owned = [(f.run_id, f.token) for _, f in self._owned.values()]
+        run_ids, tokens = self._owned_tokens()
         now = time.time()
         with self._store.write("renew runs") as db:
             db.executemany(
                 "UPDATE runs SET beat = ? WHERE run_id = ? AND owner = ? AND token = ? "
                 "AND state IN ('running', 'parked')",
-                [(now, run_id, self.owner, token) for run_id, token in owned],
+                [
+                    (now, run_id, self.owner, token)
+                    for run_id, token in zip(run_ids, tokens, strict=True)
+                ],
             )
             expired = [
                 row[0]
@@ -211,39 +160,7 @@ class SQLiteEventLog(Closeable):
                 db.executemany(f"DELETE FROM {table} WHERE run_id = ?", [(r,) for r in expired])
             db.execute("DELETE FROM cancels WHERE at < ?", (now - 3600.0,))
 
-    def _cancel_requested(self, run_id: str) -> None:
-        with self._lock:
-            owned = self._owned.get(run_id)
-        if owned is not None and owned[0].cancel is not None:
-            cancel = owned[0].cancel
-
-            # Not on the reader thread: cancelling closes HTTP streams and tells tools.
-            def action(_: abc.SchedulerBase, __: Any = None) -> None:
-                cancel()
-
-            self._writes.scheduler.schedule(action)
-
     # -- anyone's side ----------------------------------------------------------------------
-
-    def read(self, run_id: str, after: int = 0) -> Observable[AgentEvent]:
-        """Replay ``seq > after``, follow live, end as the run ended (see :class:`EventLog`);
-        from this process's memory for its own runs, else from the file."""
-        record = self._local._get(run_id)
-        if record is not None:
-            return record.read(after, self._local.scheduler)
-        default = self._local.scheduler
-
-        def subscribe(
-            observer: abc.ObserverBase[AgentEvent], scheduler: abc.SchedulerBase | None = None
-        ) -> abc.DisposableBase:
-            follower = Follower(self._reader, run_id, max(after, 0), observer, scheduler or default)
-            try:
-                self._reader.add(follower)
-            except RunError as error:
-                observer.on_error(error)
-            return Disposable(follower.dispose)
-
-        return Observable(subscribe)
 
     def active_run(self, conversation_id: str) -> str | None:
         """The oldest running (or parked) run on ``conversation_id`` in any process, or
@@ -258,10 +175,7 @@ class SQLiteEventLog(Closeable):
 
     def request_cancel(self, run_id: str) -> None:
         """Cancel the run, here if this process owns it, else through the owner's reader."""
-        with self._lock:
-            owned = self._owned.get(run_id)
-        if owned is not None and owned[0].cancel is not None:
-            owned[0].cancel()
+        if self._cancel_here(run_id):
             return
         with self._store.write("request a cancel") as db:
             db.execute("INSERT INTO cancels (run_id, at) VALUES (?, ?)", (run_id, time.time()))
@@ -275,20 +189,9 @@ class SQLiteEventLog(Closeable):
         Raises:
             ApprovalDecisionError: no such call waits (unknown, decided already, run ended).
         """
-        with self._lock:
-            owned = run_id in self._owned
-        if owned:  # the request may still be on its way to the file
-            self.flush()
+        self._flush_if_owned(run_id)
         record_decision(self._store, run_id, call_id, approved, reason)
         self._reader.wake()
-
-    def watch_decisions(self, run_id: str, apply: Apply) -> None:
-        """How this process's run ``run_id`` applies decisions (its handle registers it)."""
-        self._appliers.watch(run_id, apply)
-
-    def flush(self, timeout: float | None = 10.0) -> bool:
-        """Wait until every event appended so far was committed; False on timeout."""
-        return self._writes.wait_sent(timeout)
 
     def close(self) -> None:
         """Commit what is queued (:meth:`flush`), stop the reader thread, close the file.
@@ -297,14 +200,16 @@ class SQLiteEventLog(Closeable):
         process resumes it next, without waiting ``lost_after``."""
         self.flush()
         self._reader.close()
-        with self._lock:
-            owned = [(f.run_id, f.token) for _, f in self._owned.values()]
+        run_ids, tokens = self._owned_tokens()
         try:
             with self._store.write("let parked runs go") as db:
                 db.executemany(
                     "UPDATE runs SET beat = 0 WHERE run_id = ? AND owner = ? AND token = ? "
                     "AND state = 'parked'",
-                    [(run_id, self.owner, token) for run_id, token in owned],
+                    [
+                        (run_id, self.owner, token)
+                        for run_id, token in zip(run_ids, tokens, strict=True)
+                    ],
                 )
         except RunError as error:  # they will count as gone after lost_after instead
             log.warning("SQLite event log: could not let parked runs go: %s", error)

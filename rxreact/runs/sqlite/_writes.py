@@ -2,8 +2,8 @@
 
 The queue, the flush and the retries are :mod:`rxreact.runs._write_queue`'s; here a batch is
 one write transaction, with the consecutive events of a run in one ``entries`` row. A park
-(:mod:`rxreact.runs.parking`) sets the run's state to ``parked`` with ``{"since", "deadline"}``
-in its ``info``; an unpark sets it back to ``running``. A
+(:mod:`rxreact.runs.parking`) sets the run's state to ``parked`` with its ``deadline``, and
+``woken`` if it was decided since; an unpark sets it back to ``running``. A
 checkpoint goes through the same queue, so it shares the transaction of the events around it,
 and the run that wrote it may wait for that commit (``on_sent``) before starting the step
 that depends on it.
@@ -16,7 +16,6 @@ makes a re-sent row that had been committed a no-op.
 
 from __future__ import annotations
 
-import json
 import logging
 import sqlite3
 import time
@@ -25,8 +24,8 @@ from typing import ClassVar
 from rxreact.errors import RunError
 from rxreact.events import AgentEvent
 from rxreact.runs._entries import MAX_BATCH, encode_end, encode_events
-from rxreact.runs._sqlite_store import Store
 from rxreact.runs._write_queue import Fence, Item, QueuedRunWriter, Sent, WriteQueue
+from rxreact.runs.sqlite._store import Store
 
 __all__ = ["GATHER_S", "Fence", "RunWriterToSQLite", "SQLiteWriteQueue"]
 
@@ -63,15 +62,18 @@ class SQLiteWriteQueue(WriteQueue):
                 _add_events(db, fence.run_id, events.pop(id(fence), []))
                 if kind == "park":
                     _, _, _conversation, since, deadline, _ = item
+                    # A decision made since the park began wakes it at once (transactions
+                    # on the file are serialized: decide() sees the park, or it sees it).
                     db.execute(
-                        "UPDATE runs SET state = 'parked', info = ? WHERE run_id = ? "
-                        "AND state = 'running'",
-                        (json.dumps({"since": since, "deadline": deadline}), fence.run_id),
+                        "UPDATE runs SET state = 'parked', deadline = ?, woken = EXISTS ("
+                        "SELECT 1 FROM decisions d WHERE d.run_id = runs.run_id AND d.at >= ?) "
+                        "WHERE run_id = ? AND state = 'running'",
+                        (deadline, since, fence.run_id),
                     )
                 elif kind == "unpark":
                     db.execute(
-                        "UPDATE runs SET state = 'running', info = NULL, beat = ? "
-                        "WHERE run_id = ? AND state = 'parked'",
+                        "UPDATE runs SET state = 'running', deadline = NULL, woken = 0, "
+                        "beat = ? WHERE run_id = ? AND state = 'parked'",
                         (time.time(), fence.run_id),
                     )
                 elif kind == "ckpt":

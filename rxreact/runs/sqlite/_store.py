@@ -3,8 +3,12 @@
 Tables::
 
     runs         one row per run: its conversation, the process that owns it (owner, a
-                 fencing token that grows with every new owner), state running / ended,
-                 beat (the owner's last heartbeat, wall clock) and when it ended
+                 fencing token that grows with every new owner, and the owner's
+                 ``lost_after``), state running / parked / ended / lost, beat (the owner's
+                 last heartbeat, wall clock), when it ended, a parked run's deadline and
+                 ``woken`` (decided since it parked), and ``due_at``: when a claim may take
+                 it (generated from those; NULL for a parked run nothing wakes, and for
+                 ended runs), indexed, so a claim reads only the runs that are due
     entries      the run's entries, keyed (run_id, seq): kind "e" holds the events up to seq
                  written since the previous entry (a JSON array, as in Redis), kind "end" the
                  end marker at last seq + 1
@@ -32,9 +36,11 @@ __all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "Store"]
 
 #: ``PRAGMA application_id`` of event log files ("rxRE"), told apart from chat memories.
 APPLICATION_ID = 0x72785245
-#: ``PRAGMA user_version`` of the schema below.
-SCHEMA_VERSION = 1
+#: ``PRAGMA user_version`` of the schema below; bump it, with a migration, when it changes.
+SCHEMA_VERSION = 2
 
+# Version 1's tables. A new file is made as version 1 and migrated like an old one, so the
+# migrations are the path every file takes.
 _SCHEMA = """
 CREATE TABLE runs (
     run_id TEXT PRIMARY KEY,
@@ -79,6 +85,36 @@ CREATE TABLE cancels (
 );
 """
 
+# When a claim may take a run (see rxreact.runs.takeover): a running run once its owner's
+# beat is lost_after old; a parked one (its owner may be gone for days) only once there is
+# something to do: a decision made since it parked (woken), or its deadline.
+_DUE = """CASE
+    WHEN state = 'running' OR (state = 'parked' AND woken) THEN beat + lost_after
+    WHEN state = 'parked' AND deadline IS NOT NULL THEN max(beat + lost_after, deadline)
+    END"""
+
+
+def _migrations(lost_after: float) -> dict[int, tuple[str, ...]]:
+    """The statements that take a file from ``user_version`` N to N + 1, by N.
+
+    Version 2: the due index. The runs of version 1 files get the opener's ``lost_after``
+    (their owners did not record theirs), and a parked run's deadline and whether it was
+    decided since it parked move from its JSON ``info`` into columns.
+    """
+    return {
+        1: (
+            f"ALTER TABLE runs ADD COLUMN lost_after REAL NOT NULL DEFAULT {float(lost_after)!r}",
+            "ALTER TABLE runs ADD COLUMN deadline REAL",
+            "ALTER TABLE runs ADD COLUMN woken INTEGER NOT NULL DEFAULT 0",
+            f"ALTER TABLE runs ADD COLUMN due_at REAL GENERATED ALWAYS AS ({_DUE}) VIRTUAL",
+            "UPDATE runs SET deadline = json_extract(info, '$.deadline'), woken = EXISTS ("
+            "SELECT 1 FROM decisions d WHERE d.run_id = runs.run_id "
+            "AND d.at >= json_extract(runs.info, '$.since')), info = NULL "
+            "WHERE state = 'parked' AND json_valid(info)",
+            "CREATE INDEX runs_due ON runs (due_at) WHERE due_at IS NOT NULL",
+        )
+    }
+
 
 def _connect(path: str, timeout: float) -> sqlite3.Connection:
     # isolation_level=None: no implicit transactions; write() opens its own.
@@ -100,38 +136,46 @@ class Store:
             raise RunError(f"cannot open event log {path!r}: {error}") from error
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], timeout: float) -> Store:
-        """Open (creating the schema in a new file) and check the file is an event log."""
+    def open(cls, path: str | os.PathLike[str], timeout: float, lost_after: float) -> Store:
+        """Open (creating the schema in a new file, migrating an older one) and check the
+        file is an event log; ``lost_after`` is the opener's (see :func:`_migrations`)."""
         path = os.path.expanduser(os.fspath(path))
         directory = os.path.dirname(path)
         if directory and not os.path.isdir(directory):
             raise RunError(f"cannot open event log {path!r}: {directory!r} does not exist")
         store = cls(path, timeout)
         try:
-            store._prepare()
+            store._prepare(lost_after)
         except BaseException:
             store.close()
             raise
         return store
 
-    def _prepare(self) -> None:
+    def _prepare(self, lost_after: float) -> None:
         with self.write("open") as db:
             app_id = db.execute("PRAGMA application_id").fetchone()[0]
             version = db.execute("PRAGMA user_version").fetchone()[0]
             empty = db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is None
             if app_id == 0 and version == 0 and empty:
                 db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                 for statement in _SCHEMA.split(";"):
                     if statement.strip():
                         db.execute(statement)
+                version = 1
             elif app_id != APPLICATION_ID:
                 raise RunError(f"{self.path!r} is not an rxreact event log")
-            elif version != SCHEMA_VERSION:
+            elif version > SCHEMA_VERSION:
                 raise RunError(
-                    f"{self.path!r} has event log schema version {version}; this rxreact "
-                    f"reads {SCHEMA_VERSION}"
+                    f"{self.path!r} has event log schema version {version}, newer than this "
+                    f"rxreact's {SCHEMA_VERSION}: upgrade rxreact"
                 )
+            migrations = _migrations(lost_after)
+            if version < SCHEMA_VERSION and version not in migrations:
+                raise RunError(f"{self.path!r} has unknown event log schema version {version}")
+            for step in range(version, SCHEMA_VERSION):
+                for statement in migrations[step]:
+                    db.execute(statement)
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         with self.read("open") as db:  # not inside a transaction: the mode cannot change there
             db.execute("PRAGMA journal_mode = WAL")
 

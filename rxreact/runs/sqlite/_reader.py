@@ -16,11 +16,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from rxreact.errors import RunError, RunLostError, RunNotFoundError
+from rxreact.errors import RunError
 from rxreact.runs._decisions import Decision
 from rxreact.runs._delivery import COUNT, deliver, fail
 from rxreact.runs._follower import Follower
-from rxreact.runs._sqlite_store import Store
+from rxreact.runs._sql_followers import by_run, fields, to_check, verdict
+from rxreact.runs.sqlite._store import Store
 
 __all__ = ["SQLiteReader"]
 
@@ -170,12 +171,7 @@ class SQLiteReader:
 
     def _groups(self) -> dict[str, list[Follower]]:
         with self._lock:
-            followers = list(self._followers)
-        groups: dict[str, list[Follower]] = {}
-        for follower in followers:
-            if follower.wants_more():
-                groups.setdefault(follower.run_id, []).append(follower)
-        return groups
+            return by_run(list(self._followers))
 
     def _read_entries(self) -> None:
         for run_id, members in self._groups().items():
@@ -194,7 +190,7 @@ class SQLiteReader:
                     break
                 if not rows:
                     break
-                deliver(run_id, members, [(seq, _fields(kind, body)) for seq, kind, body in rows])
+                deliver(run_id, members, [(seq, fields(kind, body)) for seq, kind, body in rows])
                 if len(rows) < COUNT or not all(f.wants_more() for f in members):
                     break
 
@@ -202,11 +198,7 @@ class SQLiteReader:
         """Fail the followers of runs that are gone, or whose owner stopped beating longer
         ago than ``gone_after`` (a lost run nobody resumed)."""
         with self._lock:
-            followers = [
-                f
-                for f in self._followers
-                if not f.finished and (everyone or f.checked_at == float("-inf"))
-            ]
+            followers = to_check(self._followers, everyone)
         if not followers:
             return
         run_ids = sorted({f.run_id for f in followers})
@@ -221,38 +213,18 @@ class SQLiteReader:
             }
         for follower in followers:
             try:
-                verdict = self._verdict(follower, rows.get(follower.run_id), now)
+                said = verdict(follower, self._judged(rows.get(follower.run_id), now))
             except Exception as error:  # a runs row of another shape: this run's followers fail
                 log.exception("SQLite event log: unreadable state of run %r", follower.run_id)
-                verdict = RunError(f"unreadable state of run {follower.run_id!r}: {error}")
-            if verdict is not None:
-                fail([follower], verdict)
+                said = RunError(f"unreadable state of run {follower.run_id!r}: {error}")
+            if said is not None:
+                fail([follower], said)
             follower.checked_at = now
 
-    def _verdict(self, follower: Follower, row: Any, now: float) -> Exception | None:
+    def _judged(self, row: Any, now: float) -> tuple[Any, bool, Any] | None:
+        """A ``(state, beat, info)`` row as :func:`verdict` takes it (raises on a beat that
+        is not a number)."""
         if row is None:
-            if follower.seen_running:
-                return _lost(follower.run_id, "its process is gone")
-            return RunNotFoundError(f"no run {follower.run_id!r} in this event log")
+            return None
         state, beat, info = row
-        follower.seen_running = follower.seen_running or state in _LIVE
-        if state == "lost":
-            return _lost(follower.run_id, str(info or "it cannot be resumed"))
-        if state == "running" and beat < now - self._gone_after:
-            return _lost(follower.run_id, "its process is gone and none resumed it")
-        if state not in (*_LIVE, "ended"):
-            return RunError(f"run {follower.run_id!r} is in an unknown state {state!r}")
-        return None
-
-
-def _fields(kind: Any, body: Any) -> dict[bytes, Any]:
-    """A row as the fields of a Redis entry (an unknown kind stays unknown to the decoder)."""
-    name = kind.encode() if isinstance(kind, str) else b"?"
-    return {name if name in (b"e", b"end") else b"kind:" + name: body}
-
-
-_LIVE = ("running", "parked")  # a parked run is waiting for people, not gone
-
-
-def _lost(run_id: str, why: str) -> RunLostError:
-    return RunLostError(f"run {run_id!r} stopped without an end: {why}")
+        return state, state == "running" and beat < now - self._gone_after, info
