@@ -17,7 +17,7 @@ from serve_helpers import serving
 
 from rxreact import OpenAIChatModel, OutputPartial, ReactAgent, ScriptedModel
 from rxreact.model.scripted.replies import text_reply
-from rxreact.serve._output_state import grown
+from rxreact.serve.ag_ui._output_state import grown
 from rxreact.serve.ui_stream import to_ui_message_stream
 from rxreact.testing import MockOpenAIServer
 

@@ -9,7 +9,7 @@ from typing import Final
 
 from reactivex import Observable
 
-from rxreact.serve.ui_stream import DONE, UIChunk
+from rxreact.serve._sse import DONE, UIChunk
 
 __all__ = ["ChunkPipe"]
 

@@ -1,48 +1,30 @@
 """The protocols the app can speak besides its own chat page, one route factory each.
 
 ``create_app(agent, protocols=(...))`` mounts the ones named (all by default). Each protocol
-is a module of its own that translates the same agent event stream (``ui_stream`` for the AI
-SDK, ``openai_compat`` for OpenAI clients...); its routes get what every protocol shares in
-a :class:`ServeContext`: the run registry (so the per-user run limit counts every protocol's
-runs), the signed run ids, and the app's settings. Every route is behind the app's guard
-(users, origins, body size), so a protocol only has to check ownership, through
-:func:`~rxreact.serve._guard.user_of` and :func:`~rxreact.serve.auth.conversation_key`.
+is a room of its own that translates the same agent event stream (``ui_stream/`` for the AI
+SDK, ``openai_compat/`` for OpenAI clients, ``a2a/``, ``ag_ui/``); its routes get what every
+protocol shares in a :class:`~rxreact.serve._context.ServeContext`: the run registry (so the
+per-user run limit counts every protocol's runs), the signed run ids, and the app's settings.
+Every route is behind the app's guard (users, origins, body size), so a protocol only has to
+check ownership, through :func:`~rxreact.serve._guard.user_of` and
+:func:`~rxreact.serve.auth.conversation_key`.
 """
 
 from __future__ import annotations
 
 import importlib.util
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from starlette.routing import BaseRoute
 
 from rxreact._extras import import_extra
-from rxreact.serve._body import HTTPProblem
-from rxreact.serve._runs import RunRegistry
-from rxreact.serve.auth import RunIds
+from rxreact.serve._context import ServeContext
 
-__all__ = ["EXTRAS", "PROTOCOLS", "ServeContext", "installed", "protocol_routes"]
-
-
-@dataclass(frozen=True)
-class ServeContext:
-    """What a protocol's routes share with the app."""
-
-    runs: RunRegistry
-    run_ids: RunIds
-    model_name: str
-    max_message_chars: int
-    heartbeat: float
-    refuse: Callable[[BaseException], HTTPProblem | None]
-    """The HTTP answer to a run that could not start (busy conversation, too many runs)."""
-    authenticated: bool = False
-    """Whether the app has users (``authenticate``): a protocol that describes its own
-    authentication (the A2A agent card) says so."""
+__all__ = ["EXTRAS", "PROTOCOLS", "installed", "protocol_routes"]
 
 
 def _openai(context: ServeContext) -> list[BaseRoute]:
-    from rxreact.serve._openai_routes import openai_routes
+    from rxreact.serve.openai_compat._routes import openai_routes
 
     return list(
         openai_routes(
@@ -57,14 +39,14 @@ def _openai(context: ServeContext) -> list[BaseRoute]:
 
 def _a2a(context: ServeContext) -> list[BaseRoute]:
     import_extra("a2a", "a2a")
-    from rxreact.serve._a2a_routes import a2a_routes
+    from rxreact.serve.a2a._routes import a2a_routes
 
     return a2a_routes(context)
 
 
 def _ag_ui(context: ServeContext) -> list[BaseRoute]:
     import_extra("ag_ui", "ag-ui")
-    from rxreact.serve._ag_ui_routes import ag_ui_routes
+    from rxreact.serve.ag_ui._routes import ag_ui_routes
 
     return ag_ui_routes(context)
 

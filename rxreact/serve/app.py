@@ -19,8 +19,8 @@
 
 ``create_app(protocols=...)`` chooses which are mounted (:mod:`rxreact.serve._protocols`).
 The chat page's streams are the AI SDK UI message stream (:mod:`rxreact.serve.ui_stream`),
-its routes :mod:`rxreact.serve._ui_routes`. A response is a cursor on the run: a client that
-disconnects detaches it, only ``cancel`` stops the run.
+its routes :mod:`rxreact.serve.ui_stream._routes`. A response is a cursor on the run: a client
+that disconnects detaches it, only ``cancel`` stops the run.
 
 Every request passes one guard first (:mod:`rxreact.serve._guard`: host, origin, user, body
 size). A user sees only their own conversations and runs: another user's id is a ``404``.
@@ -40,13 +40,14 @@ from starlette.routing import Route
 from rxreact.agent.react_agent import ReactAgent
 from rxreact.errors import InvalidArgumentError
 from rxreact.serve._body import OPENAI_PATHS, HTTPProblem, problem_body
+from rxreact.serve._context import ServeContext
 from rxreact.serve._deps import RequestDeps, RequestScope, check_deps_factory
 from rxreact.serve._guard import Authenticate, guard_middleware, user_of
-from rxreact.serve._protocols import PROTOCOLS, ServeContext, installed, protocol_routes
+from rxreact.serve._protocols import PROTOCOLS, installed, protocol_routes
 from rxreact.serve._runs import RunRegistry
-from rxreact.serve._ui_routes import STATIC_DIR, ui_routes
-from rxreact.serve._ui_routes import refused as refused
 from rxreact.serve.auth import RunIds
+from rxreact.serve.ui_stream._routes import STATIC_DIR, ui_routes
+from rxreact.serve.ui_stream._routes import refused as refused
 
 __all__ = ["STATIC_DIR", "create_app"]
 

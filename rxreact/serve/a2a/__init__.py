@@ -25,7 +25,7 @@ place for a model's thinking.
 
 No Starlette here: :func:`to_a2a_events` is an Rx operator usable on any run's events, and
 :func:`apply_update` folds its output into a ``Task``; the JSON-RPC server is
-:mod:`rxreact.serve._a2a_routes`. Needs the ``a2a`` extra (``a2a-sdk``, whose protobuf types
+:mod:`rxreact.serve.a2a._routes`. Needs the ``a2a`` extra (``a2a-sdk``, whose protobuf types
 these are).
 """
 
@@ -62,8 +62,8 @@ from rxreact.events import (
     ToolCallStarted,
     ToolResult,
 )
+from rxreact.serve._client_errors import error_text
 from rxreact.serve._mapping import mapped_events
-from rxreact.serve.ui_stream import error_text
 
 __all__ = ["ANSWER_ARTIFACT", "A2AUpdate", "apply_update", "new_task", "to_a2a_events"]
 

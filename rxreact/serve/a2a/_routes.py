@@ -64,15 +64,15 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from rxreact.errors import RunNotFoundError, RxReactError
-from rxreact.serve._a2a_card import agent_card, card_route
-from rxreact.serve._a2a_parts import question
-from rxreact.serve._a2a_stream import resumed, settle
-from rxreact.serve._a2a_tasks import AskedMessages, busy_at_start, with_history_length
 from rxreact.serve._body import HTTPProblem, check_conversation_id, message_too_long
+from rxreact.serve._context import ServeContext
 from rxreact.serve._guard import user_of
 from rxreact.serve._media import text_chars
-from rxreact.serve._protocols import ServeContext
 from rxreact.serve.a2a import TERMINAL_STATES, A2AUpdate, new_task, to_a2a_events
+from rxreact.serve.a2a._card import agent_card, card_route
+from rxreact.serve.a2a._parts import question
+from rxreact.serve.a2a._stream import resumed, settle
+from rxreact.serve.a2a._tasks import AskedMessages, busy_at_start, with_history_length
 from rxreact.serve.auth import conversation_key
 
 __all__ = ["A2A_PATH", "a2a_routes"]

@@ -18,7 +18,7 @@ out to call a tool is already sent as ``content`` when the call comes (the strea
 it back); :func:`chat_completion` builds a non-streamed answer from the final answer alone.
 
 No Starlette here: :func:`to_chat_completion_chunks` is an Rx operator usable on any run's
-events; the endpoint is :func:`rxreact.serve._openai_routes.openai_routes`.
+events; the endpoint is :func:`rxreact.serve.openai_compat._routes.openai_routes`.
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ from rxreact.events import (
     ToolCallStarted,
     ToolResult,
 )
+from rxreact.serve._client_errors import error_text
 from rxreact.serve._mapping import mapped_events
-from rxreact.serve.ui_stream import error_text
 
 __all__ = ["chat_completion", "error_body", "to_chat_completion_chunks"]
 

@@ -26,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from rxreact.serve._protocols import ServeContext
+from rxreact.serve._context import ServeContext
 
 __all__ = ["BEARER", "agent_card", "card_route"]
 

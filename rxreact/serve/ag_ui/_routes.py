@@ -5,7 +5,7 @@ One endpoint, three kinds of request, told apart by the body and headers:
 - **a question**: the last message is the user's. ``threadId`` is the conversation (the
   agent's memory holds its history: earlier messages sent are not read again); the tools of
   ``RunAgentInput.tools`` are offered to the model as client-side tools
-  (:mod:`~rxreact.serve._ag_ui_tools`). A new run starts and streams until it ends or waits
+  (:mod:`~rxreact.serve.ag_ui._tools`). A new run starts and streams until it ends or waits
   for the client.
 - **a continuation**: the last message is a ``tool`` message (the result of a client-side
   call the run waits for) and/or ``resume`` answers interrupts (approvals:
@@ -35,6 +35,7 @@ from rxreact.messages import File, Image
 from rxreact.messages._labels import Question
 from rxreact.serve._body import HTTPProblem, _validated, check_conversation_id, message_too_long
 from rxreact.serve._bridge import ChunkPipe
+from rxreact.serve._context import ServeContext
 from rxreact.serve._guard import user_of
 from rxreact.serve._media import (
     as_image,
@@ -44,9 +45,8 @@ from rxreact.serve._media import (
     text_chars,
     unsupported,
 )
-from rxreact.serve._protocols import ServeContext
+from rxreact.serve._sse import DONE, UIChunk
 from rxreact.serve.auth import conversation_key
-from rxreact.serve.ui_stream import DONE, UIChunk
 
 if TYPE_CHECKING:
     from ag_ui.core import RunAgentInput
@@ -67,8 +67,8 @@ def ag_ui_routes(context: ServeContext) -> list[BaseRoute]:
     Needs the ``ag-ui`` extra (``create_app`` checks it is installed first)."""
     from ag_ui.core import RunAgentInput
 
-    from rxreact.serve._ag_ui_tools import ClientTools, with_client_tools
     from rxreact.serve.ag_ui import to_ag_ui_events
+    from rxreact.serve.ag_ui._tools import ClientTools, with_client_tools
 
     runs = context.runs
     server_tools = frozenset(runs.agent.tools)

@@ -44,7 +44,7 @@ from rxreact.serve.ui_stream import UI_MESSAGE_STREAM_HEADERS, to_ui_message_str
 
 __all__ = ["STATIC_DIR", "refused", "ui_routes"]
 
-STATIC_DIR = Path(__file__).parent / "static"
+STATIC_DIR = Path(__file__).parent.parent / "static"
 """The chat page's files: ``index.html``, ``chat.css``, and ``chat.js`` with the ES modules it
 imports (``draw.js``, ``markdown.js``, ``scroll.js``, ...), and ``auth.js``, which asks for the
 token of a server with users and adds it to the page's requests."""

@@ -33,13 +33,13 @@ from rxreact.messages import AssistantMessage, File, Image, Message, SystemMessa
 from rxreact.messages._labels import Question
 from rxreact.serve._body import HTTPProblem, _validated, check_conversation_id, message_too_long
 from rxreact.serve._bridge import ChunkPipe
-from rxreact.serve._disconnect import ClientLeft, while_connected
 from rxreact.serve._guard import user_of
 from rxreact.serve._media import as_image, media_part, question_of, text_chars, unsupported
 from rxreact.serve._runs import RunRegistry
+from rxreact.serve._sse import UIChunk
 from rxreact.serve.auth import conversation_key
 from rxreact.serve.openai_compat import chat_completion, error_body, to_chat_completion_chunks
-from rxreact.serve.ui_stream import UIChunk
+from rxreact.serve.openai_compat._disconnect import ClientLeft, while_connected
 
 __all__ = ["CONVERSATION_HEADER", "openai_routes"]
 

@@ -2,8 +2,8 @@
 (the parts each event becomes are listed in :mod:`rxreact.serve.ui_stream`, which runs it).
 
 The mapper keeps the open text / reasoning part and the round's tool calls; it leaves the
-``data-*`` parts (approvals, withdrawn text) to :mod:`rxreact.serve._data_parts` and the
-events of agents run as tools to :mod:`rxreact.serve._nested_parts`.
+``data-*`` parts (approvals, withdrawn text) to :mod:`rxreact.serve.ui_stream._data_parts` and the
+events of agents run as tools to :mod:`rxreact.serve.ui_stream._nested_parts`.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from rxreact.events import (
     ToolResult,
 )
 from rxreact.serve._client_errors import error_text
-from rxreact.serve._data_parts import DataParts, output_part
-from rxreact.serve._nested_parts import NestedParts
+from rxreact.serve.ui_stream._data_parts import DataParts, output_part
+from rxreact.serve.ui_stream._nested_parts import NestedParts
 
 __all__ = ["Part", "UIPartMapper", "error_text"]
 

@@ -29,27 +29,28 @@ already holds stay valid.
     final_answer                [text-end], [data-output {round, output, final: true}],
                                 finish-step, finish
     events of agents run as     the calling tool's preliminary output; their approval
-    tools (path != ())          requests as cards of their own (rxreact.serve._nested_parts)
+    tools (path != ())          requests as cards of their own (ui_stream/_nested_parts.py)
     on_error                    [text-end], finish-step, error, finish(error)  -- or abort
                                 when the run was cancelled; the part stream then completes
 
 Each part travels as one SSE event ``id: <seq>`` / ``data: <json>``; the stream ends with
 ``data: [DONE]``. The parts of one agent event share its ``seq`` and are written together.
-The mapping's state machine is :class:`rxreact.serve._ui_parts.UIPartMapper`.
+The mapping's state machine is :class:`rxreact.serve.ui_stream._parts.UIPartMapper`.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from reactivex import Observable
 
 from rxreact.serve._mapping import mapped_events
-from rxreact.serve._ui_parts import Part, UIPartMapper
-from rxreact.serve._ui_parts import error_text as error_text
+from rxreact.serve._sse import DONE as DONE
+from rxreact.serve._sse import UIChunk as UIChunk
+from rxreact.serve.ui_stream._parts import Part as Part  # importable from here, as it was
+from rxreact.serve.ui_stream._parts import UIPartMapper
+from rxreact.serve.ui_stream._parts import error_text as error_text
 
 __all__ = ["DONE", "UI_MESSAGE_STREAM_HEADERS", "UIChunk", "to_ui_message_stream"]
 
@@ -61,24 +62,6 @@ UI_MESSAGE_STREAM_HEADERS = {
     "x-accel-buffering": "no",
 }
 """The response headers of a UI message stream (as the AI SDK sends them)."""
-
-DONE = "data: [DONE]\n\n"
-"""The SSE event that ends a UI message stream."""
-
-
-@dataclass(frozen=True, slots=True)
-class UIChunk:
-    """One UI message stream part and the ``seq`` of the agent event it came from."""
-
-    seq: int | None
-    """The event's ``seq`` (the SSE ``id``); ``None`` for the closing parts of a failed run."""
-    part: Part
-    """The part as the AI SDK's ``uiMessageChunkSchema`` describes it (``type`` first)."""
-
-    def to_sse(self) -> str:
-        """The part as one SSE event."""
-        data = json.dumps(self.part, ensure_ascii=False, separators=(",", ":"))
-        return f"data: {data}\n\n" if self.seq is None else f"id: {self.seq}\ndata: {data}\n\n"
 
 
 def to_ui_message_stream(

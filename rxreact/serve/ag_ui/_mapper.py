@@ -1,7 +1,7 @@
 """The state machine of :func:`rxreact.serve.ag_ui.to_ag_ui_events`: what is open (the round's
 step, a text or reasoning message, tool calls), what the round waits for, where the segment
 starts; one per subscription. A call waiting for approval becomes an interrupt as
-:mod:`rxreact.serve._ag_ui_interrupts` builds it."""
+:mod:`rxreact.serve.ag_ui._interrupts` builds it."""
 
 from __future__ import annotations
 
@@ -50,9 +50,9 @@ from rxreact.events import (
     ToolExecutionStarted,
     ToolResult,
 )
-from rxreact.serve._ag_ui_interrupts import APPROVAL_REASON, interrupt
-from rxreact.serve._output_state import OutputState
-from rxreact.serve.ui_stream import error_text
+from rxreact.serve._client_errors import error_text
+from rxreact.serve.ag_ui._interrupts import APPROVAL_REASON, interrupt
+from rxreact.serve.ag_ui._output_state import OutputState
 
 __all__ = ["APPROVAL_REASON", "Mapper"]
 

@@ -38,7 +38,7 @@ it and sends only what comes after its start: the message and tool call ids the 
 holds stay valid.
 
 No Starlette here: :func:`to_ag_ui_events` is an Rx operator usable on any run's events; the
-endpoint is :mod:`rxreact.serve._ag_ui_routes`. Needs the ``ag-ui`` extra.
+endpoint is :mod:`rxreact.serve.ag_ui._routes`. Needs the ``ag-ui`` extra.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ from ag_ui.core import BaseEvent, RunFinishedEvent
 from reactivex import Observable, abc
 
 from rxreact.events import FinalAnswer
-from rxreact.serve._ag_ui_mapper import APPROVAL_REASON, Mapper
+from rxreact.serve.ag_ui._mapper import APPROVAL_REASON, Mapper
 
 __all__ = ["APPROVAL_REASON", "AGUIChunk", "to_ag_ui_events"]
 
