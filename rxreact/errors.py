@@ -423,7 +423,7 @@ class CircuitOpenError(ModelError):
     """
 
     def __init__(self, states: dict[str, str]) -> None:
-        self.states = dict(states)
+        self.states: dict[str, str] = dict(states)
         listed = ", ".join(f"{name}: {state}" for name, state in self.states.items())
         super().__init__(f"every model's circuit breaker is open ({listed})")
 

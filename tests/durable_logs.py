@@ -14,7 +14,14 @@ from rxreact import (
     SQLiteEventLog,
 )
 
-__all__ = ["is_postgres", "open_log", "open_memory", "postgres_place", "split_place"]
+__all__ = [
+    "is_postgres",
+    "open_cluster_log",
+    "open_log",
+    "open_memory",
+    "postgres_place",
+    "split_place",
+]
 
 
 def is_postgres(where: str) -> bool:
@@ -41,6 +48,11 @@ def open_log(where: str, **options: Any) -> Any:
         options.setdefault("listen_dsn", dsn)
         return PostgresEventLog(dsn, table_prefix=prefix, min_size=1, max_size=4, **options)
     return SQLiteEventLog(where, **options)
+
+
+def open_cluster_log(url: str, **options: Any) -> Any:
+    """The event log on the Redis Cluster one of whose nodes ``url`` names."""
+    return RedisEventLog(url, cluster=True, **options)
 
 
 def open_memory(where: str) -> Any:

@@ -14,7 +14,7 @@ import uuid
 
 from rxreact import RedisEventLog
 from rxreact.events import TextDelta
-from rxreact.runs._writes import RunWriterToRedis
+from rxreact.runs.redis._writes import RunWriterToRedis
 
 _out = threading.Lock()
 

@@ -213,6 +213,7 @@ def test_serve_refuses_a_missing_setting_at_start_in_the_commands_terms(
         (["--lost-after", "5"], "--lost-after takes a positive number of seconds, with --redis"),
         (["--event-log", "runs.db", "--lost-after", "0"], "--lost-after takes a positive"),
         (["--redis", "redis://127.0.0.1:1/0", "--event-log", "runs.db"], "--event-log is the"),
+        (["--redis-cluster"], "--redis-cluster goes with --redis URL"),
     ],
 )
 def test_serve_refuses_event_log_options_that_do_not_go_together(

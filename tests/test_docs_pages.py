@@ -25,6 +25,7 @@ OWN_TEST = {
     "conversations.md": "test_docs_conversations.py",
     "ecosystem.md": "test_docs_ecosystem.py",
     "runs.md": "test_docs_runs.py",
+    "redis.md": "test_docs_redis.py",
 }
 """Pages run by a test file of their own."""
 

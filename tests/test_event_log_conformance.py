@@ -3,13 +3,17 @@ backend: a SQLite file, a real redis-server, a real postgres (direct, and throug
 in transaction mode, where followers poll). One class per backend, each giving the suite its
 ``make_log`` and, where the backend can, ``corrupt_entry`` and ``outage``.
 
-Redis Cluster (issue 29 section 2) joins as one more class, ``TestRedisClusterEventLog``,
-once ``RedisEventLog`` takes a ``RedisCluster`` client.
+A real three-master Redis Cluster (the session's) runs it too: ``TestRedisClusterEventLog``
+(one ``RedisCluster`` client shared by the logs of a test; its outage is every master stopped
+with SIGSTOP and continued) and ``TestRedisClusterEventLogAcrossProcesses`` (each process its
+own client, from the URL with ``cluster=True``).
 """
 
 from __future__ import annotations
 
+import signal
 import sqlite3
+import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -18,9 +22,11 @@ from typing import Any
 import pytest
 from durable_logs import postgres_place
 from postgres_server import PostgresServer
+from redis_cluster import LocalCluster
 from redis_server import RedisServer, running_redis_server
 
 from rxreact import PostgresEventLog, RedisEventLog, SQLiteEventLog
+from rxreact.runs.redis._keys import Keys
 from rxreact.testing.conformance import (
     EventLogConformance,
     EventLogProcessConformance,
@@ -126,6 +132,36 @@ class TestRedisEventLog(EventLogConformance):
         return corrupt
 
 
+class TestRedisClusterEventLog(EventLogConformance):
+    @pytest.fixture
+    def make_log(self, redis_cluster: LocalCluster, redis_cluster_client: Any) -> Iterator[MakeLog]:
+        redis_cluster.flush()
+        with logs(lambda **options: RedisEventLog(redis_cluster_client, **options)) as make:
+            yield make
+
+    @pytest.fixture
+    def corrupt_entry(self, redis_cluster_client: Any) -> Callable[[str], None]:
+        def corrupt(run_id: str) -> None:
+            key = Keys("rxreact:", cluster=True).run(run_id)
+            redis_cluster_client.delete(key)
+            redis_cluster_client.xadd(key, {"e": _GARBAGE}, id="0-1")
+
+        return corrupt
+
+    @pytest.fixture
+    def outage(self, redis_cluster: LocalCluster) -> Callable[[], AbstractContextManager[None]]:
+        # Every master stopped (SIGSTOP: unreachable, its data kept), then continued.
+        def signal_all(sent: signal.Signals) -> None:
+            for node in redis_cluster.nodes:
+                node.process.send_signal(sent)
+
+        def go_on() -> bool:
+            signal_all(signal.SIGCONT)
+            return redis_cluster.wait_ok(time.monotonic() + 30)
+
+        return stopped_between(lambda: signal_all(signal.SIGSTOP), go_on)
+
+
 class TestPostgresEventLog(EventLogConformance):
     bouncer = False
 
@@ -182,6 +218,13 @@ class TestRedisEventLogAcrossProcesses(EventLogProcessConformance):
         with redis.Redis.from_url(redis_server.url) as client:
             client.flushdb()
         return "rxreact:RedisEventLog", redis_server.url
+
+
+class TestRedisClusterEventLogAcrossProcesses(EventLogProcessConformance):
+    @pytest.fixture
+    def log_place(self, redis_cluster: LocalCluster) -> tuple[str, str]:
+        redis_cluster.flush()
+        return "durable_logs:open_cluster_log", redis_cluster.url
 
 
 class TestPostgresEventLogAcrossProcesses(EventLogProcessConformance):

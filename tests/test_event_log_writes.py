@@ -14,9 +14,9 @@ from redis_server import RedisServer, running_redis_server
 
 from rxreact.events import TextDelta
 from rxreact.runs._entries import decode_entry
-from rxreact.runs._keys import Keys
 from rxreact.runs._write_queue import Fence
-from rxreact.runs._writes import RedisWriteQueue
+from rxreact.runs.redis._keys import Keys
+from rxreact.runs.redis._writes import RedisWriteQueue
 
 KEYS = Keys("t:")
 RUNS: dict[str, Fence] = {}
@@ -101,7 +101,7 @@ def test_a_batch_sent_again_after_it_did_arrive_adds_no_entry_twice(
     queue._send(batch)  # it arrived, but say the reply was lost: a retry is due
     with queue._lock:
         queue._failed, queue._tries, queue._flushing = batch, 1, True
-    with caplog.at_level(logging.WARNING, logger="rxreact.runs._writes"):
+    with caplog.at_level(logging.WARNING, logger="rxreact.runs.redis._writes"):
         queue._flush(queue.scheduler)
     assert [seq for seq, _ in stored(client, "r")] == [2, 3]  # the events, then the end marker
     assert stored(client, "r")[0] == (2, ["w1", "w2"])
@@ -114,7 +114,7 @@ def test_once_every_wait_is_spent_the_batch_is_dropped_with_a_warning(
 ) -> None:
     queue = queue_on(client, 0.01, 0.01)
     server.stop()
-    with caplog.at_level(logging.WARNING, logger="rxreact.runs._writes"):
+    with caplog.at_level(logging.WARNING, logger="rxreact.runs.redis._writes"):
         put_events(queue, "r", 1)
         assert queue.wait_sent(30)
     assert any("writes failed" in r.getMessage() for r in caplog.records)

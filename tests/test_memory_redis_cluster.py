@@ -1,7 +1,8 @@
 """RedisChatMemory on a real three-master Redis Cluster: hash-tagged keys (one slot per
 conversation, conversations spread over every master), listing and clearing across nodes,
-release notices across nodes, the client's ownership, cluster errors typed; and the event log's
-clear refusal. The ChatMemory contract itself runs on the cluster in test_memory_contract.py."""
+release notices across nodes, the client's ownership, cluster errors typed. The ChatMemory
+contract itself runs on the cluster in test_memory_contract.py (the event log's, in
+test_event_log_conformance.py and test_runs_redis_cluster.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from redis_cluster import LocalCluster
 from redis_server import free_port
 from test_event_log_writes import until  # the servers see a subscription or a close late
 
-from rxreact import ChatMemoryError, ConfigurationError, RedisEventLog
+from rxreact import ChatMemoryError
 from rxreact._redis import close_redis
 from rxreact.memory import RedisChatMemory
 from rxreact.messages import AssistantMessage, UserMessage
@@ -181,13 +182,3 @@ def test_an_unreachable_cluster_is_a_chat_memory_error_with_the_cluster_error_as
     cause = caught.value.__cause__
     # redis-py's cluster errors are outside its RedisError tree: mapped all the same
     assert isinstance(cause, RedisClusterException) and not isinstance(cause, RedisError)
-
-
-def test_the_event_log_refuses_a_cluster_client_and_says_what_to_use(client: Any) -> None:
-    with pytest.raises(ConfigurationError) as caught:
-        RedisEventLog(client)
-    message = str(caught.value)
-    assert "does not run on Redis Cluster yet" in message
-    for alternative in ("one Redis node", "SQLiteEventLog", "PostgresEventLog"):
-        assert alternative in message
-    assert client.ping()  # the caller's client is left alone

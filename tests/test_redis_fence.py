@@ -21,8 +21,8 @@ from redis_server import RedisServer
 from rxreact import RedisEventLog
 from rxreact.events import TextDelta
 from rxreact.runs._entries import End, decode_entry
-from rxreact.runs._keys import Keys
-from rxreact.runs._writes import RunWriterToRedis
+from rxreact.runs.redis._keys import Keys
+from rxreact.runs.redis._writes import RunWriterToRedis
 
 KEYS = Keys("rxreact:")
 CHILD = Path(__file__).with_name("fence_child.py")
@@ -79,8 +79,10 @@ def stream(client: Any, run_id: str) -> list[int | str]:
 
 
 def lose(client: Any, run_id: str) -> None:
-    """What lost_after without a heartbeat does to a run: its meta key expires."""
+    """What lost_after without a heartbeat does to a run: its meta key expires, and its due
+    time in the running index passes."""
     client.delete(KEYS.meta(run_id))
+    client.zadd(KEYS.running(0), {run_id: 0}, xx=True)
 
 
 def claim(log: RedisEventLog, run_id: str) -> int:
@@ -102,7 +104,7 @@ def test_a_claimed_runs_first_owner_writes_nothing_more_and_is_stopped(
     lose(client, "r")  # the first log was paused past lost_after...
     assert claim(second, "r") == 2  # ...and the second took the run over
 
-    with caplog.at_level(logging.WARNING, logger="rxreact.runs._writes"):
+    with caplog.at_level(logging.WARNING, logger="rxreact.runs.redis._writes"):
         run.write(3, 4)  # the first log goes on as if nothing happened
         run.checkpoint(b"c1")
         assert first.flush()
@@ -119,7 +121,7 @@ def test_a_claimed_runs_first_owner_writes_nothing_more_and_is_stopped(
         b"running",  # not "ended" by the first owner
     ]
     assert client.get(KEYS.meta("r")) == b"running"
-    assert client.zscore(KEYS.running, "r") is not None
+    assert client.zscore(KEYS.running(0), "r") is not None
     assert client.zscore(KEYS.active("conv"), "r") is not None
     fenced = [r for r in caplog.records if "has another owner now" in r.getMessage()]
     assert len(fenced) == 1  # once, however many writes were refused
@@ -160,7 +162,7 @@ def test_a_refused_run_leaves_the_other_runs_of_its_batch_written(
         ("ckpt", fences["lost"], b"c", 0, 1, None),
         ("ckpt", fences["kept"], b"c", 0, 1, None),
     ]
-    with caplog.at_level(logging.WARNING, logger="rxreact.runs._writes"):
+    with caplog.at_level(logging.WARNING, logger="rxreact.runs.redis._writes"):
         sent = first._writes._send(batch)  # one pipeline, as a flush sends it
     assert sent.refused == [fences["lost"]] and sent.failed == []
     assert stream(client, "lost") == [] and stream(client, "kept") == [1]
@@ -182,7 +184,7 @@ def test_the_heartbeat_is_fenced_too(
     claim(second, "r")
     client.pexpire(KEYS.meta("r"), 60_000)  # what the first owner's beat must not touch
     client.pexpire(KEYS.meta("idle"), 60_000)
-    with caplog.at_level(logging.WARNING, logger="rxreact.runs._writes"):
+    with caplog.at_level(logging.WARNING, logger="rxreact.runs.redis._writes"):
         first._heartbeat(client)
     assert run.cancelled.wait(10)
     assert not idle.cancelled.is_set()
@@ -237,7 +239,8 @@ def test_a_paused_owner_process_is_refused_once_continued(
         assert lines.next() == "written 1 True"
         owner.send_signal(signal.SIGSTOP)  # paused: no beats, no writes
         # Its heartbeat key lapsing (lost_after with no beat), now rather than waited for.
-        assert client.delete(KEYS.meta(run_id)) == 1
+        assert client.exists(KEYS.meta(run_id)) == 1
+        lose(client, run_id)
         claim(logs(), run_id)
         owner.stdin.write("write 2\nend\n")  # type: ignore[union-attr]
         owner.stdin.flush()  # type: ignore[union-attr]

@@ -28,7 +28,7 @@ from rxreact import (
 )
 from rxreact.model.scripted.model import ScriptedModel
 from rxreact.model.scripted.replies import text_reply, tool_call_reply
-from rxreact.runs._keys import Keys
+from rxreact.runs.redis._keys import Keys
 
 GOOD = b'[{"round":1,"seq":1,"type":"text_delta","delta":"fine so far"}]'
 
@@ -74,7 +74,7 @@ class RedisPlace:
         """Cancels and decisions of other shapes, read by every owner's reader."""
         cancels: list[dict[Any, Any]] = [{"run": b"\xff\xfe"}, {"nothing": "1"}, {"run": ""}]
         for fields in cancels:
-            self.client.xadd(self.keys.cancels, fields)
+            self.client.xadd(self.keys.cancels(0), fields)
         decisions: list[dict[Any, Any]] = [
             {"run": b"\xff", "call": "c", "approved": "1"},
             {"run": "x", "call": "c", "approved": "yes"},
@@ -82,7 +82,7 @@ class RedisPlace:
             {"run": "x", "call": b"\xc3", "approved": "0", "reason": b"\xff"},
         ]
         for fields in decisions:
-            self.client.xadd(self.keys.decisions, fields)
+            self.client.xadd(self.keys.decisions(0), fields)
 
     def close(self) -> None:
         self.client.close()
@@ -141,7 +141,7 @@ def place(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
 
 
 def reader_thread(log: Any) -> threading.Thread:
-    reader = log._hub if isinstance(log, RedisEventLog) else log._reader
+    reader = log._hub.reader(0) if isinstance(log, RedisEventLog) else log._reader
     thread = reader._thread
     assert thread is not None
     return thread
@@ -149,7 +149,7 @@ def reader_thread(log: Any) -> threading.Thread:
 
 def next_heartbeat(log: Any) -> threading.Event:
     """An event set at the reader's next heartbeat."""
-    reader = log._hub if isinstance(log, RedisEventLog) else log._reader
+    reader = log._hub.reader(0) if isinstance(log, RedisEventLog) else log._reader
     beat, beaten = reader._heartbeat, threading.Event()
 
     def counted(*args: Any) -> None:

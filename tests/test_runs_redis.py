@@ -222,7 +222,7 @@ def test_a_run_seen_running_that_vanishes_before_its_first_event_is_lost_not_unk
         watcher = Collector(follow("early", reader))
         checked = threading.Event()
         for _ in range(2000):  # until the hub's first look at the run (it is running then)
-            if any(f.seen_running for f in list(reader._hub._followers)):
+            if any(f.seen_running for f in list(reader._hub.reader(0)._followers)):
                 checked.set()
                 break
             checked.wait(0.005)

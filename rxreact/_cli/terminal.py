@@ -137,7 +137,7 @@ class TerminalRenderer:
         self._at_line_start = {id(self.out): True, id(self.err): True}
         self._in_reasoning = False
         self._running_tools = 0
-        self.broken_pipe = threading.Event()
+        self.broken_pipe: threading.Event = threading.Event()
         """Set when a write found its reader gone; every later write is skipped."""
 
     # -- writing ------------------------------------------------------------------------------

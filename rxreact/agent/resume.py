@@ -131,7 +131,7 @@ class ResumedRun(RunLoop):
     ) -> None:
         super().__init__(agent, state.question.content, state.conversation_id, deps=deps)
         self.user: str | None = state.user
-        self.run_id = lost.run_id
+        self.run_id: str = lost.run_id
         self._lost = lost
         self._state = state
 
@@ -153,9 +153,11 @@ class ResumedRun(RunLoop):
         self._add(state.question)
         for message in state.turn:
             self._add(message)
-        self.rounds, self.usage = state.rounds, state.usage
+        self.rounds: int = state.rounds
+        self.usage: Usage | None = state.usage
         self.usage_by_purpose.update(cast(dict[UsagePurpose, Usage], state.usage_by_purpose))
-        self.revisions, self.tool_errors = state.revisions, state.tool_errors
+        self.revisions: int = state.revisions
+        self.tool_errors: int = state.tool_errors
         setup = setup_step(self, self.agent)  # instructions and tools, with this process's deps
         if setup is not None:
             yield setup

@@ -69,10 +69,10 @@ class RoundPrices:
                 f"a budget needs the price of {label}: none is known (install rxreact[prices] "
                 "or rxreact.costs.prices.register_price it)"
             )
-        self.per_input_token = per_input / _MILLION
-        self.per_output_token = per_output / _MILLION
-        self.input_tokens = input_tokens
-        self.input_cost = input_tokens * self.per_input_token
+        self.per_input_token: float = per_input / _MILLION
+        self.per_output_token: float = per_output / _MILLION
+        self.input_tokens: int = input_tokens
+        self.input_cost: float = input_tokens * self.per_input_token
 
     def projected(self, output_chars: int, usage: Usage | None) -> float:
         """The request's cost so far: reported counts where there are, else estimates."""
@@ -102,7 +102,7 @@ class Spend:
                     f"a per-conversation budget needs a chat memory that keeps spend: "
                     f"{type(memory).__name__} does not"
                 )
-        self.before = 0.0
+        self.before: float = 0.0
         self.cut = False
         """Set when a round was stopped by the budget (``on_exceed="final_answer"``)."""
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from rxreact._validate import check_question, described
 from rxreact.errors import InvalidArgumentError
@@ -80,7 +80,7 @@ class Case:
             return NotImplemented
         return all(getattr(self, slot) == getattr(other, slot) for slot in self.__slots__)
 
-    __hash__ = None  # type: ignore[assignment]  # mutable metadata inside
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]  # mutable metadata inside
 
 
 def _history(case: str, items: Sequence[Any]) -> tuple[Message, ...]:

@@ -37,8 +37,8 @@ class EvalContext:
     __slots__ = ("__dict__", "case", "run")
 
     def __init__(self, case: Case, run: RecordedRun) -> None:
-        self.case = case
-        self.run = run
+        self.case: Case = case
+        self.run: RecordedRun = run
 
     def __repr__(self) -> str:
         return f"EvalContext(case={self.case.name!r}, run={self.run!r})"

@@ -16,7 +16,11 @@ from rxreact.errors import RunError
 from rxreact.runs._entries import decode_entry
 from rxreact.runs._follower import Follower, Item
 
-__all__ = ["deliver"]
+__all__ = ["COUNT", "deliver"]
+
+COUNT = 32
+"""Entries per run per read, for every shared log's reader (each entry holds up to
+:data:`~rxreact.runs._entries.MAX_BATCH` events)."""
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 ``append`` queues the event and returns; one flush at a time (on a small shared pool) sends
 everything queued so far, from every run of the process, in one batch: one pipeline for
-Redis (:mod:`rxreact.runs._writes`), one transaction for SQLite
+Redis (:mod:`rxreact.runs.redis._writes`), one transaction for SQLite
 (:mod:`rxreact.runs.sqlite._writes`). Each store implements :meth:`WriteQueue._send`; what is
 common lives here. One flush at a time keeps every run's writes in ``seq`` order, and the run
 never waits for the store.
@@ -87,7 +87,10 @@ class WriteQueue(ABC):
     log: ClassVar[logging.Logger] = logging.getLogger(__name__)
 
     def __init__(
-        self, retry_on: type[Exception], scheduler_name: str, gather_s: float = 0.0
+        self,
+        retry_on: type[Exception] | tuple[type[Exception], ...],
+        scheduler_name: str,
+        gather_s: float = 0.0,
     ) -> None:
         self._retry_on = retry_on
         self._gather_s = gather_s

@@ -36,7 +36,7 @@ class HTTPProblem(Exception):
         self.status = status
         self.error = error
         self.detail = detail
-        self.headers = headers or {}
+        self.headers: dict[str, str] = headers or {}
 
 
 OPENAI_PATHS = "/v1/"

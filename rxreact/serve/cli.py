@@ -86,6 +86,10 @@ def add_serve_command(commands: Any) -> None:
         help="keep memory and the event log in Redis (default: SQLite and in memory, one worker)",
     )  # fmt: skip
     parser.add_argument(
+        "--redis-cluster", action="store_true",
+        help="--redis URL names a node of a Redis Cluster (docs/redis.md)",
+    )  # fmt: skip
+    parser.add_argument(
         "--memory", metavar="PATH", default=None,
         help="SQLite file of conversations without --redis, or a postgresql:// DSN "
         "(default: the one rxreact chat uses)",
@@ -186,6 +190,9 @@ def serve(args: argparse.Namespace) -> int:
     if args.redis and args.event_log:
         print("rxreact serve: --event-log is the event log without --redis", file=sys.stderr)
         return 2
+    if args.redis_cluster and not args.redis:
+        print("rxreact serve: --redis-cluster goes with --redis URL", file=sys.stderr)
+        return 2
     if args.lost_after is not None and (args.lost_after <= 0 or not (args.redis or args.event_log)):
         print(
             "rxreact serve: --lost-after takes a positive number of seconds, with --redis or "
@@ -206,6 +213,7 @@ def serve(args: argparse.Namespace) -> int:
             "tools",
             "deps_factory",
             "redis",
+            "redis_cluster",
             "memory",
             "event_log",
             "listen_dsn",
@@ -350,8 +358,9 @@ def app_from_env() -> Any:
     if config.get("lost_after") is not None:
         durable["lost_after"] = config["lost_after"]
     if redis_url:
-        memory: ChatMemory = RedisChatMemory(redis_url)
-        event_log: EventLog = RedisEventLog(redis_url, **durable)
+        cluster = bool(config.get("redis_cluster"))
+        memory: ChatMemory = RedisChatMemory(redis_url, cluster=cluster)
+        event_log: EventLog = RedisEventLog(redis_url, cluster=cluster, **durable)
     else:
         memory_path = config.get("memory")
         if is_postgres(memory_path):

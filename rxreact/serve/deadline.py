@@ -24,7 +24,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 __all__ = ["DEFAULT_REQUEST_DEADLINE", "H11WithDeadline", "with_request_deadline"]
 
-log = logging.getLogger(__name__)
+log: logging.Logger = logging.getLogger(__name__)
 
 DEFAULT_REQUEST_DEADLINE = 60.0
 """Seconds a request's headers and body may take to arrive, in total."""

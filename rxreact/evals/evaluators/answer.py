@@ -46,6 +46,7 @@ class EqualsExpected(Evaluator):
     skipped (passing, as a label) for a case without one."""
 
     def evaluate(self, ctx: EvalContext) -> EvalResult:
+        """Pass when the output equals the case's ``expected``; skip a case without one."""
         expected = ctx.case.expected
         if expected is None:
             return EvalResult("skipped", "the case has no expected output")
@@ -63,6 +64,7 @@ class Equals(Evaluator):
     value: Any
 
     def evaluate(self, ctx: EvalContext) -> EvalResult:
+        """Pass when the output equals ``value``."""
         if ctx.output is None:
             return _no_answer(ctx)
         if _equal(ctx.output, self.value):
@@ -79,6 +81,7 @@ class Contains(Evaluator):
     case_sensitive: bool = True
 
     def evaluate(self, ctx: EvalContext) -> EvalResult:
+        """Pass when ``value`` is in the output (substring, key or sub-dict, or item)."""
         output = ctx.output
         if output is None:
             return _no_answer(ctx)
@@ -110,6 +113,7 @@ class Matches(Evaluator):
         re.compile(self.regex)  # a bad pattern fails here, not on every run
 
     def evaluate(self, ctx: EvalContext) -> EvalResult:
+        """Pass when ``regex`` is found in the answer's text."""
         answer = ctx.answer
         if answer is None:
             return _no_answer(ctx)
@@ -127,6 +131,7 @@ class IsInstance(Evaluator):
     type_name: str
 
     def evaluate(self, ctx: EvalContext) -> EvalResult:
+        """Pass when the output's class, or one of its bases, is named ``type_name``."""
         output = ctx.output
         if output is None:
             return _no_answer(ctx)
@@ -141,6 +146,7 @@ class OutputValid(Evaluator):
     """The run's typed answer validated (``evaluate(..., output_type=...)``)."""
 
     def evaluate(self, ctx: EvalContext) -> EvalResult:
+        """Pass when the run's answer validated against its ``output_type``."""
         final = ctx.run.final
         if final is None:
             return _no_answer(ctx)

@@ -105,6 +105,7 @@ class LLMJudge(Evaluator):
         return "\n\n".join(parts)
 
     def evaluate(self, ctx: EvalContext) -> EvalResult:
+        """Score the answer with the judging model against ``rubric`` (0 with no answer)."""
         from rxreact.checks.judge import structured_reply
 
         if ctx.answer is None:

@@ -37,6 +37,7 @@ class MaxDuration(Evaluator):
         object.__setattr__(self, "seconds", _seconds(self.seconds))
 
     def evaluate(self, ctx: EvalContext) -> EvalResult:
+        """Pass when the run took at most ``seconds``, on its own clock."""
         duration = ctx.duration
         if duration is None:
             return EvalResult(False, "the recording ends before the run did")
@@ -56,6 +57,7 @@ class FirstTokenWithin(Evaluator):
         object.__setattr__(self, "seconds", _seconds(self.seconds))
 
     def evaluate(self, ctx: EvalContext) -> EvalResult:
+        """Pass when the answer's first text delta came within ``seconds``."""
         first = ctx.first_token
         if first is None:
             return EvalResult(False, "no answer text came")

@@ -53,6 +53,7 @@ class ToolCalls(Evaluator):
         return calls
 
     def evaluate(self, ctx: EvalContext) -> EvalResult:
+        """Pass when the run's tool calls match ``expected`` as ``mode`` says."""
         return match_calls(self.calls, ctx.tool_calls, self.mode)
 
 
@@ -63,6 +64,7 @@ class MaxRounds(Evaluator):
     n: int
 
     def evaluate(self, ctx: EvalContext) -> EvalResult:
+        """Pass when the run made at most ``n`` model requests."""
         final = ctx.run.final
         rounds = (
             final.rounds
@@ -80,6 +82,7 @@ class MaxToolCalls(Evaluator):
     max_calls: int
 
     def evaluate(self, ctx: EvalContext) -> EvalResult:
+        """Pass when the run made at most ``max_calls`` tool calls."""
         count = len(ctx.tool_calls)
         verdict = "at most" if count <= self.max_calls else "more than"
         return EvalResult(
@@ -92,6 +95,7 @@ class NoErrors(Evaluator):
     """The run answered and none of its tool calls failed."""
 
     def evaluate(self, ctx: EvalContext) -> EvalResult:
+        """Pass when the run answered and none of its tool calls failed."""
         if ctx.error is not None:
             return EvalResult(False, f"the run failed: {ctx.error}")
         failed = [e for e in ctx.events if e.type == "tool_result" and e.is_error]
@@ -110,6 +114,7 @@ class NotForced(Evaluator):
     """The answer was not forced by ``max_rounds`` (no forced final round)."""
 
     def evaluate(self, ctx: EvalContext) -> EvalResult:
+        """Pass when the answer was not forced by reaching ``max_rounds``."""
         final = ctx.run.final
         forced = (final is not None and final.forced) or any(
             e.type == "max_rounds_reached" and not e.path for e in ctx.events
@@ -127,6 +132,7 @@ class MaxTokens(Evaluator):
     n: int
 
     def evaluate(self, ctx: EvalContext) -> EvalResult:
+        """Pass when the run's model requests used at most ``n`` tokens in all."""
         usage = ctx.usage
         if usage is None:
             return EvalResult(False, "the run's model reported no usage")

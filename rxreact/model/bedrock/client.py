@@ -98,7 +98,7 @@ class BedrockModel(HTTPChatModel):
     ) -> None:
         if region is not None and (not isinstance(region, str) or not region.strip()):
             raise InvalidArgumentError(f"region must be a non-empty str, got {region!r}")
-        self.region = region_of(region, dict(os.environ))
+        self.region: str | None = region_of(region, dict(os.environ))
         """The region requests are signed for (``None``: only a bearer key or a loopback
         endpoint can be used)."""
         base_url = (base_url or os.environ.get(self.base_url_env) or "").rstrip("/") or None

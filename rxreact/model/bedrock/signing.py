@@ -87,7 +87,7 @@ class SigV4Signer:
                 "AWS_BEARER_TOKEN_BEDROCK (a Bedrock API key)"
             )
         self._credentials = credentials
-        self.region = region
+        self.region: str = region
 
     def sign(self, url: str, headers: dict[str, str], body: bytes) -> dict[str, str]:
         """``headers`` with the SigV4 ``Authorization``, ``X-Amz-Date`` (and the session

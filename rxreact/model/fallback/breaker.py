@@ -129,8 +129,8 @@ class CircuitBreaker:
             if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
                 raise InvalidArgumentError(f"{name} must be positive seconds, got {value!r}")
         self.failures = failures
-        self.window = float(window)
-        self.cooldown = float(cooldown)
+        self.window: float = float(window)
+        self.cooldown: float = float(cooldown)
         self.clock = clock
         self._lock = threading.Lock()
         self._models: dict[str, ModelBreaker] = {}

@@ -119,7 +119,7 @@ class GeminiModel(HTTPChatModel):
             max_line_bytes=max_line_bytes,
             max_tool_arguments=max_tool_arguments,
         )
-        self.model = self.model.removeprefix("models/")
+        self.model: str = self.model.removeprefix("models/")
         models = f"{self.base_url}{self.path}/{quote(self.model, safe='.-_')}"
         self._endpoint.retarget(
             f"{models}:streamGenerateContent?alt=sse", f"{models}:generateContent"

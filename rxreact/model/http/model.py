@@ -133,8 +133,8 @@ class HTTPChatModel(Closeable):
             model,
             base_url or os.environ.get(self.base_url_env) or self.default_base_url,
         )
-        self.model = model
-        self.base_url = base_url
+        self.model: str = model
+        self.base_url: str = base_url
         self._timeouts = Timeouts(connect_timeout, first_chunk_timeout, chunk_timeout)
         key_env = api_key_env or self.api_key_env
         self._endpoint = Endpoint(

@@ -207,7 +207,7 @@ class ResponsesParser(StreamParser):
         return _new_chunk((None, text, (), None, None, None, (), None))
 
     def _end(self, response: dict[str, Any]) -> ChatChunk:
-        self.done = True
+        self.done: bool = True
         status = response.get("status")
         usage = response.get("usage")
         if status == "incomplete":

@@ -44,8 +44,9 @@ takes 2.0 µs. ``ChatChunk`` is built with ``tuple.__new__``, a third of its key
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic_core import from_json
 
@@ -178,12 +179,14 @@ class ChatCompletionsParser(StreamParser):
 
     __slots__ = ("parse",)
 
-    terminal_data = DONE
+    terminal_data: ClassVar[str | None] = DONE
 
     def __init__(self, replay_tag: str = DEFAULT_REPLAY_TAG) -> None:
         super().__init__()
         # A partial, not a method: no per-chunk method frame of our own.
-        self.parse = partial(parse_chunk, replay_tag=replay_tag)  # type: ignore[method-assign]
+        self.parse: Callable[[str, str | None], ChatChunk | None] = partial(  # type: ignore[assignment]
+            parse_chunk, replay_tag=replay_tag
+        )
 
     def end(self, saw_finish_reason: bool) -> None:
         if not saw_finish_reason:

@@ -12,8 +12,9 @@ Without ``listen_dsn`` (behind PgBouncer) the thread reads every ``poll`` second
 anything is followed or owned, and sleeps between heartbeats when nothing is; notices are
 only wake-ups, so a lost one (a reconnect) costs latency, never an event.
 
-A follower whose inbox is full is left out of reads until it drains (:mod:`rxreact.runs._hub`),
-and entries are decoded once, for every follower of their run.
+A follower whose inbox is full is left out of reads until it drains
+(:mod:`rxreact.runs.redis._reader`), and entries are decoded once, for every follower of their
+run.
 """
 
 from __future__ import annotations
@@ -28,9 +29,8 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from rxreact._postgres import PostgresPool
-from rxreact.runs._delivery import deliver, fail
+from rxreact.runs._delivery import COUNT, deliver, fail
 from rxreact.runs._follower import Follower
-from rxreact.runs._hub import COUNT
 from rxreact.runs._sql_followers import by_run, fields, to_check, verdict
 from rxreact.runs.postgres._listen import Listening, listen
 

@@ -103,7 +103,7 @@ class PostgresEventLog(OwnedRuns):
     ) -> None:
         self._set_times(lost_after, takeover_timeout, ttl)
         self.table_prefix: str = check_prefix(table_prefix)
-        self.owner = uuid.uuid4().hex
+        self.owner: str = uuid.uuid4().hex
         self._channel = f"{table_prefix}runs"
         self._sql = {name: text.format(p=table_prefix) for name, text in SQL.items()}
         self._db = PostgresPool(

@@ -5,7 +5,7 @@ SQLite has no blocking read, so the thread polls, cheaply: every ``poll`` second
 ``PRAGMA data_version`` (a counter in shared memory that moves when another connection
 commits) and reads only when it moved or a follower was added. Idle, with nothing followed
 and no run owned, it sleeps until woken. A follower whose inbox is full is left out of reads
-until it drains, as with Redis (:mod:`rxreact.runs._hub`), and entries are decoded once.
+until it drains, as with Redis (:mod:`rxreact.runs.redis._reader`), and entries are decoded once.
 """
 
 from __future__ import annotations
@@ -18,9 +18,8 @@ from typing import Any
 
 from rxreact.errors import RunError
 from rxreact.runs._decisions import Decision
-from rxreact.runs._delivery import deliver, fail
+from rxreact.runs._delivery import COUNT, deliver, fail
 from rxreact.runs._follower import Follower
-from rxreact.runs._hub import COUNT
 from rxreact.runs._sql_followers import by_run, fields, to_check, verdict
 from rxreact.runs.sqlite._store import Store
 

@@ -82,7 +82,7 @@ class SQLiteEventLog(OwnedRuns):
         scheduler: abc.SchedulerBase | None = None,
     ) -> None:
         self._set_times(lost_after, takeover_timeout, ttl)
-        self.owner = uuid.uuid4().hex
+        self.owner: str = uuid.uuid4().hex
         self._store = Store.open(path, timeout, self.lost_after)
         self.path: str = self._store.path
         self._keep_runs(SQLiteWriteQueue(self._store), max_runs, self.ttl, scheduler)

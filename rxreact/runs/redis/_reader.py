@@ -1,18 +1,21 @@
-"""The reader of a :class:`~rxreact.runs.RedisEventLog`: one thread, one ``XREAD BLOCK``, for
-every follower of the process and every cancel request addressed to it.
+"""A reader of a :class:`~rxreact.runs.RedisEventLog` (:mod:`rxreact.runs.redis._hub`): one thread,
+one ``XREAD BLOCK``, for every follower of the process of runs in one bucket, and every cancel
+request and decision addressed to the bucket (:mod:`rxreact.runs.redis._keys`: one bucket on a
+single node, so one reader for everything).
 
-A follower holds a cursor (the last ``seq`` handed to it) and a small inbox. Each loop the hub
-sends one ``XREAD BLOCK ... STREAMS`` naming every followed run (at the lowest cursor of its
-followers), the log's cancel stream and the hub's own wake stream, hands the entries to the
-inboxes, and the followers deliver them on their own schedulers. A follower whose inbox is
-full (:data:`INBOX` events undelivered) is left out of the next reads until it drains, so a
-slow follower holds at most about one inbox and one read, and the run never waits for anyone.
-Entries are decoded once, by the hub, and the same immutable events go to every follower.
+A follower holds a cursor (the last ``seq`` handed to it) and a small inbox. Each loop the
+reader sends one ``XREAD BLOCK ... STREAMS`` naming every followed run of its bucket (at the
+lowest cursor of its followers), the bucket's cancel and decision streams and the reader's own
+wake stream (all in the bucket's slot on a cluster), hands the entries to the inboxes, and the
+followers deliver them on their own schedulers. A follower whose inbox is full (:data:`INBOX`
+events undelivered) is left out of the next reads until it drains, so a slow follower holds at
+most about one inbox and one read, and the run never waits for anyone. Entries are decoded
+once, by the reader, and the same immutable events go to every follower.
 
-Something that changes what the hub should read (a new follower, a starved one with room
+Something that changes what the reader should read (a new follower, a starved one with room
 again, ``close``) adds an entry to the wake stream: unlike ``CLIENT UNBLOCK``, a wake sent
-just before the hub blocks is not lost, because the hub reads the stream from the last entry
-it saw.
+just before the reader blocks is not lost, because the reader reads the stream from the last
+entry it saw.
 """
 
 from __future__ import annotations
@@ -27,17 +30,13 @@ from typing import Any
 
 from rxreact.errors import RunError, RunLostError, RunNotFoundError
 from rxreact.runs._decisions import Decision
-from rxreact.runs._delivery import deliver, fail
+from rxreact.runs._delivery import COUNT, deliver, fail
 from rxreact.runs._follower import Follower
-from rxreact.runs._keys import Keys
+from rxreact.runs.redis._keys import Keys
 
-__all__ = ["COUNT", "Hub"]
+__all__ = ["Reader", "block_limit", "seq_of"]
 
 log = logging.getLogger(__name__)
-
-COUNT = 32
-"""Entries per stream per read (each holds up to :data:`~rxreact.runs._entries.MAX_BATCH`
-events)."""
 
 
 def seq_of(entry_id: bytes | str) -> int:
@@ -46,37 +45,50 @@ def seq_of(entry_id: bytes | str) -> int:
     return int(text.partition("-")[2])
 
 
-def _block_limit(client: Any, beat_s: float) -> float:
+def block_limit(client: Any, beat_s: float) -> float:
     """The longest XREAD BLOCK the client's socket timeout allows (half of it; redis-py 8
-    defaults to 5 s), and no longer than a heartbeat period."""
-    kwargs = getattr(client.connection_pool, "connection_kwargs", {})
+    defaults to 5 s), and no longer than a heartbeat period. A cluster client's own timeout
+    is its nodes' (it has no pool of its own)."""
+    pool = getattr(client, "connection_pool", None)
+    if pool is None and hasattr(client, "get_default_node"):
+        node = client.get_default_node()
+        pool = getattr(getattr(node, "redis_connection", None), "connection_pool", None)
+    kwargs = getattr(pool, "connection_kwargs", {})
     timeout = kwargs.get("socket_timeout") or kwargs.get("orig_socket_timeout")
     return min(beat_s, timeout / 2) if isinstance(timeout, int | float) and timeout > 0 else beat_s
 
 
-class Hub:
-    """The reader thread (started on first use) and what it reads for."""
+Errors = tuple[type[Exception], ...]
+"""What redis-py raises when Redis cannot be reached (a cluster client's errors included)."""
+
+
+class Reader:
+    """One bucket's reader thread (started on first use) and what it reads for."""
 
     def __init__(
         self,
         client: Any,
         keys: Keys,
+        bucket: int,
         on_cancel: Callable[[str], None],
-        heartbeat: Callable[[Any], None],
+        heartbeat: Callable[[Any], None] | None,
         beat_s: float,
-        error_type: type[Exception],
+        errors: Errors,
         takeover_timeout: float = 0.0,
         on_decision: Callable[[str, str, bool, str | None], None] | None = None,
+        hub_id: str = "",
     ) -> None:
         self._client = client
         self._keys = keys
+        self._cancels = keys.cancels(bucket)
+        self._decisions = keys.decisions(bucket)
         self._on_cancel = on_cancel
-        self._heartbeat = heartbeat
+        self._heartbeat = heartbeat  # only one reader of a log beats for its runs
         self._beat_s = beat_s
-        self._block_s = _block_limit(client, beat_s)
-        self._error = error_type
+        self._block_s = block_limit(client, beat_s)
+        self._error = errors
         self._takeover_s = takeover_timeout  # how long a lost run may wait for a new owner
-        self._wake_key = keys.wake(uuid.uuid4().hex)
+        self._wake_key = keys.wake(hub_id or uuid.uuid4().hex, bucket)
         self._lock = threading.Lock()
         self._followers: set[Follower] = set()
         self._thread: threading.Thread | None = None
@@ -91,9 +103,9 @@ class Hub:
         with self._lock:
             if self._thread is not None or self._closed.is_set():
                 return
-            last = self._client.xrevrange(self._keys.cancels, count=1)
+            last = self._client.xrevrange(self._cancels, count=1)
             self._cancel_id = last[0][0].decode() if last else "0-0"
-            last = self._client.xrevrange(self._keys.decisions, count=1)
+            last = self._client.xrevrange(self._decisions, count=1)
             self._decision_id = last[0][0].decode() if last else "0-0"
             self._thread = threading.Thread(
                 target=self._loop, name="rxreact-redis-event-log", daemon=True
@@ -112,7 +124,7 @@ class Hub:
 
     def wake(self) -> None:
         """Make the reader re-read what to follow (it may be blocked in XREAD)."""
-        with contextlib.suppress(self._error):
+        with contextlib.suppress(*self._error):
             pipe = self._client.pipeline(transaction=False)
             pipe.xadd(self._wake_key, {"w": "1"}, maxlen=8, approximate=False)
             pipe.pexpire(self._wake_key, 60_000)
@@ -124,7 +136,7 @@ class Hub:
         if thread is not None:
             self.wake()
             thread.join(10)
-        with contextlib.suppress(self._error):
+        with contextlib.suppress(*self._error):
             self._client.delete(self._wake_key)
 
     # -- the reader thread --------------------------------------------------------------------
@@ -137,7 +149,8 @@ class Hub:
             if now >= next_beat:
                 # Each step in its own guard: a failing heartbeat must not stop the reads, nor
                 # a failing read the heartbeat. Redis being away is retried at once (below).
-                if self._guarded("heartbeat", self._heartbeat, self._client):
+                heartbeat = self._heartbeat
+                if heartbeat is None or self._guarded("heartbeat", heartbeat, self._client):
                     next_beat = now + self._beat_s
                 self._guarded("liveness check", self._check_alive, now, True)
             else:
@@ -146,8 +159,8 @@ class Hub:
                 groups = self._groups()
                 streams = {
                     self._wake_key: wake_id,
-                    self._keys.cancels: self._cancel_id,
-                    self._keys.decisions: self._decision_id,
+                    self._cancels: self._cancel_id,
+                    self._decisions: self._decision_id,
                 }
                 for run_id, members in groups.items():
                     streams[self._keys.run(run_id)] = f"0-{min(f.cursor for f in members)}"
@@ -170,11 +183,11 @@ class Hub:
                 last = entries[-1][0].decode()
                 if key == self._wake_key:
                     wake_id = last
-                elif key == self._keys.cancels:
+                elif key == self._cancels:
                     self._cancel_id = last  # first: a bad entry is not read again
                     for entry_id, fields in entries:
                         self._cancelled(entry_id, fields)
-                elif key == self._keys.decisions:
+                elif key == self._decisions:
                     self._decision_id = last
                     for entry_id, fields in entries:
                         self._decided(entry_id, fields)

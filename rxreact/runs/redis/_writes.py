@@ -1,7 +1,7 @@
 """The owner's side of a :class:`~rxreact.runs.RedisEventLog`: one pipeline per flush.
 
 The queue, the flush and the retries are :mod:`rxreact.runs._write_queue`'s; here a batch is
-one pipeline holding one fenced script call per run (:mod:`rxreact.runs._redis_fence`), with
+one pipeline holding one fenced script call per run (:mod:`rxreact.runs.redis._fence`), with
 the consecutive events of a run in one ``XADD`` entry (:mod:`rxreact.runs._entries`). So a
 flush costs one round trip however many runs it carries, and a run another process claimed
 is refused in the same step that would have written it.
@@ -15,13 +15,14 @@ twice.
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any, ClassVar
 
 from rxreact.events import AgentEvent
 from rxreact.runs._entries import MAX_BATCH, encode_end, encode_events
-from rxreact.runs._keys import Keys
-from rxreact.runs._redis_fence import REFUSED, add_call, execute
 from rxreact.runs._write_queue import RETRY_WAITS, Fence, Item, QueuedRunWriter, Sent, WriteQueue
+from rxreact.runs.redis._fence import REFUSED, Done, add_call, execute, tidy_active
+from rxreact.runs.redis._keys import Keys
 
 __all__ = ["RETRY_WAITS", "RedisWriteQueue", "RunWriterToRedis"]
 
@@ -33,7 +34,12 @@ class RedisWriteQueue(WriteQueue):
     log: ClassVar[logging.Logger] = logging.getLogger(__name__)
 
     def __init__(
-        self, client: Any, keys: Keys, ttl_ms: int, lost_ms: int, error_type: type[Exception]
+        self,
+        client: Any,
+        keys: Keys,
+        ttl_ms: int,
+        lost_ms: int,
+        error_type: type[Exception] | tuple[type[Exception], ...],
     ) -> None:
         super().__init__(error_type, "redis-event-log")
         self._client = client
@@ -53,7 +59,8 @@ class RedisWriteQueue(WriteQueue):
         results = execute(self._client, build)
         refused: list[Fence] = []
         failed: list[Fence] = []
-        for fence, result in zip(runs, results, strict=True):
+        done: list[Done] = []
+        for (fence, (conversation_id, ops)), result in zip(runs.items(), results, strict=True):
             if result == REFUSED:
                 refused.append(fence)
             elif isinstance(result, Exception):
@@ -66,6 +73,9 @@ class RedisWriteQueue(WriteQueue):
                 self.log.warning(
                     "%s: %d entries of run %s were there already", self.store, result, fence.run_id
                 )
+            else:
+                done.append((fence.run_id, conversation_id, ops))
+        tidy_active(self._client, keys, done, ttl_ms)  # a cluster's active sets, after
         return Sent(refused, failed)
 
 
@@ -88,8 +98,8 @@ def _ops_by_run(batch: list[Item]) -> dict[Fence, tuple[str | None, list[Any]]]:
             ops += ("park", repr(since), "" if deadline is None else repr(deadline))
             runs[fence] = (conversation_id, ops)
             continue
-        if kind == "unpark":
-            ops.append("unpark")
+        if kind == "unpark":  # due again as a running run, lost_after from now
+            ops += ("unpark", repr(time.time()))
             continue
         _, _, conversation_id, seq, error, _ = item
         ops += ("end", f"0-{seq}", encode_end(error))

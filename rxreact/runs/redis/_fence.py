@@ -1,10 +1,11 @@
 """Fenced writes to a :class:`~rxreact.runs.RedisEventLog`: one Lua script per run and batch.
 
 A run's lease (``run:{id}:owner``) names its owner and fencing token; a claim
-(:mod:`rxreact.runs._redis_takeover`) bumps the token. The script below checks the lease and
+(:mod:`rxreact.runs.redis._takeover`) bumps the token. The script below checks the lease and
 does the run's writes in one atomic step, so once another process claimed the run, this
-owner's next batch for it changes nothing: no event, checkpoint, end marker, meta or active
-update. The heartbeat goes through the same script, so renewing a run's keys is fenced too.
+owner's next batch for it changes nothing: no event, checkpoint, end marker, meta, index or
+active update. The heartbeat goes through the same script, so renewing a run's keys is fenced
+too.
 
 A lease that is gone altogether (its key expired: no heartbeat for ``ttl``) does not refuse
 the write: nobody can claim such a run (the claim needs the lease), so this owner is still
@@ -16,11 +17,13 @@ The ops, in ``ARGV`` after the header, each a name and its arguments::
                       is skipped and counted: a re-sent entry that had arrived
     c    n body       HSETNX checkpoint n
     end  id payload   XADD the end marker, meta ``ended``, lease state ``ended``, and the run
-                      off the ``running`` and ``active`` sets
-    beat              renew meta (``lost_after``): the owner's heartbeat
+                      off the ``running`` and ``woken`` indexes and the ``active`` set
+    beat now          renew meta (``lost_after``): the owner's heartbeat; a running (not
+                      parked) run is due in ``running`` at ``now + lost_after``
     park since deadline
-                      lease state ``parked`` with ``since`` and ``deadline`` (``""``: none)
-    unpark            lease state ``running`` again
+                      lease state ``parked`` with ``since`` and ``deadline`` (``""``: none),
+                      due in ``running`` at the deadline (``+inf``: only once decided)
+    unpark now        lease state ``running`` again, due at ``now + lost_after``, not woken
     letgo             a parked run's meta deleted: this owner stops beating for it now
 
 then the lease, stream, checkpoint and active keys are renewed (``ttl``), or, while the run
@@ -28,22 +31,39 @@ is parked (:mod:`rxreact.runs.parking`), kept without expiry: a parked run may w
 with no process beating for it. The script returns ``-1`` when the lease names someone else,
 else how many entries it skipped as already there.
 
+On a Redis Cluster the conversation's ``active`` set lives in the conversation's slot, not
+the run's: the script leaves it out, and :func:`tidy_active` does its part afterwards, as
+single-key commands, for the runs whose script was not refused. A crash in between leaves an
+ended run in the set, which :meth:`~rxreact.runs.RedisEventLog.active_run` drops when it
+looks (as it drops runs whose process died).
+
 Scripts are sent by SHA (``EVALSHA``): the body travels once per server, not once per batch.
-A server that does not know it (restarted, failed over, ``SCRIPT FLUSH``) gets it loaded and
-the pipeline sent again; whatever of it ran the first time is refused as duplicates or
-rewritten unchanged.
+A server that does not know it (restarted, failed over, ``SCRIPT FLUSH``) gets it loaded
+(on every master of a cluster) and the pipeline sent again; whatever of it ran the first time
+is refused as duplicates or rewritten unchanged.
 """
 
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from rxreact.runs._keys import Keys
 from rxreact.runs._write_queue import Fence
+from rxreact.runs.redis._keys import Keys
 
-__all__ = ["FENCED", "REFUSED", "add_call", "beat", "execute", "let_go"]
+__all__ = [
+    "FENCED",
+    "REFUSED",
+    "Done",
+    "add_call",
+    "beat",
+    "execute",
+    "let_go",
+    "op_names",
+    "tidy_active",
+]
 
 FENCED = """
 local lease = redis.call('HMGET', KEYS[1], 'owner', 'token')
@@ -62,7 +82,8 @@ while i <= #ARGV do
       redis.call('SET', KEYS[4], 'ended', 'PX', ttl)
       redis.call('HSET', KEYS[1], 'state', 'ended')
       redis.call('ZREM', KEYS[5], run)
-      if KEYS[6] then redis.call('ZREM', KEYS[6], run) end
+      redis.call('SREM', KEYS[6], run)
+      if KEYS[7] then redis.call('ZREM', KEYS[7], run) end
     end
     i = i + 3
   elseif op == 'c' then
@@ -70,11 +91,19 @@ while i <= #ARGV do
     i = i + 3
   elseif op == 'beat' then
     redis.call('PEXPIRE', KEYS[4], lost)
-    i = i + 1
+    if redis.call('HGET', KEYS[1], 'state') ~= 'parked' then
+      redis.call('ZADD', KEYS[5], tonumber(ARGV[i + 1]) + lost / 1000, run)
+    end
+    i = i + 2
   elseif op == 'park' then
     redis.call('HSET', KEYS[1], 'state', 'parked', 'since', ARGV[i + 1])
-    if ARGV[i + 2] == '' then redis.call('HDEL', KEYS[1], 'deadline')
-    else redis.call('HSET', KEYS[1], 'deadline', ARGV[i + 2]) end
+    if ARGV[i + 2] == '' then
+      redis.call('HDEL', KEYS[1], 'deadline')
+      redis.call('ZADD', KEYS[5], '+inf', run)
+    else
+      redis.call('HSET', KEYS[1], 'deadline', ARGV[i + 2])
+      redis.call('ZADD', KEYS[5], ARGV[i + 2], run)
+    end
     i = i + 3
   elseif op == 'letgo' then
     if redis.call('HGET', KEYS[1], 'state') == 'parked' then redis.call('DEL', KEYS[4]) end
@@ -82,13 +111,15 @@ while i <= #ARGV do
   elseif op == 'unpark' then
     redis.call('HSET', KEYS[1], 'state', 'running')
     redis.call('HDEL', KEYS[1], 'since', 'deadline')
-    i = i + 1
+    redis.call('ZADD', KEYS[5], tonumber(ARGV[i + 1]) + lost / 1000, run)
+    redis.call('SREM', KEYS[6], run)
+    i = i + 2
   else
     return redis.error_reply('unknown op ' .. tostring(op))
   end
 end
 local parked = redis.call('HGET', KEYS[1], 'state') == 'parked'
-for _, k in ipairs({1, 2, 3, 6}) do
+for _, k in ipairs({1, 2, 3, 7}) do
   if KEYS[k] then
     if parked then redis.call('PERSIST', KEYS[k]) else redis.call('PEXPIRE', KEYS[k], ttl) end
   end
@@ -100,6 +131,12 @@ REFUSED = -1
 """What the script returns when the lease names another owner or token."""
 
 _SHA = hashlib.sha1(FENCED.encode(), usedforsecurity=False).hexdigest()  # what EVALSHA names
+
+_WIDTHS = {"e": 3, "c": 3, "end": 3, "park": 3, "beat": 2, "unpark": 2, "letgo": 1}
+"""Each op's length in ``ARGV``, its name included."""
+
+Done = tuple[str, str | None, Sequence[Any]]
+"""A run's script that was not refused: its id, its conversation and its ops."""
 
 
 def add_call(
@@ -114,17 +151,20 @@ def add_call(
     """Queue the script for ``fence``'s run doing ``ops`` on ``pipe``; ``conversation_id`` is
     needed by ``end`` and ``beat`` only (its ``active`` set)."""
     run_id = fence.run_id
+    bucket = keys.bucket(run_id)
     names = [
         keys.owner(run_id),
         keys.run(run_id),
         keys.checkpoints(run_id),
         keys.meta(run_id),
-        keys.running,
+        keys.running(bucket),
+        keys.woken(bucket),
     ]
-    if conversation_id is not None:
+    if conversation_id is not None and not keys.cluster:
         names.append(keys.active(conversation_id))
     header = (fence.owner, fence.token, run_id, ttl_ms, lost_ms)
-    pipe.evalsha(_SHA, len(names), *names, *header, *ops)
+    # Not pipe.evalsha: redis-py's cluster pipeline refuses that name, not the command.
+    pipe.execute_command("EVALSHA", _SHA, len(names), *names, *header, *ops)
 
 
 def execute(client: Any, build: Callable[[Any], None]) -> list[Any]:
@@ -142,8 +182,48 @@ def execute(client: Any, build: Callable[[Any], None]) -> list[Any]:
         results: list[Any] = pipe.execute(raise_on_error=False)
         if not any(isinstance(r, NoScriptError) for r in results):
             return results
-        client.script_load(FENCED)
+        client.script_load(FENCED)  # a cluster client loads it on every master
     return results
+
+
+def op_names(ops: Sequence[Any]) -> list[str]:
+    """The names of the ops in ``ops`` (their arguments skipped)."""
+    names: list[str] = []
+    i = 0
+    while i < len(ops):
+        names.append(ops[i])
+        i += _WIDTHS[ops[i]]
+    return names
+
+
+def tidy_active(client: Any, keys: Keys, done: Sequence[Done], ttl_ms: int) -> None:
+    """On a cluster, the ``active`` set's part of the scripts in ``done``: an ended run off
+    its conversation's set, the set kept while a run is parked, renewed at a heartbeat
+    (``GT``: a set kept for a parked run is not given an expiry again). Nothing on one node.
+
+    Raises:
+        redis.RedisError: Redis could not be reached.
+    """
+    if not keys.cluster:
+        return
+    pipe = client.pipeline(transaction=False)
+    queued = False
+    for run_id, conversation_id, ops in done:
+        if conversation_id is None:
+            continue
+        key = keys.active(conversation_id)
+        for name in op_names(ops):
+            if name == "end":
+                pipe.zrem(key, run_id)
+            elif name == "park":
+                pipe.persist(key)
+            elif name == "beat":
+                pipe.pexpire(key, ttl_ms, gt=True)
+            else:
+                continue
+            queued = True
+    if queued:
+        pipe.execute()
 
 
 def let_go(
@@ -180,13 +260,17 @@ def beat(
     Raises:
         redis.RedisError: Redis could not be reached.
     """
+    ops = ("beat", repr(time.time()))
 
     def build(pipe: Any) -> None:
         for fence, conversation_id in owned:
-            add_call(pipe, keys, fence, conversation_id, ("beat",), ttl_ms, lost_ms)
+            add_call(pipe, keys, fence, conversation_id, ops, ttl_ms, lost_ms)
 
     results = execute(client, build)
     for result in results:
         if isinstance(result, Exception):
             raise result
-    return [fence for (fence, _), result in zip(owned, results, strict=True) if result == REFUSED]
+    pairs = list(zip(owned, results, strict=True))
+    done = [(f.run_id, c, ops) for (f, c), result in pairs if result != REFUSED]
+    tidy_active(client, keys, done, ttl_ms)
+    return [fence for (fence, _), result in pairs if result == REFUSED]
