@@ -61,7 +61,7 @@ def _tests_importable() -> None:
 
 
 def has_cluster_flag() -> bool:
-    """Whether ``rxreact serve`` takes ``--redis-cluster`` (another branch adds it)."""
+    """Whether ``rxreact serve`` takes ``--redis-cluster`` (an older checkout does not)."""
     from rxreact.serve import cli
 
     return "redis_cluster" in Path(cli.__file__).read_text()
@@ -213,7 +213,7 @@ def open_backend(name: str, workdir: Path) -> Iterator[Backend]:
             pids = [node.process.pid for node in cluster.nodes]
             args, url = ["--redis", cluster.url, "--redis-cluster"], cluster.url
             stats = lambda: _redis_stats(ports, pids)  # noqa: E731
-            memory = lambda: RedisChatMemory(url, cluster=True)  # type: ignore[call-arg]  # noqa: E731
+            memory = lambda: RedisChatMemory(url, cluster=True)  # noqa: E731
             yield Backend(name, args, stats, memory)
     elif name == "postgres":
         with _postgres() as backend:
