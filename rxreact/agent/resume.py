@@ -165,6 +165,8 @@ class ResumedRun(RunLoop):
             yield self.guard.begin(content_text(self.question), self.history[: self.loaded])
         last = state.last
         if last is not None and not last.tool_calls:  # the answer was recorded: no new request
+            if self._lost.final_answer is not None:
+                return  # the lost owner got as far as its answer: nothing is left but the end
             answered = RoundState(state.rounds, forced=state.forced)
             answered.process(ChatChunk(text=last.content or ""), lambda _: None)
             if self.checked:
@@ -179,7 +181,8 @@ class ResumedRun(RunLoop):
                 self._check_output_type(answered)
             if self.guard is not None:
                 yield self.guard.settled()
-            self._commit_memory()
+            if not self._turn_stored():
+                self._commit_memory()
             yield immediately(self._final_answer(answered))
             return
         forced = state.forced
@@ -191,6 +194,15 @@ class ResumedRun(RunLoop):
                 if not any(type(e) is MaxRoundsReached for e in self._lost.events):
                     prefix = (MaxRoundsReached(round=self.rounds),)
         yield from self._rounds(prefix + self._restart(), forced)
+
+    def _turn_stored(self) -> bool:
+        """Whether the memory already ends with this run's turn: the lost owner committed it
+        and died before its ``final_answer`` reached the log. Held by this run's lease from its
+        start, the conversation cannot have had another turn appended since."""
+        if self.loaded < len(self.turn):
+            return False
+        stored = self.history[self.loaded - len(self.turn) : self.loaded]
+        return [_said(m) for m in stored] == [_said(m) for m in self.turn]
 
     def _restart(self) -> tuple[Any, ...]:
         """``round_restarted`` when the log holds events of the round requested next."""
@@ -252,6 +264,13 @@ class ResumedRun(RunLoop):
         self._add_results(calls, results)
         if durable is not None:
             yield durable.written()
+
+
+def _said(message: Any) -> tuple[Any, ...]:
+    """What a message says, as the memory keeps it (ids included: a tool call's make a turn
+    with tools unique)."""
+    calls = tuple(c.id for c in getattr(message, "tool_calls", None) or ())
+    return (message.role, content_text(message.content or ""), calls)
 
 
 def _waiting_for_approval(lost: LostRun) -> set[str]:

@@ -68,6 +68,7 @@ class AgentRun:
             assert isinstance(self._log, ResumableLog)
             self._writer = self._log.resume(lost, self.cancel)
             self._append = _renumbered(self._writer.append, lost.last_seq)
+            self._final = lost.final_answer  # answered before it was lost: the steps add none
         if isinstance(self._writer, CheckpointWriter):  # a durable log: record each step
             run.checkpoints = Checkpointer(self._writer)
         self._park = _park_watch(agent, self._writer, lost)

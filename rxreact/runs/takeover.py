@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from rxreact.events import AgentEvent
+from rxreact.events import AgentEvent, FinalAnswer
 from rxreact.runs.base import RunWriter
 
 __all__ = ["LostRun", "ResumableLog"]
@@ -47,6 +47,16 @@ class LostRun:
     @property
     def last_seq(self) -> int:
         return len(self.events)
+
+    @property
+    def final_answer(self) -> FinalAnswer | None:
+        """The run's own ``final_answer`` if it is among the committed events: the owner died
+        after answering, before the end marker (its memory commit comes before the event, so
+        there is nothing left to do but end)."""
+        for event in reversed(self.events):
+            if type(event) is FinalAnswer and not event.path:
+                return event
+        return None
 
 
 @runtime_checkable
