@@ -38,7 +38,9 @@ def test_waiting_diagrams_do_not_delay_a_finished_runs_diagram() -> None:
         for run in running:
             run.cancel()
         recordings = await asyncio.wait_for(asyncio.gather(*waiting), 10)
-        assert all(r is not None and r.values for r in recordings)  # each ended, recorded
+        # Each ended and was recorded (on a busy machine a run may be cancelled before its
+        # first event: its recording is then empty, but it is there).
+        assert all(r is not None for r in recordings)
 
     try:
         asyncio.run(main())
