@@ -25,17 +25,18 @@ $(STAMP): pyproject.toml | $(PY)
 demo: $(RUNTIME)
 	$(VENV)/bin/rxreact demo
 
-# Two workers, a test file each at a time (--dist loadfile keeps a file's module fixtures, its
-# redis-server or postgres, in one process): most tests wait on sockets and child processes,
-# so the suite takes about half the time it does in one process. The slowest files go first
-# (tests/conftest.py's SLOW_FIRST), so that neither worker is left with a long file at the end.
+# Three workers on two cores, a test file each at a time (--dist loadfile keeps a file's module
+# fixtures, its redis-server or postgres, in one process): most tests wait on sockets and child
+# processes, so two workers kept the cores 70 % busy (7 min 07 s) and three keep them ~85 %
+# busy (6 min 24 s). The slowest files go first (tests/conftest.py's SLOW_FIRST), so that no
+# worker is left alone with a long file at the end.
 # The suite starts hundreds of Python processes (workers killed and restarted, the CLI, the
 # notebooks' kernels): each one compiles rxreact afresh where PYTHONDONTWRITEBYTECODE is set,
 # ~3 s of CPU instead of ~1.3 s. So the test run keeps compiled files, in .venv/pycache, out of
 # the source tree (and pytest keeps its rewritten test modules there too).
 PYCACHE := env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX=$(CURDIR)/$(VENV)/pycache
 test: $(STAMP)
-	$(PYCACHE) $(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder
+	$(PYCACHE) $(PY) -m pytest -n 3 --dist loadfile --no-loadscope-reorder
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check rxreact tests benchmarks

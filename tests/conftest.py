@@ -104,31 +104,33 @@ def redis_cluster_client(redis_cluster: LocalCluster) -> Iterator[Any]:
 
 
 SLOW_FIRST = (
-    "test_lease_processes.py",
-    "test_typing.py",
     "test_takeover.py",
-    "test_decisions.py",
-    "test_serve_page_parked.py",
-    "test_notebooks.py",
-    "test_takeover_soak.py",
-    "test_benchmarks_smoke.py",
-    "test_serve_workers.py",
+    "test_lease_processes.py",
     "test_parking.py",
     "test_event_log_conformance.py",
-    "test_no_cycles.py",
+    "test_benchmarks_smoke.py",
+    "test_notebooks.py",
+    "test_serve_page_parked.py",
+    "test_typing.py",
     "test_cli_terminal.py",
+    "test_mcp.py",
+    "test_serve_page_cards.py",
+    "test_serve_workers.py",
+    "test_serve_ag_ui.py",
+    "test_takeover_soak.py",
     "test_serve_auth.py",
+    "test_serve_page.py",
+    "test_serve_browser.py",
     "test_soak_smoke.py",
-    "test_serve_browser_auth.py",
-    "test_benchmarks_anthropic.py",
+    "test_decisions.py",
+    "test_serve_page_nesting.py",
+    "test_serve_deadline.py",
     "test_runs_redis.py",
-    "test_runs_sqlite.py",
-    "test_serve_ai_client.py",
 )
 """The files that take longest (from ``--junitxml`` times of the whole suite), run first.
-``make test``'s two workers take a file at a time in collection order
+``make test``'s workers take a file at a time in collection order
 (``--no-loadscope-reorder``): a long file taken last is a tail one worker runs alone while the
-other idles. A file not named here goes after these, in the usual order."""
+others idle. A file not named here goes after these, in the usual order."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
