@@ -1,6 +1,6 @@
 """``python -m benchmarks.due_claims [--quick]``: what a claim tick costs a Redis event log
-with 100 and with 100,000 parked runs (issue 29: "100,000 parked runs cost a claim tick no
-more than 100 do").
+with 100 and with 100,000 parked runs (the due index's promise: 100,000 parked runs cost a
+claim tick no more than 100 do).
 
 The parked runs are made through the log's own path: ``begin``, an approval request the run
 parks on (no deadline), the log closed (it lets its parked runs go: no process beats for

@@ -1,4 +1,4 @@
-"""Many workers on one database, measured (issue 29 §4): ``rxreact serve`` workers on SQLite,
+"""Many workers on one database, measured: ``rxreact serve`` workers on SQLite,
 Redis, Redis Cluster and Postgres against one worker on the in-memory log.
 
 ``python -m benchmarks.many_workers [--runs 2000] [--concurrency 200] [--workers 4]
