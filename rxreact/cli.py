@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from rxreact._cli.arguments import positive_int
 from rxreact._cli.demo import add_demo_command
 from rxreact._cli.eval import add_eval_command
 from rxreact._cli.help import HelpFormatter, command_parser, examples
@@ -75,16 +76,6 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
 # -- chat ---------------------------------------------------------------------------------------
 
 
@@ -120,7 +111,7 @@ def _add_chat(commands: Any) -> None:
     )  # fmt: skip
     chat.add_argument("--base-url", default=None, help="endpoint (default: $OPENAI_BASE_URL)")
     chat.add_argument(
-        "--max-rounds", type=_positive_int, default=5, help="model requests with tools offered"
+        "--max-rounds", type=positive_int, default=5, help="model requests with tools offered"
     )
     chat.add_argument(
         "--system", default=None, help="system prompt (default: none, the model's own behaviour)"
@@ -133,7 +124,7 @@ def _add_chat(commands: Any) -> None:
     )
     chat.add_argument(
         "--max-tokens",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         help="max tokens per reply (default: the model's limit)",
     )

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rxreact._cli.arguments import positive_int
 from rxreact._cli.help import command_parser, examples
 from rxreact.errors import ConfigurationError, InvalidArgumentError
 
@@ -79,10 +80,10 @@ def add_eval_command(commands: Any) -> None:
         help="score the runs recorded in RUNS_DIR instead of running the agent (default: run)",
     )
     parser.add_argument(
-        "--concurrency", metavar="N", type=_positive_int, default=8, help="runs in flight at once"
+        "--concurrency", metavar="N", type=positive_int, default=8, help="runs in flight at once"
     )
     parser.add_argument(
-        "--repeat", metavar="K", type=_positive_int, default=1, help="runs of each case"
+        "--repeat", metavar="K", type=positive_int, default=1, help="runs of each case"
     )
     parser.add_argument(
         "--timeout",
@@ -119,16 +120,6 @@ def add_eval_command(commands: Any) -> None:
         help="the share of runs that must pass, from 0 to 1",
     )
     parser.set_defaults(run=run_eval)
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def _positive_float(text: str) -> float:
