@@ -12,7 +12,7 @@ from reactivex import abc
 from rxreact.events import AgentEvent
 from rxreact.runs._entries import End
 
-__all__ = ["INBOX", "Follower", "Item", "Reader"]
+__all__ = ["INBOX", "Follower", "FollowerSet", "Item", "Reader"]
 
 INBOX = 1024
 """Undelivered events at which a follower is left out of reads until it drains."""
@@ -27,6 +27,32 @@ class Reader(Protocol):
     def remove(self, follower: Follower) -> None: ...
 
     def wake(self) -> None: ...
+
+
+class FollowerSet:
+    """What every log's reader thread does alike with its followers (a set under its lock):
+    ``add`` starts the thread if need be, then wakes it to read the new follower's run;
+    ``remove`` drops one. A reader sets ``_lock`` and ``_followers`` and gives
+    ``ensure_started`` and ``wake``."""
+
+    _lock: threading.Lock
+    _followers: set[Follower]
+
+    def ensure_started(self) -> None:
+        raise NotImplementedError
+
+    def wake(self) -> None:
+        raise NotImplementedError
+
+    def add(self, follower: Follower) -> None:
+        self.ensure_started()
+        with self._lock:
+            self._followers.add(follower)
+        self.wake()
+
+    def remove(self, follower: Follower) -> None:
+        with self._lock:
+            self._followers.discard(follower)
 
 
 class Follower:

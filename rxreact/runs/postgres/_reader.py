@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 
 from rxreact._postgres import PostgresPool
 from rxreact.runs._delivery import COUNT, deliver, fail
-from rxreact.runs._follower import Follower
+from rxreact.runs._follower import Follower, FollowerSet
 from rxreact.runs._sql_followers import by_run, fields, to_check, verdict
 from rxreact.runs.postgres._listen import Listening, listen
 
@@ -57,7 +57,7 @@ _EVERYTHING = _Woken(True, True, None)
 _NOTHING = _Woken(False, False, set())
 
 
-class PostgresReader:
+class PostgresReader(FollowerSet):
     """The reader thread (started on first use) and what it reads for."""
 
     def __init__(
@@ -113,16 +113,6 @@ class PostgresReader:
                 target=self._loop, name="rxreact-postgres-event-log", daemon=True
             )
             self._thread.start()
-
-    def add(self, follower: Follower) -> None:
-        self.ensure_started()
-        with self._lock:
-            self._followers.add(follower)
-        self.wake()
-
-    def remove(self, follower: Follower) -> None:
-        with self._lock:
-            self._followers.discard(follower)
 
     def wake(self) -> None:
         """Read everything at once (a follower came, a decision was made here)."""

@@ -31,7 +31,7 @@ from typing import Any
 from rxreact.errors import RunError, RunLostError, RunNotFoundError
 from rxreact.runs._decisions import Decision
 from rxreact.runs._delivery import COUNT, deliver, fail
-from rxreact.runs._follower import Follower
+from rxreact.runs._follower import Follower, FollowerSet
 from rxreact.runs.redis._keys import Keys
 
 __all__ = ["Reader", "block_limit", "seq_of"]
@@ -62,7 +62,7 @@ Errors = tuple[type[Exception], ...]
 """What redis-py raises when Redis cannot be reached (a cluster client's errors included)."""
 
 
-class Reader:
+class Reader(FollowerSet):
     """One bucket's reader thread (started on first use) and what it reads for."""
 
     def __init__(
@@ -111,16 +111,6 @@ class Reader:
                 target=self._loop, name="rxreact-redis-event-log", daemon=True
             )
             self._thread.start()
-
-    def add(self, follower: Follower) -> None:
-        self.ensure_started()
-        with self._lock:
-            self._followers.add(follower)
-        self.wake()
-
-    def remove(self, follower: Follower) -> None:
-        with self._lock:
-            self._followers.discard(follower)
 
     def wake(self) -> None:
         """Make the reader re-read what to follow (it may be blocked in XREAD)."""

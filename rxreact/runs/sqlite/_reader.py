@@ -19,7 +19,7 @@ from typing import Any
 from rxreact.errors import RunError
 from rxreact.runs._decisions import Decision
 from rxreact.runs._delivery import COUNT, deliver, fail
-from rxreact.runs._follower import Follower
+from rxreact.runs._follower import Follower, FollowerSet
 from rxreact.runs._sql_followers import by_run, fields, to_check, verdict
 from rxreact.runs.sqlite._store import Store
 
@@ -28,7 +28,7 @@ __all__ = ["SQLiteReader"]
 log = logging.getLogger(__name__)
 
 
-class SQLiteReader:
+class SQLiteReader(FollowerSet):
     """The reader thread (started on first use) and what it reads for."""
 
     def __init__(
@@ -75,16 +75,6 @@ class SQLiteReader:
                 target=self._loop, name="rxreact-sqlite-event-log", daemon=True
             )
             self._thread.start()
-
-    def add(self, follower: Follower) -> None:
-        self.ensure_started()
-        with self._lock:
-            self._followers.add(follower)
-        self.wake()
-
-    def remove(self, follower: Follower) -> None:
-        with self._lock:
-            self._followers.discard(follower)
 
     def wake(self) -> None:
         self._wake.set()
